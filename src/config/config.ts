@@ -1,0 +1,233 @@
+/**
+ * The flag/env table of the server (reference: deployment/graphql-engine-flags).
+ * One row per option drives parsing, validation, defaults and `svc --help`.
+ * Flags take precedence over environment variables.
+ */
+export type ApiName = 'graphql' | 'metadata' | 'pgdump' | 'config';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface JwtConfigRaw {
+  type?: string;
+  key?: string;
+  jwk_url?: string;
+  claims_namespace?: string;
+  claims_namespace_path?: string;
+  claims_format?: 'json' | 'stringified_json';
+  audience?: string | string[];
+  issuer?: string;
+  allowed_skew?: number;
+  header?: { type: 'Authorization' | 'Cookie' | 'CustomHeader'; name?: string };
+  claims_map?: Record<string, unknown>;
+}
+
+export interface Config {
+  databaseUrl?: string;
+  dataDir: string;
+  port: number;
+  host: string;
+  adminSecret?: string;
+  authHook?: string;
+  authHookMode: 'GET' | 'POST';
+  jwtSecret?: JwtConfigRaw;
+  unauthorizedRole?: string;
+  corsDomain: string[] | '*';
+  disableCors: boolean;
+  pgConnections: number;
+  pgTimeout?: number;
+  usePreparedStatements: boolean;
+  txIsolation: 'read-committed' | 'repeatable-read' | 'serializable';
+  stringifyNumericTypes: boolean;
+  enabledApis: Set<ApiName>;
+  liveQueriesRefetchInterval: number;
+  liveQueriesBatchSize: number;
+  enableAllowlist: boolean;
+  logLevel: LogLevel;
+  enabledLogTypes: string[];
+  devMode: boolean;
+  adminInternalErrors: boolean;
+  eventsHttpPoolSize: number;
+  eventsFetchInterval: number;
+  wsReadCookie: boolean;
+  bodyLimit: number;
+}
+
+type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
+interface Option {
+  key: keyof Config;
+  flag: string;
+  short?: string;
+  env?: string;
+  kind: Kind;
+  values?: readonly string[];
+  description: string;
+  /** a flag without a value means `true` (bool options only) */
+  switch?: boolean;
+}
+
+export const OPTIONS: readonly Option[] = [
+  { key: 'databaseUrl', flag: 'database-url', env: 'SVC_GRAPHQL_DATABASE_URL', kind: 'string', description: 'PostgreSQL URL; without it Svc runs on an embedded PostgreSQL (PGlite) in --data-dir' },
+  { key: 'dataDir', flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', kind: 'string', description: 'data directory of the embedded PostgreSQL (default ./svc-data)' },
+  { key: 'port', flag: 'server-port', env: 'SVC_GRAPHQL_SERVER_PORT', kind: 'int', description: 'port to listen on (default 8080)' },
+  { key: 'host', flag: 'server-host', env: 'SVC_GRAPHQL_SERVER_HOST', kind: 'string', description: 'host to listen on (default *)' },
+  { key: 'adminSecret', flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', kind: 'string', description: 'admin secret key, required to access this instance' },
+  { key: 'authHook', flag: 'auth-hook', env: 'SVC_GRAPHQL_AUTH_HOOK', kind: 'string', description: 'URL of the authorization webhook' },
+  { key: 'authHookMode', flag: 'auth-hook-mode', env: 'SVC_GRAPHQL_AUTH_HOOK_MODE', kind: 'enum', values: ['GET', 'POST'], description: 'HTTP method of the auth webhook (default GET)' },
+  { key: 'jwtSecret', flag: 'jwt-secret', env: 'SVC_GRAPHQL_JWT_SECRET', kind: 'json', description: 'JSON JWT configuration (type+key or jwk_url, claims_namespace, ...)' },
+  { key: 'unauthorizedRole', flag: 'unauthorized-role', env: 'SVC_GRAPHQL_UNAUTHORIZED_ROLE', kind: 'string', description: 'role for requests without credentials' },
+  { key: 'corsDomain', flag: 'cors-domain', env: 'SVC_GRAPHQL_CORS_DOMAIN', kind: 'list', description: 'CSV of allowed CORS origins, wildcards allowed (default *)' },
+  { key: 'disableCors', flag: 'disable-cors', env: 'SVC_GRAPHQL_DISABLE_CORS', kind: 'bool', switch: true, description: 'send no CORS headers' },
+  { key: 'wsReadCookie', flag: 'ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', kind: 'bool', description: 'read cookies on websocket handshake even when CORS is disabled' },
+  { key: 'pgConnections', flag: 'connections', short: 'c', env: 'SVC_GRAPHQL_PG_CONNECTIONS', kind: 'int', description: 'maximum PostgreSQL connections (default 50)' },
+  { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
+  { key: 'usePreparedStatements', flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', kind: 'bool', description: 'use prepared statements (default true)' },
+  { key: 'txIsolation', flag: 'tx-iso', short: 'i', env: 'SVC_GRAPHQL_TX_ISOLATION', kind: 'enum', values: ['read-committed', 'repeatable-read', 'serializable'], description: 'transaction isolation of mutations (default read-committed)' },
+  { key: 'stringifyNumericTypes', flag: 'stringify-numeric-types', env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', kind: 'bool', switch: true, description: 'return bigint/numeric/float values as strings' },
+  { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
+  { key: 'liveQueriesRefetchInterval', flag: 'live-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'live query refetch interval in ms (default 1000)' },
+  { key: 'liveQueriesBatchSize', flag: 'live-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'live query cohort batch size (default 100)' },
+  { key: 'enableAllowlist', flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', kind: 'bool', switch: true, description: 'only allow-listed queries for non-admin roles' },
+  { key: 'logLevel', flag: 'log-level', env: 'SVC_GRAPHQL_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error'], description: 'log level (default info)' },
+  { key: 'enabledLogTypes', flag: 'enabled-log-types', env: 'SVC_GRAPHQL_ENABLED_LOG_TYPES', kind: 'list', description: 'CSV of log types (default startup,http-log,webhook-log,websocket-log)' },
+  { key: 'devMode', flag: 'dev-mode', env: 'SVC_GRAPHQL_DEV_MODE', kind: 'bool', switch: true, description: 'include internal error details in GraphQL errors' },
+  { key: 'adminInternalErrors', flag: 'admin-internal-errors', env: 'SVC_GRAPHQL_ADMIN_INTERNAL_ERRORS', kind: 'bool', description: 'include internal error details for admin (default true)' },
+  { key: 'eventsHttpPoolSize', flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', kind: 'int', description: 'concurrent event deliveries (default 100)' },
+  { key: 'eventsFetchInterval', flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', kind: 'int', description: 'ms between event polls when idle (default 1000)' },
+  { key: 'bodyLimit', flag: 'body-limit', env: 'SVC_GRAPHQL_BODY_LIMIT', kind: 'int', description: 'maximum request body in bytes (default 104857600)' },
+];
+
+export function defaultConfig(): Config {
+  return {
+    dataDir: './svc-data',
+    port: 8080,
+    host: '0.0.0.0',
+    authHookMode: 'GET',
+    corsDomain: '*',
+    disableCors: false,
+    wsReadCookie: false,
+    pgConnections: 50,
+    usePreparedStatements: true,
+    txIsolation: 'read-committed',
+    stringifyNumericTypes: false,
+    enabledApis: new Set<ApiName>(['graphql', 'metadata', 'pgdump', 'config']),
+    liveQueriesRefetchInterval: 1000,
+    liveQueriesBatchSize: 100,
+    enableAllowlist: false,
+    logLevel: 'info',
+    enabledLogTypes: ['startup', 'http-log', 'webhook-log', 'websocket-log'],
+    devMode: false,
+    adminInternalErrors: true,
+    eventsHttpPoolSize: 100,
+    eventsFetchInterval: 1000,
+    bodyLimit: 100 * 1024 * 1024,
+  };
+}
+
+export class ConfigError extends Error {}
+
+function convert(opt: Option, raw: string, source: string): unknown {
+  const bad = (why: string) => new ConfigError(`${source}: ${why}`);
+  switch (opt.kind) {
+    case 'string':
+      if (raw === '') throw bad('expected a non-empty value');
+      return raw;
+    case 'int': {
+      if (!/^\d+$/.test(raw.trim())) throw bad(`expected a non-negative integer, got ${JSON.stringify(raw)}`);
+      const n = Number(raw);
+      if (opt.key === 'port' && (n < 1 || n > 65535)) throw bad('port must be between 1 and 65535');
+      if (opt.key === 'pgConnections' && n < 1) throw bad('must be at least 1');
+      return n;
+    }
+    case 'bool': {
+      const v = raw.trim().toLowerCase();
+      if (['true', 't', 'yes', 'y', '1', 'on'].includes(v)) return true;
+      if (['false', 'f', 'no', 'n', '0', 'off'].includes(v)) return false;
+      throw bad(`expected true or false, got ${JSON.stringify(raw)}`);
+    }
+    case 'enum': {
+      const v = opt.key === 'authHookMode' ? raw.toUpperCase() : raw.toLowerCase();
+      if (!opt.values!.includes(v)) throw bad(`expected one of ${opt.values!.join(', ')}, got ${JSON.stringify(raw)}`);
+      return v;
+    }
+    case 'json':
+      try {
+        const v = JSON.parse(raw);
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
+        return v;
+      } catch (e) {
+        throw bad(`expected a JSON object (${(e as Error).message})`);
+      }
+    case 'list': {
+      const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      if (opt.key === 'corsDomain') return items.includes('*') ? '*' : items;
+      if (opt.values) {
+        for (const i of items) if (!opt.values.includes(i.toLowerCase())) throw bad(`unknown value ${JSON.stringify(i)}; expected some of ${opt.values.join(', ')}`);
+        if (opt.key === 'enabledApis') return new Set(items.map((i) => i.toLowerCase()));
+      }
+      return items;
+    }
+  }
+}
+
+export interface ParsedArgs {
+  command: 'serve' | 'help' | 'version';
+  config: Config;
+}
+
+/** Parse argv (without node and script) and an environment into a Config. Throws ConfigError. */
+export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
+  const cfg = defaultConfig() as unknown as Record<string, unknown>;
+  for (const opt of OPTIONS) {
+    const v = opt.env ? env[opt.env] : undefined;
+    if (v !== undefined && v !== '') cfg[opt.key] = convert(opt, v, opt.env!);
+  }
+  let command: ParsedArgs['command'] | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--help' || a === '-h' || a === 'help') { command = 'help'; continue; }
+    if (a === '--version' || a === 'version') { command = 'version'; continue; }
+    if (!a.startsWith('-')) {
+      if (a === 'serve' && !command) { command = 'serve'; continue; }
+      throw new ConfigError(`unknown command ${JSON.stringify(a)} (expected: serve, version, help)`);
+    }
+    let name: string;
+    let value: string | undefined;
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+      value = eq >= 0 ? a.slice(eq + 1) : undefined;
+    } else {
+      name = a.slice(1);
+    }
+    const opt = OPTIONS.find((o) => o.flag === name || o.short === name);
+    if (!opt) throw new ConfigError(`unknown flag ${a}; see svc --help`);
+    if (value === undefined) {
+      const next = argv[i + 1];
+      if (opt.switch && (next === undefined || next.startsWith('-') || !/^(true|false|t|f|yes|no|0|1|on|off)$/i.test(next))) {
+        value = 'true';
+      } else {
+        if (next === undefined) throw new ConfigError(`flag --${opt.flag} needs a value`);
+        value = next;
+        i++;
+      }
+    }
+    cfg[opt.key] = convert(opt, value, `--${opt.flag}`);
+  }
+  const config = cfg as unknown as Config;
+  if (config.authHook && config.jwtSecret) throw new ConfigError('--auth-hook and --jwt-secret cannot be used together');
+  if (config.authHook) {
+    try { new URL(config.authHook); } catch { throw new ConfigError(`--auth-hook: not a URL: ${config.authHook}`); }
+  }
+  if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+    throw new ConfigError('--database-url: expected postgres://user:password@host:port/dbname');
+  }
+  return { command: command ?? 'serve', config };
+}
+
+export function helpText(): string {
+  const lines = ['Usage: svc [serve] [flags]', '', 'Flags (environment variable in brackets; flags win):'];
+  for (const o of OPTIONS) {
+    lines.push(`  --${o.flag}${o.short ? `, -${o.short}` : ''}${o.env ? `  [${o.env}]` : ''}`);
+    lines.push(`      ${o.description}`);
+  }
+  return lines.join('\n');
+}

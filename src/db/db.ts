@@ -1,0 +1,213 @@
+/**
+ * One pool interface over a PostgreSQL server (`pg.Pool`) and the embedded
+ * PGlite (through its node-postgres adapter, a single backend). Every value
+ * comes back as PostgreSQL's text: the engine builds its JSON in SQL and
+ * passes the text through, and `run_sql` reports text as Hasura does.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+
+export interface QueryResultLike {
+  rows: any[];
+  rowCount: number | null;
+  fields?: Array<{ name: string }>;
+  command?: string;
+}
+
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<QueryResultLike>;
+}
+
+/** A checked-out connection. */
+export interface Conn extends Queryable {
+  /** run a named prepared statement (the name must identify the text) */
+  prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike>;
+  /** simple-protocol query returning one result per statement, rows as arrays */
+  multi(text: string): Promise<Array<{ command: string; fields: string[]; rows: (string | null)[][] }>>;
+}
+
+export interface TxOptions {
+  isolation?: 'read-committed' | 'repeatable-read' | 'serializable';
+  readOnly?: boolean;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pg' | 'pglite';
+  readonly usePrepared: boolean;
+  prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike>;
+  withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T>;
+  tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T>;
+  /** LISTEN on a channel with a dedicated connection (server mode only); returns an unlisten function */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** statements executed so far (for tests and metrics) */
+  readonly statementCount: number;
+  close(): Promise<void>;
+}
+
+const textTypes = { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig;
+
+export interface DbOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  connections: number;
+  idleTimeoutSeconds?: number;
+  usePreparedStatements: boolean;
+}
+
+export async function openDb(opts: DbOptions): Promise<Db> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.connections,
+      idleTimeoutMillis: (opts.idleTimeoutSeconds ?? 180) * 1000,
+      types: textTypes,
+      application_name: 'svc',
+    });
+    pool.on('error', () => {
+      /* idle client errors are reported on the next checkout */
+    });
+    const db = new PoolDb('pg', pool, opts.usePreparedStatements, async () => {
+      const c = new pg.Client({ connectionString: opts.databaseUrl, types: textTypes });
+      await c.connect();
+      return c;
+    });
+    await db.query('select 1');
+    return db;
+  }
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
+  const exts = await loadPgliteExtensions();
+  const pglite = await PGlite.create(path.resolve(opts.dataDir), { extensions: exts as any });
+  const pool = new pg.Pool({ ...(createPgConfig(pglite) as object), max: 1, types: textTypes } as pg.PoolConfig);
+  const db = new PoolDb('pglite', pool, opts.usePreparedStatements, undefined, pglite);
+  await db.query('select 1');
+  return db;
+}
+
+async function loadPgliteExtensions(): Promise<Record<string, unknown>> {
+  const exts: Record<string, unknown> = {};
+  for (const [name, mod] of [['citext', '@electric-sql/pglite/contrib/citext'], ['pgcrypto', '@electric-sql/pglite/contrib/pgcrypto']] as const) {
+    try {
+      exts[name] = (await import(mod))[name];
+    } catch {
+      /* extension bundle not shipped in this PGlite build */
+    }
+  }
+  return exts;
+}
+
+class PoolDb implements Db {
+  statementCount = 0;
+  constructor(
+    readonly kind: 'pg' | 'pglite',
+    private readonly pool: pg.Pool,
+    readonly usePrepared: boolean,
+    private readonly dedicated?: () => Promise<pg.Client>,
+    private readonly pglite?: { listen(ch: string, cb: (p: string) => void): Promise<() => Promise<void>>; close(): Promise<void> },
+  ) {}
+
+  query(text: string, values?: unknown[]): Promise<QueryResultLike> {
+    this.statementCount++;
+    return this.pool.query(text, values as any[]);
+  }
+
+  prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike> {
+    this.statementCount++;
+    return this.pool.query(this.usePrepared ? { name, text, values } : { text, values });
+  }
+
+  async withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      return await fn(this.wrap(client));
+    } catch (e) {
+      broken = isConnectionError(e);
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async tx<T>(fn: (c: Conn) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+    return this.withConn(async (c) => {
+      const iso = opts.isolation ? ` isolation level ${opts.isolation.replace('-', ' ')}` : '';
+      await c.query(`begin${iso}${opts.readOnly ? ' read only' : ''}`);
+      try {
+        const r = await fn(c);
+        await c.query('commit');
+        return r;
+      } catch (e) {
+        await c.query('rollback').catch(() => undefined);
+        throw e;
+      }
+    });
+  }
+
+  private wrap(client: pg.PoolClient): Conn {
+    const self = this;
+    return {
+      query(text, values) {
+        self.statementCount++;
+        return client.query(text, values as any[]);
+      },
+      prepared(name, text, values) {
+        self.statementCount++;
+        return client.query(self.usePrepared ? { name, text, values } : { text, values });
+      },
+      async multi(text) {
+        self.statementCount++;
+        const r = (await client.query({ text, rowMode: 'array' } as pg.QueryConfig)) as unknown as pg.QueryResult | pg.QueryResult[];
+        const list = Array.isArray(r) ? r : [r];
+        return list.map((x) => ({ command: x.command, fields: (x.fields ?? []).map((f) => f.name), rows: x.rows as any }));
+      },
+    };
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    if (this.pglite) return this.pglite.listen(channel, onPayload);
+    const c = await this.dedicated!();
+    c.on('notification', (m) => {
+      if (m.channel === channel) onPayload(m.payload ?? '');
+    });
+    c.on('error', () => undefined);
+    await c.query(`listen ${pg.escapeIdentifier(channel)}`);
+    return async () => {
+      await c.end().catch(() => undefined);
+    };
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.query('select pg_notify($1, $2)', [channel, payload]);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+    if (this.pglite) await this.pglite.close().catch(() => undefined);
+  }
+}
+
+function isConnectionError(e: unknown): boolean {
+  const code = (e as { code?: string })?.code;
+  return !code || code.startsWith('08') || code === 'ECONNRESET' || code === 'ECONNREFUSED';
+}
+
+/** A PostgreSQL error as the driver reports it. */
+export interface PgError {
+  code: string;
+  message: string;
+  detail?: string;
+  hint?: string;
+  constraint?: string;
+  column?: string;
+  table?: string;
+}
+
+export function asPgError(e: unknown): PgError | undefined {
+  const x = e as PgError & { severity?: string };
+  if (x && typeof x === 'object' && typeof x.code === 'string' && /^[0-9A-Z]{5}$/.test(x.code)) return x;
+  return undefined;
+}

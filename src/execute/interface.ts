@@ -1,0 +1,31 @@
+/**
+ * The contract between the HTTP edge and the GraphQL executor.
+ * The server authenticates, picks the current SchemaCache and calls these.
+ */
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/db.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { Session } from '../server/auth/session.js';
+
+export interface GraphQLRequest {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface ExecContext {
+  cache: SchemaCache;
+  db: Db;
+  config: Config;
+  session: Session;
+  log: Logger;
+  /** request headers (lower-cased), for actions/remote schemas forwarding */
+  headers: Record<string, string | string[] | undefined>;
+}

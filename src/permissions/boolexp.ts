@@ -1,0 +1,117 @@
+/**
+ * Boolean expressions (permission filters/checks and `where` arguments) share
+ * one syntax: `{col: {_op: value}}`, `{col: value}` (equality), `{rel: {...}}`,
+ * `_and`/`_or`/`_not`, `_exists`. Operators may be written `_eq` or `$eq`.
+ * A string value starting with `x-svc-` (any case) is a session variable.
+ */
+import { SvcError, err400 } from '../errors.js';
+import type { QualifiedTable } from '../metadata/types.js';
+import type { TableModel } from '../schema/model.js';
+
+export const COLUMN_OPERATORS = new Set([
+  'eq', 'ne', 'neq', 'in', 'nin', 'gt', 'lt', 'gte', 'lte',
+  'like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'is_null',
+  'contains', 'contained_in', 'has_key', 'has_keys_any', 'has_keys_all',
+  'ceq', 'cne', 'cneq', 'cgt', 'clt', 'cgte', 'clte',
+  'st_contains', 'st_crosses', 'st_equals', 'st_intersects', 'st_overlaps', 'st_touches', 'st_within',
+  'st_d_within', 'st_intersects_rast', 'st_intersects_geom_nband', 'st_intersects_nband_geom',
+]);
+
+export function isSessionVariable(v: unknown): v is string {
+  return typeof v === 'string' && /^x-svc-/i.test(v);
+}
+
+export function operatorName(key: string): string | undefined {
+  if (key.startsWith('_') || key.startsWith('$')) return key.slice(1);
+  return undefined;
+}
+
+export interface BoolExpRefs {
+  columns: Set<string>;
+  relationships: Set<string>;
+  /** tables reached through relationships/_exists, with the columns used there */
+  remote: Array<{ table: QualifiedTable; columns: Set<string> }>;
+}
+
+type Lookup = (t: QualifiedTable) => TableModel | undefined;
+
+/**
+ * Validates a boolean expression against a table and collects what it uses.
+ * Throws SvcError (400) naming the first problem.
+ */
+export function validateBoolExp(exp: unknown, table: TableModel, lookup: Lookup, refs?: BoolExpRefs): BoolExpRefs {
+  const r = refs ?? { columns: new Set(), relationships: new Set(), remote: [] };
+  if (exp === null || typeof exp !== 'object' || Array.isArray(exp)) {
+    throw err400('parse-failed', 'expecting an object for boolean expression');
+  }
+  for (const [k, v] of Object.entries(exp as Record<string, unknown>)) {
+    if (k === '_and' || k === '$and' || k === '_or' || k === '$or') {
+      if (!Array.isArray(v)) throw err400('parse-failed', `expecting an array for ${k}`);
+      for (const e of v) validateBoolExp(e, table, lookup, r);
+    } else if (k === '_not' || k === '$not') {
+      validateBoolExp(v, table, lookup, r);
+    } else if (k === '_exists' || k === '$exists') {
+      const ex = v as { _table?: unknown; _where?: unknown };
+      if (!ex || typeof ex !== 'object') throw err400('parse-failed', 'expecting an object for _exists');
+      const t = normalizeTableName(ex._table);
+      const target = lookup(t);
+      if (!target) throw err400('not-exists', `table ${JSON.stringify(t.name)} does not exist`);
+      const sub = validateBoolExp(ex._where ?? {}, target, lookup);
+      r.remote.push({ table: t, columns: sub.columns });
+    } else if (table.columnsByName.has(k)) {
+      r.columns.add(k);
+      validateColumnOps(v, table, k, lookup, r);
+    } else if (table.relationships.has(k)) {
+      const rel = table.relationships.get(k)!;
+      r.relationships.add(k);
+      const target = lookup(rel.remoteTable);
+      if (!target) throw err400('not-exists', `table ${JSON.stringify(rel.remoteTable.name)} does not exist`);
+      const sub = validateBoolExp(v, target, lookup);
+      r.remote.push({ table: rel.remoteTable, columns: sub.columns });
+      for (const x of sub.remote) r.remote.push(x);
+    } else if (table.computedFields.has(k)) {
+      // scalar computed fields may be compared like columns
+      validateColumnOps(v, table, k, lookup, r, true);
+    } else {
+      throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`);
+    }
+  }
+  return r;
+}
+
+function validateColumnOps(v: unknown, table: TableModel, column: string, lookup: Lookup, r: BoolExpRefs, computed = false): void {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return; // shorthand equality
+  const ops = Object.entries(v as Record<string, unknown>);
+  if (ops.length === 0) return;
+  for (const [op, arg] of ops) {
+    const name = operatorName(op);
+    if (!name || !COLUMN_OPERATORS.has(name)) {
+      // an object value without operators is compared as a JSON value (json/jsonb columns)
+      if (!name) return;
+      throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(op)}`);
+    }
+    if (name.startsWith('c') && ['ceq', 'cne', 'cneq', 'cgt', 'clt', 'cgte', 'clte'].includes(name)) {
+      if (typeof arg !== 'string') throw err400('unexpected-payload', 'expecting a string for column operator');
+      if (!table.columnsByName.has(arg)) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`);
+      r.columns.add(arg);
+    }
+  }
+  void computed;
+  void lookup;
+}
+
+export function normalizeTableName(t: unknown): QualifiedTable {
+  if (typeof t === 'string') return { schema: 'public', name: t };
+  if (t && typeof t === 'object' && typeof (t as QualifiedTable).name === 'string') {
+    return { schema: (t as QualifiedTable).schema ?? 'public', name: (t as QualifiedTable).name };
+  }
+  throw new SvcError(400, 'parse-failed', 'expecting a table name');
+}
+
+/** Collect every session variable a boolean expression or preset map refers to. */
+export function sessionVariablesOf(x: unknown, out = new Set<string>()): Set<string> {
+  if (isSessionVariable(x)) out.add(x.toLowerCase());
+  else if (Array.isArray(x)) for (const e of x) sessionVariablesOf(e, out);
+  else if (x && typeof x === 'object') for (const e of Object.values(x)) sessionVariablesOf(e, out);
+  return out;
+}

@@ -1,0 +1,480 @@
+/**
+ * build(metadata, introspection) → SchemaCache. Pure: objects whose database
+ * part is missing or invalid become inconsistent objects (with Hasura's
+ * "in table …: in relationship …: reason" messages) instead of failing.
+ */
+import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
+import { SvcError } from '../errors.js';
+import { validateBoolExp } from '../permissions/boolexp.js';
+import {
+  displayName,
+  qualifiedKey,
+  type ColumnList,
+  type Metadata,
+  type PermissionKind,
+  type QualifiedTable,
+  type TableMetadata,
+} from '../metadata/types.js';
+import type {
+  ColumnModel,
+  ComputedFieldModel,
+  Dependency,
+  FunctionModel,
+  InconsistentObject,
+  InconsistentType,
+  RelationshipModel,
+  RolePermissions,
+  SchemaCache,
+  TableModel,
+} from './model.js';
+
+export type EnumRows = Map<string, Array<{ value: string; comment: string | null }>>;
+
+class Inconsistency extends Error {
+  constructor(message: string, public readonly code = 'constraint-violation') {
+    super(message);
+  }
+}
+const fail = (m: string): never => {
+  throw new Inconsistency(m);
+};
+
+export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVersion: number, enumRows: EnumRows = new Map()): SchemaCache {
+  const tables = new Map<string, TableModel>();
+  const functions = new Map<string, FunctionModel>();
+  const inconsistent: InconsistentObject[] = [];
+  const dependencies: Dependency[] = [];
+  const roles = new Set<string>();
+  const lookup = (t: QualifiedTable) => tables.get(qualifiedKey(t));
+
+  const attempt = (type: InconsistentType, definition: unknown, prefix: string, fn: () => void): boolean => {
+    try {
+      fn();
+      return true;
+    } catch (e) {
+      if (e instanceof Inconsistency || e instanceof SvcError) {
+        inconsistent.push({ definition, reason: prefix + e.message, type });
+        return false;
+      }
+      throw e;
+    }
+  };
+
+  // 1. tables and their columns
+  for (const tm of md.tables) {
+    attempt('table', tm.table, '', () => {
+      const info = db.tables.get(qualifiedKey(tm.table));
+      if (!info) fail(`no such table/view exists in postgres: ${JSON.stringify(displayName(tm.table))}`);
+      const custom = tm.configuration?.custom_column_names ?? {};
+      const columns: ColumnModel[] = info!.columns.map((c) => ({ ...c, gqlName: custom[c.name] ?? c.name }));
+      for (const col of Object.keys(custom)) {
+        if (!info!.columns.some((c) => c.name === col)) fail(`the column ${JSON.stringify(col)} does not exist`);
+      }
+      const table: TableModel = {
+        name: tm.table,
+        key: qualifiedKey(tm.table),
+        info: info!,
+        columns,
+        columnsByName: new Map(columns.map((c) => [c.name, c])),
+        primaryKey: info!.primaryKey?.columns ?? null,
+        isEnum: !!tm.is_enum,
+        customRootFields: Object.fromEntries(
+          Object.entries(tm.configuration?.custom_root_fields ?? {}).filter(([, v]) => typeof v === 'string'),
+        ) as TableModel['customRootFields'],
+        relationships: new Map(),
+        computedFields: new Map(),
+        permissions: new Map(),
+        meta: tm,
+      };
+      if (tm.is_enum) {
+        validateEnumTable(table);
+        table.enumValues = enumRows.get(table.key) ?? [];
+      }
+      tables.set(table.key, table);
+    });
+  }
+
+  // 2. relationships
+  for (const tm of md.tables) {
+    const table = lookup(tm.table);
+    const prefix = `in table ${JSON.stringify(displayName(tm.table))}: `;
+    for (const [kind, defs] of [['object', tm.object_relationships], ['array', tm.array_relationships]] as const) {
+      for (const def of defs) {
+        const definition = { using: def.using, name: def.name, comment: def.comment ?? null, table: tm.table };
+        const type = kind === 'object' ? 'object_relation' : 'array_relation';
+        if (!table) {
+          inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type });
+          continue;
+        }
+        attempt(type, definition, `${prefix}in relationship ${JSON.stringify(def.name)}: `, () => {
+          const rel = resolveRelationship(table, kind, def.name, def.using as Record<string, any>, def.comment ?? null, db, lookup);
+          if (table.columnsByName.has(def.name) || [...table.columns].some((c) => c.gqlName === def.name)) {
+            fail(`cannot add relationship ${JSON.stringify(def.name)} as a column with the same name exists`);
+          }
+          if (table.relationships.has(def.name)) fail(`relationship ${JSON.stringify(def.name)} already exists`);
+          table.relationships.set(def.name, rel);
+          const dependent = `relationship ${displayName(tm.table)}.${def.name}`;
+          const ref = { kind: 'relationship' as const, table: tm.table, name: def.name };
+          for (const [l, r] of rel.mapping) {
+            dependencies.push({ dependent, ref, on: { kind: 'column', table: tm.table, column: l } });
+            dependencies.push({ dependent, ref, on: { kind: 'column', table: rel.remoteTable, column: r } });
+          }
+          dependencies.push({ dependent, ref, on: { kind: 'table', table: rel.remoteTable } });
+        });
+      }
+    }
+  }
+
+  // 3. computed fields
+  for (const tm of md.tables) {
+    const table = lookup(tm.table);
+    const prefix = `in table ${JSON.stringify(displayName(tm.table))}: `;
+    for (const def of tm.computed_fields) {
+      const definition = { definition: def.definition, name: def.name, comment: def.comment ?? null, table: tm.table };
+      if (!table) {
+        inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type: 'computed_field' });
+        continue;
+      }
+      attempt('computed_field', definition, `${prefix}in computed field ${JSON.stringify(def.name)}: `, () => {
+        if (table.columnsByName.has(def.name) || table.relationships.has(def.name)) {
+          fail(`field definition conflicts with postgres column`);
+        }
+        const cf = resolveComputedField(table, def, db);
+        table.computedFields.set(def.name, cf);
+        dependencies.push({
+          dependent: `computed_field ${displayName(tm.table)}.${def.name}`,
+          ref: { kind: 'computed_field', table: tm.table, name: def.name },
+          on: { kind: 'function', function: def.definition.function },
+        });
+      });
+    }
+  }
+
+  // 4. permissions
+  for (const tm of md.tables) {
+    const table = lookup(tm.table);
+    const prefix = `in table ${JSON.stringify(displayName(tm.table))}: `;
+    for (const kind of ['insert', 'select', 'update', 'delete'] as const) {
+      for (const def of tm[`${kind}_permissions`]) {
+        const definition = { role: def.role, comment: def.comment ?? null, permission: normalizePermission(kind, def.permission), table: tm.table };
+        const type = `${kind}_permission` as InconsistentType;
+        if (!table) {
+          inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type });
+          continue;
+        }
+        attempt(type, definition, `${prefix}in permission for role ${JSON.stringify(def.role)}: `, () => {
+          if (def.role === 'admin') fail('cannot define permission for admin role');
+          const perms: RolePermissions = table.permissions.get(def.role) ?? {};
+          const deps = resolvePermission(table, kind, def.permission as any, perms, lookup);
+          table.permissions.set(def.role, perms);
+          roles.add(def.role);
+          const dependent = `permission ${displayName(tm.table)}.${def.role}.${kind}`;
+          const ref = { kind: 'permission' as const, table: tm.table, role: def.role, perm: kind };
+          for (const c of deps.columns) dependencies.push({ dependent, ref, on: { kind: 'column', table: tm.table, column: c } });
+          for (const r of deps.relationships) dependencies.push({ dependent, ref, on: { kind: 'relationship', table: tm.table, name: r } });
+          for (const cf of deps.computedFields) dependencies.push({ dependent, ref, on: { kind: 'computed_field', table: tm.table, name: cf } });
+          for (const rt of deps.remote) {
+            dependencies.push({ dependent, ref, on: { kind: 'table', table: rt.table } });
+            for (const c of rt.columns) dependencies.push({ dependent, ref, on: { kind: 'column', table: rt.table, column: c } });
+          }
+        });
+      }
+    }
+  }
+
+  // 5. functions
+  for (const fm of md.functions) {
+    attempt('function', fm.function, '', () => {
+      const info = db.functions.get(qualifiedKey(fm.function));
+      if (!info) fail(`no such function exists in postgres : ${JSON.stringify(displayName(fm.function))}`);
+      const returnTable = validateTrackableFunction(info!, lookup);
+      const sessionArgument = fm.configuration?.session_argument;
+      const inArgs = info!.args.filter((a) => a.mode === 'i' || a.mode === 'b');
+      if (sessionArgument) {
+        const a = inArgs.find((x) => x.name === sessionArgument);
+        if (!a) fail(`${JSON.stringify(sessionArgument)} is not an input argument of the function ${JSON.stringify(displayName(fm.function))}`);
+        if (a!.type !== 'json' && a!.type !== 'jsonb') fail(`session argument ${JSON.stringify(sessionArgument)} of the function ${JSON.stringify(displayName(fm.function))} is not of type JSON`);
+      }
+      const firstDefault = inArgs.length - info!.defaultArgs;
+      functions.set(qualifiedKey(fm.function), {
+        name: fm.function,
+        key: qualifiedKey(fm.function),
+        info: info!,
+        returnTable,
+        sessionArgument,
+        inputArgs: inArgs
+          .map((a, i) => ({ name: a.name ?? `arg_${i + 1}`, type: a.type, typeSchema: a.typeSchema, hasDefault: i >= firstDefault }))
+          .filter((a) => a.name !== sessionArgument),
+        meta: fm,
+      });
+      dependencies.push({
+        dependent: `function ${displayName(fm.function)}`,
+        ref: { kind: 'function', function: fm.function },
+        on: { kind: 'table', table: returnTable },
+      });
+    });
+  }
+
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map() };
+}
+
+function validateEnumTable(t: TableModel): void {
+  const problems: string[] = [];
+  const pk = t.primaryKey;
+  if (!pk || pk.length !== 1) {
+    problems.push('the table must have a primary key');
+  } else {
+    const col = t.columnsByName.get(pk[0]!)!;
+    if (col.type !== 'text') problems.push(`the table’s primary key (${JSON.stringify(col.name)}) must have type "text", not type ${JSON.stringify(col.formatted)}`);
+  }
+  if (t.columns.length > 2) {
+    const names = t.columns.map((c) => c.name).sort().join(', ');
+    problems.push(`the table must have exactly one primary key and optionally one comment column, not ${t.columns.length} columns (${names})`);
+  } else if (t.columns.length === 2) {
+    const other = t.columns.find((c) => c.name !== pk?.[0]);
+    if (other && other.type !== 'text') problems.push(`the table’s comment column (${JSON.stringify(other.name)}) must have type "text", not type ${JSON.stringify(other.formatted)}`);
+  }
+  if (problems.length === 1) fail(`the table ${JSON.stringify(displayName(t.name))} cannot be used as an enum because ${problems[0]}`);
+  if (problems.length > 1) {
+    fail(`the table ${JSON.stringify(displayName(t.name))} cannot be used as an enum for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`);
+  }
+}
+
+function resolveRelationship(
+  table: TableModel,
+  kind: 'object' | 'array',
+  name: string,
+  using: Record<string, any>,
+  comment: string | null,
+  db: DbIntrospection,
+  lookup: (t: QualifiedTable) => TableModel | undefined,
+): RelationshipModel {
+  if (using.manual_configuration) {
+    const mc = using.manual_configuration;
+    const remoteTable = mc.remote_table as QualifiedTable;
+    const remote = lookup(remoteTable);
+    if (!remote) fail(`table ${JSON.stringify(displayName(remoteTable))} does not exist`);
+    const mapping: Array<[string, string]> = Object.entries(mc.column_mapping as Record<string, string>);
+    for (const [l, r] of mapping) {
+      if (!table.columnsByName.has(l)) fail(`no such column exists : ${JSON.stringify(l)}`);
+      if (!remote!.columnsByName.has(r)) fail(`no such column exists : ${JSON.stringify(r)}`);
+    }
+    return { name, kind, table: table.name, remoteTable, mapping, viaLocalForeignKey: false, comment };
+  }
+  const fk = using.foreign_key_constraint_on;
+  if (kind === 'object') {
+    const col = fk as string;
+    if (!table.columnsByName.has(col)) fail(`no such column exists : ${JSON.stringify(col)}`);
+    const fks = table.info.foreignKeys.filter((f) => f.columns.length === 1 && f.columns[0] === col);
+    if (fks.length === 0) fail('no foreign constraint exists on the given column');
+    if (fks.length > 1) fail('more than one foreign key constraint exists on the given column');
+    const f = fks[0]!;
+    if (!lookup(f.refTable)) fail(`table ${JSON.stringify(displayName(f.refTable))} is not tracked`);
+    return {
+      name,
+      kind,
+      table: table.name,
+      remoteTable: f.refTable,
+      mapping: f.columns.map((c, i) => [c, f.refColumns[i]!]),
+      viaLocalForeignKey: true,
+      comment,
+    };
+  }
+  const remoteTable = fk.table as QualifiedTable;
+  const remoteInfo = db.tables.get(qualifiedKey(remoteTable));
+  if (!remoteInfo || !lookup(remoteTable)) fail(`table ${JSON.stringify(displayName(remoteTable))} does not exist`);
+  const col = fk.column as string;
+  if (!remoteInfo!.columns.some((c) => c.name === col)) fail(`no such column exists : ${JSON.stringify(col)}`);
+  const fks = remoteInfo!.foreignKeys.filter(
+    (f) => f.columns.length === 1 && f.columns[0] === col && f.refTable.schema === table.name.schema && f.refTable.name === table.name.name,
+  );
+  if (fks.length === 0) fail('no foreign constraint exists on the given column');
+  if (fks.length > 1) fail('more than one foreign key constraint exists on the given column');
+  const f = fks[0]!;
+  return {
+    name,
+    kind,
+    table: table.name,
+    remoteTable,
+    mapping: f.refColumns.map((c, i) => [c, f.columns[i]!]),
+    viaLocalForeignKey: false,
+    comment,
+  };
+}
+
+function resolveComputedField(table: TableModel, def: TableMetadata['computed_fields'][number], db: DbIntrospection): ComputedFieldModel {
+  const fn = def.definition.function;
+  const info = db.functions.get(qualifiedKey(fn));
+  if (!info) fail(`no such function exists in postgres : ${JSON.stringify(displayName(fn))}`);
+  const f = info!;
+  const fname = JSON.stringify(displayName(fn));
+  const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b');
+  if (inArgs.length === 0) {
+    fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${JSON.stringify(displayName(table.name))} because the function ${fname} has no input arguments`);
+  }
+  const problems: string[] = [];
+  if (f.volatility === 'v') problems.push(`the function ${fname} is of type VOLATILE; cannot be added as a computed field`);
+  let tableArgIndex = 0;
+  if (def.definition.table_argument !== undefined) {
+    tableArgIndex = inArgs.findIndex((a) => a.name === def.definition.table_argument);
+    if (tableArgIndex < 0) problems.push(`${JSON.stringify(def.definition.table_argument)} is not an input argument of the function ${fname}`);
+  }
+  if (tableArgIndex >= 0) {
+    const a = inArgs[tableArgIndex]!;
+    const argTable = db.tables.get(`${a.typeSchema}.${a.type}`);
+    const which = def.definition.table_argument !== undefined ? `${JSON.stringify(def.definition.table_argument)} argument` : 'first argument';
+    if (!argTable) {
+      problems.push(`${which} of the function ${fname} is not COMPOSITE type`);
+    }
+    if (a.typeSchema !== table.name.schema || a.type !== table.name.name) {
+      problems.push(`${which} of the function ${fname} of type ${JSON.stringify(`${a.typeSchema}.${a.type}`)} is not the table to which the computed field is being added`);
+    }
+  }
+  let sessionArgIndex: number | undefined;
+  if (def.definition.session_argument !== undefined) {
+    sessionArgIndex = inArgs.findIndex((a) => a.name === def.definition.session_argument);
+    if (sessionArgIndex < 0) {
+      problems.push(`${JSON.stringify(def.definition.session_argument)} is not an input argument of the function ${fname}`);
+      sessionArgIndex = undefined;
+    } else if (!['json', 'jsonb'].includes(inArgs[sessionArgIndex]!.type)) {
+      problems.push(`${JSON.stringify(def.definition.session_argument)} argument of the function ${fname} is not of type JSON`);
+    }
+  }
+  if (f.returnType.isTable && !db.tables.has(`${f.returnType.schema}.${f.returnType.name}`)) {
+    problems.push(`the function ${fname} returns a table that does not exist`);
+  }
+  const tname = JSON.stringify(displayName(table.name));
+  if (problems.length === 1) fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${tname} because ${problems[0]}`);
+  if (problems.length > 1) {
+    fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${tname} for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`);
+  }
+  const firstDefault = inArgs.length - f.defaultArgs;
+  return {
+    name: def.name,
+    table: table.name,
+    function: f,
+    tableArgIndex,
+    sessionArgIndex,
+    returns: f.returnType.isTable
+      ? { kind: 'table', table: { schema: f.returnType.schema, name: f.returnType.name }, set: f.returnsSet }
+      : { kind: 'scalar', type: f.returnType.name, typeSchema: f.returnType.schema },
+    inputArgs: inArgs
+      .map((a, i) => ({ name: a.name ?? `arg_${i + 1}`, type: a.type, typeSchema: a.typeSchema, hasDefault: i >= firstDefault, i }))
+      .filter((a) => a.i !== tableArgIndex && a.i !== sessionArgIndex)
+      .map(({ i: _i, ...rest }) => rest),
+    def,
+    comment: def.comment ?? null,
+  };
+}
+
+function validateTrackableFunction(f: FunctionIntrospection, lookup: (t: QualifiedTable) => TableModel | undefined): QualifiedTable {
+  const name = JSON.stringify(displayName(f));
+  const problems: string[] = [];
+  if (f.volatility === 'v') problems.push(`function ${name} is of type VOLATILE; cannot be added as a root field`);
+  if (!f.returnsSet || !f.returnType.isTable) problems.push(`function ${name} does not return a SETOF table`);
+  if (f.args.some((a) => a.mode !== 'i')) problems.push(`function ${name} has arguments that are not IN arguments`);
+  if (f.overloaded) problems.push(`function ${name} is overloaded. Overloaded functions are not supported`);
+  const rt = { schema: f.returnType.schema, name: f.returnType.name };
+  if (problems.length === 0 && !lookup(rt)) problems.push(`the function ${name} cannot be tracked because the returning table ${JSON.stringify(displayName(rt))} is not tracked`);
+  if (problems.length === 1) fail(`the function ${name} cannot be tracked because ${problems[0]!.replace(/^function \S+ /, '')}`);
+  if (problems.length > 1) fail(`the function ${name} cannot be tracked for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`);
+  return rt;
+}
+
+function expandColumns(table: TableModel, cols: ColumnList | undefined): string[] {
+  if (cols === undefined || cols === '*') return table.columns.map((c) => c.name);
+  for (const c of cols) {
+    if (!table.columnsByName.has(c)) {
+      if (table.relationships.has(c)) fail(`relationships can't be used as columns: ${JSON.stringify(c)}`);
+      fail(`column ${JSON.stringify(c)} does not exist`);
+    }
+  }
+  return table.columns.map((c) => c.name).filter((n) => cols.includes(n));
+}
+
+interface PermDeps {
+  columns: Set<string>;
+  relationships: Set<string>;
+  computedFields: Set<string>;
+  remote: Array<{ table: QualifiedTable; columns: Set<string> }>;
+}
+
+function resolvePermission(
+  table: TableModel,
+  kind: PermissionKind,
+  p: Record<string, any>,
+  perms: RolePermissions,
+  lookup: (t: QualifiedTable) => TableModel | undefined,
+): PermDeps {
+  const deps: PermDeps = { columns: new Set(), relationships: new Set(), computedFields: new Set(), remote: [] };
+  const useExp = (e: unknown) => {
+    const r = validateBoolExp(e ?? {}, table, lookup);
+    r.columns.forEach((c) => deps.columns.add(c));
+    r.relationships.forEach((c) => deps.relationships.add(c));
+    deps.remote.push(...r.remote);
+  };
+  const useCols = (cols: string[]) => cols.forEach((c) => deps.columns.add(c));
+  const presets = (set: Record<string, unknown> | undefined) => {
+    for (const c of Object.keys(set ?? {})) {
+      if (!table.columnsByName.has(c)) fail(`column ${JSON.stringify(c)} does not exist`);
+      deps.columns.add(c);
+    }
+    return { ...(set ?? {}) };
+  };
+  switch (kind) {
+    case 'select': {
+      const columns = expandColumns(table, p.columns);
+      if (p.columns !== '*') useCols(columns);
+      const cfs: string[] = p.computed_fields ?? [];
+      for (const cf of cfs) {
+        const m = table.computedFields.get(cf);
+        if (!m) fail(`computed field ${JSON.stringify(cf)} does not exist`);
+        if (m!.returns.kind === 'table') {
+          fail(`select permissions on computed field ${JSON.stringify(cf)} are auto-derived from the permissions on its returning table ${JSON.stringify(displayName(m!.returns.table))} and cannot be specified manually`);
+        }
+        deps.computedFields.add(cf);
+      }
+      useExp(p.filter);
+      if (p.limit !== undefined && p.limit !== null && (!Number.isInteger(p.limit) || p.limit < 0)) fail('unexpected negative value');
+      perms.select = { columns, computedFields: cfs, filter: p.filter ?? {}, limit: p.limit ?? null, allowAggregations: !!p.allow_aggregations };
+      break;
+    }
+    case 'insert': {
+      const columns = expandColumns(table, p.columns);
+      if (p.columns !== undefined && p.columns !== '*') useCols(columns);
+      useExp(p.check);
+      perms.insert = { check: p.check ?? {}, set: presets(p.set), columns, backendOnly: !!p.backend_only };
+      break;
+    }
+    case 'update': {
+      const columns = expandColumns(table, p.columns);
+      if (p.columns !== '*') useCols(columns);
+      useExp(p.filter);
+      if (p.check) useExp(p.check);
+      perms.update = { columns, filter: p.filter ?? {}, check: p.check ?? null, set: presets(p.set) };
+      break;
+    }
+    case 'delete':
+      useExp(p.filter);
+      perms.delete = { filter: p.filter ?? {} };
+      break;
+  }
+  return deps;
+}
+
+/** The permission as Hasura echoes it in inconsistency definitions (defaults filled in). */
+export function normalizePermission(kind: PermissionKind, p: Record<string, any>): Record<string, unknown> {
+  switch (kind) {
+    case 'select': {
+      const out: Record<string, unknown> = { allow_aggregations: !!p.allow_aggregations, computed_fields: p.computed_fields ?? [], columns: p.columns, filter: p.filter };
+      if (p.limit !== undefined && p.limit !== null) out.limit = p.limit;
+      return out;
+    }
+    case 'insert':
+      return { check: p.check, set: p.set ?? {}, columns: p.columns ?? [], backend_only: !!p.backend_only };
+    case 'update':
+      return { columns: p.columns, filter: p.filter, check: p.check ?? null, set: p.set ?? {} };
+    case 'delete':
+      return { filter: p.filter };
+  }
+}
