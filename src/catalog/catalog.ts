@@ -7,6 +7,7 @@
  */
 import type { Conn, Db, Queryable } from '../db/db.js';
 import { SvcError } from '../errors.js';
+import { normalizeMetadata } from '../metadata/export.js';
 import { emptyMetadata, type Metadata } from '../metadata/types.js';
 
 export const CATALOG_VERSION = '1';
@@ -22,7 +23,7 @@ create table svc_catalog.svc_version (
 );
 create table svc_catalog.svc_metadata (
   id int primary key default 1 check (id = 1),
-  metadata jsonb not null,
+  metadata json not null,
   resource_version bigint not null default 1
 );
 create table svc_catalog.event_log (
@@ -78,7 +79,7 @@ export interface StoredMetadata {
 export async function loadMetadata(q: Queryable): Promise<StoredMetadata> {
   const r = await q.query('select metadata::text as m, resource_version from svc_catalog.svc_metadata where id = 1');
   const row = r.rows[0];
-  return { metadata: { ...emptyMetadata(), ...JSON.parse(row.m) }, resourceVersion: Number(row.resource_version) };
+  return { metadata: normalizeMetadata(JSON.parse(row.m)), resourceVersion: Number(row.resource_version) };
 }
 
 export async function loadResourceVersion(q: Queryable): Promise<number> {

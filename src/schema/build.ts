@@ -108,8 +108,9 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         }
         attempt(type, definition, `${prefix}in relationship ${JSON.stringify(def.name)}: `, () => {
           const rel = resolveRelationship(table, kind, def.name, def.using as Record<string, any>, def.comment ?? null, db, lookup);
-          if (table.columnsByName.has(def.name) || [...table.columns].some((c) => c.gqlName === def.name)) {
-            fail(`cannot add relationship ${JSON.stringify(def.name)} as a column with the same name exists`);
+          const clash = table.columns.find((c) => c.gqlName === def.name);
+          if (clash) {
+            fail(clash.name === clash.gqlName ? 'field definition conflicts with postgres column' : `field definition conflicts with custom field name for postgres column ${JSON.stringify(clash.name)}`);
           }
           if (table.relationships.has(def.name)) fail(`relationship ${JSON.stringify(def.name)} already exists`);
           table.relationships.set(def.name, rel);

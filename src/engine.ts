@@ -1,0 +1,96 @@
+/**
+ * The running engine: database, configuration, the current schema cache and
+ * its replacement after metadata changes (here or on another instance).
+ */
+import type { Config } from './config/config.js';
+import { initCatalog, loadMetadata, loadResourceVersion, METADATA_CHANNEL } from './catalog/catalog.js';
+import { openDb, type Db } from './db/db.js';
+import type { Logger } from './execute/interface.js';
+import { loadSchemaCache } from './schema/load.js';
+import type { SchemaCache } from './schema/model.js';
+
+export class Engine {
+  private current!: SchemaCache;
+  private unlisten?: () => Promise<void>;
+  private poll?: NodeJS.Timeout;
+  private reloading: Promise<void> | undefined;
+  private listeners: Array<(c: SchemaCache) => void> = [];
+
+  private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {}
+
+  static async start(config: Config, log: Logger): Promise<Engine> {
+    const db = await openDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      connections: config.pgConnections,
+      idleTimeoutSeconds: config.pgTimeout,
+      usePreparedStatements: config.usePreparedStatements,
+    });
+    try {
+      await initCatalog(db);
+      const engine = new Engine(db, config, log);
+      await engine.reloadFromCatalog();
+      await engine.startSync();
+      return engine;
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+  }
+
+  get cache(): SchemaCache {
+    return this.current;
+  }
+
+  onCacheChange(fn: (c: SchemaCache) => void): void {
+    this.listeners.push(fn);
+  }
+
+  swapCache(next: SchemaCache): void {
+    if (this.current && next.resourceVersion < this.current.resourceVersion) return;
+    this.current = next;
+    for (const l of this.listeners) l(next);
+  }
+
+  /** Rebuild from the stored metadata (start-up, or another instance changed it). */
+  async reloadFromCatalog(): Promise<void> {
+    if (this.reloading) return this.reloading;
+    this.reloading = (async () => {
+      const stored = await loadMetadata(this.db);
+      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion);
+      if (cache.inconsistent.length) {
+        this.log.warn({ type: 'startup', inconsistent: cache.inconsistent.length }, 'metadata has inconsistent objects');
+      }
+      this.swapCache(cache);
+    })().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  private async maybeReload(version: number): Promise<void> {
+    if (version > this.current.resourceVersion) {
+      await this.reloadFromCatalog().catch((e) => this.log.error({ type: 'sync', err: String(e) }, 'metadata reload failed'));
+    }
+  }
+
+  /** Other instances announce metadata changes by NOTIFY; a slow poll covers missed notifications. */
+  private async startSync(): Promise<void> {
+    if (this.db.kind === 'pglite') return;
+    this.unlisten = await this.db.listen(METADATA_CHANNEL, (payload) => {
+      void this.maybeReload(Number(payload));
+    });
+    this.poll = setInterval(() => {
+      loadResourceVersion(this.db)
+        .then((v) => this.maybeReload(v))
+        .catch(() => undefined);
+    }, 10_000);
+    this.poll.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.poll) clearInterval(this.poll);
+    if (this.unlisten) await this.unlisten();
+    await this.db.close();
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * export_metadata's canonical shape: keys in Hasura's order, empty arrays
+ * and unset optional members left out; and the inverse normalisation used by
+ * replace_metadata and on load (every array present).
+ */
+import { SvcError } from '../errors.js';
+import { emptyMetadata, emptyTable, type Metadata, type TableMetadata } from './types.js';
+
+const TABLE_ARRAYS = [
+  'object_relationships', 'array_relationships', 'computed_fields', 'remote_relationships',
+  'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers',
+] as const;
+
+const TOP_ARRAYS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers'] as const;
+
+function dropNullish<T extends Record<string, unknown>>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null) out[k] = v;
+  return out as T;
+}
+
+export function exportMetadata(md: Metadata): Record<string, unknown> {
+  const out: Record<string, unknown> = { version: 2 };
+  out.tables = md.tables.map((t) => {
+    const o: Record<string, unknown> = { table: t.table };
+    if (t.is_enum) o.is_enum = true;
+    const cfg = t.configuration;
+    if (cfg && (Object.keys(cfg.custom_root_fields ?? {}).length || Object.keys(cfg.custom_column_names ?? {}).length)) {
+      o.configuration = { custom_root_fields: cfg.custom_root_fields ?? {}, custom_column_names: cfg.custom_column_names ?? {} };
+    }
+    for (const k of TABLE_ARRAYS) {
+      const arr = t[k] as unknown[];
+      if (arr.length) o[k] = arr.map((x) => dropNullish(x as Record<string, unknown>));
+    }
+    return o;
+  });
+  for (const k of TOP_ARRAYS) {
+    const arr = md[k] as unknown[];
+    if (arr.length) out[k] = arr.map((x) => dropNullish(x as Record<string, unknown>));
+  }
+  const ct = md.custom_types ?? {};
+  const ctOut: Record<string, unknown> = {};
+  for (const k of ['input_objects', 'objects', 'scalars', 'enums'] as const) {
+    const v = ct[k];
+    if (Array.isArray(v) && v.length) ctOut[k] = v;
+  }
+  if (Object.keys(ctOut).length) out.custom_types = ctOut;
+  // keep Hasura's top-level key order
+  const ordered: Record<string, unknown> = {};
+  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers']) {
+    if (out[k] !== undefined) ordered[k] = out[k];
+  }
+  return ordered;
+}
+
+/** Fill in every array so internal code never checks for absence. */
+export function normalizeMetadata(raw: unknown): Metadata {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new SvcError(400, 'parse-failed', 'parsing Metadata failed, expected Object', '$.args');
+  }
+  const r = raw as Record<string, any>;
+  const md = emptyMetadata();
+  if (r.version !== undefined && r.version !== 1 && r.version !== 2) {
+    throw new SvcError(400, 'parse-failed', `expected 1 or 2, encountered ${JSON.stringify(r.version)}`, '$.args.version');
+  }
+  md.tables = (r.tables ?? []).map((t: Record<string, any>): TableMetadata => {
+    const table = typeof t.table === 'string' ? { schema: 'public', name: t.table } : { schema: t.table?.schema ?? 'public', name: t.table?.name };
+    const out = emptyTable(table);
+    if (t.is_enum) out.is_enum = true;
+    if (t.configuration) out.configuration = t.configuration;
+    for (const k of TABLE_ARRAYS) if (Array.isArray(t[k])) (out[k] as unknown[]) = t[k];
+    return out;
+  });
+  for (const k of TOP_ARRAYS) if (Array.isArray(r[k])) (md[k] as unknown[]) = r[k];
+  md.functions = md.functions.map((f: any) => (f && f.function ? f : { function: typeof f === 'string' ? { schema: 'public', name: f } : f }));
+  if (r.custom_types && typeof r.custom_types === 'object') md.custom_types = r.custom_types;
+  return md;
+}

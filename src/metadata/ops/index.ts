@@ -1,0 +1,8 @@
+/** Registers every /v1/query operation. */
+import './sql.js';
+import './tables.js';
+import './relationships.js';
+import './permissions.js';
+import './functions.js';
+import './metadata.js';
+import './bulk.js';

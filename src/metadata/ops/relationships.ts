@@ -1,0 +1,127 @@
+/** create_object_relationship, create_array_relationship, drop/rename_relationship, set_relationship_comment. */
+import { SvcError, notExists } from '../../errors.js';
+import { expectObject, parseQualified } from '../args.js';
+import { dropDependents } from '../dependencies.js';
+import { SUCCESS, defineOp, type OpContext } from '../registry.js';
+import { reader } from '../run.js';
+import { displayName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';
+import { findTable } from './tables.js';
+
+function parseUsing(kind: 'object' | 'array', v: unknown, path: string): ObjRelUsing | ArrRelUsing {
+  const o = expectObject(v, path);
+  const hasFk = o.foreign_key_constraint_on !== undefined;
+  const hasManual = o.manual_configuration !== undefined;
+  if (hasFk === hasManual) {
+    throw new SvcError(400, 'parse-failed', 'expecting exactly one of "foreign_key_constraint_on" or "manual_configuration"', path);
+  }
+  if (hasManual) {
+    const m = expectObject(o.manual_configuration, `${path}.manual_configuration`);
+    const remote_table = parseQualified(m.remote_table, `${path}.manual_configuration.remote_table`);
+    const mapping = expectObject(m.column_mapping, `${path}.manual_configuration.column_mapping`);
+    for (const [k, x] of Object.entries(mapping)) {
+      if (typeof x !== 'string') throw new SvcError(400, 'parse-failed', 'expecting a column name', `${path}.manual_configuration.column_mapping.${k}`);
+    }
+    return { manual_configuration: { remote_table, column_mapping: mapping as Record<string, string> } };
+  }
+  const fk = o.foreign_key_constraint_on;
+  if (kind === 'object') {
+    if (typeof fk !== 'string') throw new SvcError(400, 'parse-failed', 'expecting a column name', `${path}.foreign_key_constraint_on`);
+    return { foreign_key_constraint_on: fk };
+  }
+  const f = expectObject(fk, `${path}.foreign_key_constraint_on`);
+  if (typeof f.column !== 'string') throw new SvcError(400, 'parse-failed', 'key "column" not found', `${path}.foreign_key_constraint_on`);
+  return { foreign_key_constraint_on: { table: parseQualified(f.table, `${path}.foreign_key_constraint_on.table`), column: f.column } };
+}
+
+function allRelNames(t: TableMetadata): string[] {
+  return [...t.object_relationships, ...t.array_relationships].map((r) => r.name);
+}
+
+for (const kind of ['object', 'array'] as const) {
+  defineOp(`create_${kind}_relationship`, {
+    kind: 'metadata',
+    async run(ctx, args) {
+      const a = reader(args, ctx.path);
+      const table = a.table();
+      const name = a.name('name');
+      const using = parseUsing(kind, a.required('using'), a.sub('using'));
+      const comment = a.string('comment', true);
+      a.done();
+      const t = findTable(ctx, table);
+      if (allRelNames(t).includes(name) || t.computed_fields.some((c) => c.name === name)) {
+        throw new SvcError(400, 'already-exists', `column/relationship ${JSON.stringify(name)} of table ${JSON.stringify(displayName(table))} already exists`, ctx.path);
+      }
+      const def = { name, using, ...(comment !== undefined ? { comment } : {}) };
+      if (kind === 'object') t.object_relationships.push(def as TableMetadata['object_relationships'][number]);
+      else t.array_relationships.push(def as TableMetadata['array_relationships'][number]);
+      return SUCCESS;
+    },
+  });
+}
+
+function findRel(ctx: OpContext, t: TableMetadata, name: string) {
+  const r = t.object_relationships.find((x) => x.name === name) ?? t.array_relationships.find((x) => x.name === name);
+  if (!r) throw notExists(`relationship ${JSON.stringify(name)} does not exist`, ctx.path);
+  return r;
+}
+
+defineOp('drop_relationship', {
+  kind: 'metadata',
+  async run(ctx, args) {
+    const a = reader(args, ctx.path);
+    const table = a.table();
+    const name = a.has('relationship') ? a.name('relationship') : a.name('name');
+    const cascade = a.bool('cascade', false);
+    a.done();
+    const t = findTable(ctx, table);
+    findRel(ctx, t, name);
+    dropDependents(ctx.state.metadata, ctx.state.cache, [{ kind: 'relationship', table, name }], cascade, ctx.path);
+    const t2 = findTable(ctx, table);
+    t2.object_relationships = t2.object_relationships.filter((r) => r.name !== name);
+    t2.array_relationships = t2.array_relationships.filter((r) => r.name !== name);
+    return SUCCESS;
+  },
+});
+
+defineOp('rename_relationship', {
+  kind: 'metadata',
+  async run(ctx, args) {
+    const a = reader(args, ctx.path);
+    const table = a.table();
+    const name = a.name('name');
+    const newName = a.name('new_name');
+    a.done();
+    const t = findTable(ctx, table);
+    const r = findRel(ctx, t, name);
+    if (allRelNames(t).includes(newName)) {
+      throw new SvcError(400, 'already-exists', `column/relationship ${JSON.stringify(newName)} of table ${JSON.stringify(displayName(table))} already exists`, ctx.path);
+    }
+    // permissions that traverse the relationship are rewritten
+    const rewrite = (e: unknown): unknown => {
+      if (Array.isArray(e)) return e.map(rewrite);
+      if (e && typeof e === 'object') return Object.fromEntries(Object.entries(e).map(([k, v]) => [k === name ? newName : k, rewrite(v)]));
+      return e;
+    };
+    for (const p of t.select_permissions) p.permission.filter = rewrite(p.permission.filter) as Record<string, unknown>;
+    for (const p of t.update_permissions) p.permission.filter = rewrite(p.permission.filter) as Record<string, unknown>;
+    for (const p of t.delete_permissions) p.permission.filter = rewrite(p.permission.filter) as Record<string, unknown>;
+    for (const p of t.insert_permissions) p.permission.check = rewrite(p.permission.check) as Record<string, unknown>;
+    r.name = newName;
+    return SUCCESS;
+  },
+});
+
+defineOp('set_relationship_comment', {
+  kind: 'metadata',
+  async run(ctx, args) {
+    const a = reader(args, ctx.path);
+    const table = a.table();
+    const name = a.has('relationship') ? a.name('relationship') : a.name('name');
+    const comment = a.string('comment', true);
+    a.done();
+    const r = findRel(ctx, findTable(ctx, table), name);
+    if (comment === undefined) delete r.comment;
+    else r.comment = comment;
+    return SUCCESS;
+  },
+});

@@ -1,0 +1,139 @@
+/**
+ * Runs one /v1/query request: one transaction on one connection, the
+ * metadata row locked, ops applied in order to a draft; commit persists the
+ * draft (bumping resource_version, NOTIFY) and swaps the live cache.
+ * Any error rolls everything back: `bulk` is all-or-nothing.
+ */
+import { loadSchemaCache } from '../schema/load.js';
+import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js';
+import { SvcError, accessDenied } from '../errors.js';
+import type { Engine } from '../engine.js';
+import { isAdmin, type Session } from '../server/auth/session.js';
+import { ArgReader, deepClone, expectArray, expectObject, jsonKind } from './args.js';
+import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
+import type { InconsistentObject, SchemaCache } from '../schema/model.js';
+import './ops/index.js';
+
+interface ParsedOp {
+  type: string;
+  def: OpDef;
+  args: unknown;
+  version: number;
+  path: string;
+}
+
+function parseRequest(body: unknown, path: string, session: Session): ParsedOp {
+  const r = expectObject(body, path === '$' ? '$' : path, 'Object');
+  if (!('type' in r)) throw new SvcError(400, 'parse-failed', 'key "type" not found', path);
+  const type = r.type;
+  if (typeof type !== 'string') throw new SvcError(400, 'parse-failed', `parsing Text failed, expected String, but encountered ${jsonKind(type)}`, `${path}.type`);
+  const def = OPS.get(type);
+  if (!def) {
+    throw new SvcError(400, 'parse-failed', `unknown type ${JSON.stringify(type)}`, `${path}.type`);
+  }
+  const version = r.version === undefined ? 1 : r.version;
+  if (version !== 1 && version !== 2) {
+    throw new SvcError(400, 'parse-failed', `expected 1 or 2, encountered ${JSON.stringify(version)}`, `${path}.version`);
+  }
+  if (!('args' in r)) throw new SvcError(400, 'parse-failed', 'key "args" not found', path);
+  const argsPath = `${path}.args`;
+  if (def.adminOnly !== false && !isAdmin(session)) throw accessDenied('restricted access : admin only', argsPath);
+  return { type, def, args: r.args, version: version as number, path: argsPath };
+}
+
+function flatten(body: unknown, session: Session): { ops: ParsedOp[]; bulk: boolean } {
+  const top = parseRequest(body, '$', session);
+  if (top.type !== 'bulk') return { ops: [top], bulk: false };
+  const ops: ParsedOp[] = [];
+  const walk = (args: unknown, path: string) => {
+    expectArray(args, path).forEach((q, i) => {
+      const p = parseRequest(q, `${path}[${i}]`, session);
+      if (p.type === 'bulk') walk(p.args, p.path);
+      else ops.push(p);
+    });
+  };
+  walk(top.args, top.path);
+  return { ops, bulk: true };
+}
+
+const key = (o: InconsistentObject) => JSON.stringify([o.type, o.definition]);
+
+export async function runQueryRequest(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown> {
+  const { ops, bulk } = flatten(body, session);
+  // access mode: a read-only run_sql cannot share a transaction with writes
+  const modes: AccessMode[] = ops.map((o) => o.def.accessMode?.(o.args) ?? (o.def.kind === 'metadata' ? 'write' : 'write'));
+  const forced = modes.indexOf('read-only-forced');
+  if (forced >= 0) {
+    const w = modes.indexOf('write');
+    if (w >= 0) {
+      throw new SvcError(400, 'bad-request', `incompatible access mode requirements in bulk query, expected access mode: READ WRITE but ${ops[forced]!.path.replace(/\.args$/, '')} forces READ ONLY`, '$');
+    }
+  }
+  const readOnly = modes.every((m) => m !== 'write');
+
+  const base = engine.cache;
+  const result = await engine.db.tx(
+    async (conn) => {
+      let storedVersion = base.resourceVersion;
+      let cache: SchemaCache = base;
+      if (!readOnly) {
+        storedVersion = await lockMetadata(conn);
+        if (storedVersion !== base.resourceVersion) {
+          // another instance changed the metadata: start from what is stored
+          const stored = await loadMetadata(conn);
+          cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion);
+        }
+      }
+      const state: RequestState = { metadata: deepClone(cache.metadata), cache, metadataChanged: false, dbChanged: false };
+      const results: unknown[] = [];
+      for (const op of ops) {
+        const ctx: OpContext = {
+          db: engine.db,
+          conn,
+          config: engine.config,
+          log: engine.log,
+          session,
+          headers,
+          state,
+          path: op.path,
+          rebuild: async (opts = {}) => {
+            const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.introspect ? undefined : state.cache.db);
+            state.cache = fresh;
+            return fresh;
+          },
+        };
+        const before = state.cache.inconsistent;
+        const r = await op.def.run(ctx, op.args, op.version);
+        if (op.def.kind === 'metadata' && op.type !== 'replace_metadata' && op.type !== 'reload_metadata') {
+          state.metadataChanged = true;
+          const after = await ctx.rebuild();
+          const known = new Set(before.map(key));
+          const fresh = after.inconsistent.filter((o) => !known.has(key(o)));
+          if (fresh.length) {
+            throw new SvcError(400, 'constraint-violation', fresh[0]!.reason, op.path, fresh);
+          }
+        }
+        results.push(r);
+      }
+      let next: SchemaCache | undefined;
+      if (state.metadataChanged || state.dbChanged) {
+        // run_sql may change what the metadata is built on even when the
+        // document is unchanged: bump the version so every instance rebuilds
+        if (state.dbChanged) await loadFresh(state, conn);
+        const version = await saveMetadata(conn, state.metadata);
+        next = { ...state.cache, resourceVersion: version, perRole: new Map() };
+      }
+      return { results, next };
+    },
+    { readOnly },
+  );
+  if (result.next) engine.swapCache(result.next);
+  return bulk ? result.results : result.results[0];
+}
+
+async function loadFresh(state: RequestState, conn: Parameters<typeof loadSchemaCache>[0]): Promise<void> {
+  state.cache = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion);
+}
+
+/** For ops: read args with strict keys. */
+export const reader = (args: unknown, path: string, what?: string) => new ArgReader(args, path, what);

@@ -1,0 +1,190 @@
+/**
+ * HTTP routes. Every request: authenticate → pick the current schema cache →
+ * run → envelope. Errors become `{path, error, code}` (/v1/query) or GraphQL
+ * `errors` (/v1/graphql) with the documented statuses; never a stack trace.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Config } from '../config/config.js';
+import type { Engine } from '../engine.js';
+import { SvcError } from '../errors.js';
+import type { GraphQLRequest } from '../execute/interface.js';
+import { runQueryRequest } from '../metadata/run.js';
+import { VERSION } from '../version.js';
+import type { Session } from './auth/session.js';
+import { isAdmin } from './auth/session.js';
+import { corsHeaders, corsMatcher } from './cors.js';
+import { graphqlErrorBody, queryErrorBody, toSvcError } from './errors.js';
+
+export interface SessionResolver {
+  resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
+  describe(): Record<string, unknown>;
+}
+
+export interface GraphQLHandlers {
+  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean }): Promise<string>;
+  explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
+  /** attach websocket transport to the HTTP server (optional) */
+  attachWebsocket?(app: FastifyInstance, engine: Engine, auth: SessionResolver): void;
+}
+
+const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');
+
+export async function buildApp(engine: Engine, auth: SessionResolver, gql: GraphQLHandlers): Promise<FastifyInstance> {
+  const config: Config = engine.config;
+  const app = Fastify({ bodyLimit: config.bodyLimit, logger: false, return503OnClosing: true });
+  const allowOrigin = corsMatcher(config);
+  const enabled = (api: 'graphql' | 'metadata' | 'pgdump' | 'config') => config.enabledApis.has(api);
+
+  // bodies are parsed here so that malformed JSON gets Hasura's error, not fastify's
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(null, { __invalidJson: true });
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    (req as FastifyRequest & { startedAt: bigint }).startedAt = process.hrtime.bigint();
+    const allowed = allowOrigin(req.headers.origin);
+    for (const [k, v] of Object.entries(corsHeaders(allowed, req.headers['access-control-request-headers'] as string | undefined))) reply.header(k, v);
+    if (req.method === 'OPTIONS') {
+      reply.code(204).send();
+    }
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const started = (req as FastifyRequest & { startedAt?: bigint }).startedAt;
+    const ms = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
+    if (config.enabledLogTypes.includes('http-log')) {
+      engine.log.info({ type: 'http-log', method: req.method, url: req.url, status: reply.statusCode, latency_ms: ms && Math.round(ms * 100) / 100 }, 'request');
+    }
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    sendQueryError(reply, notFound(), true);
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendQueryError(reply, new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`), true);
+    }
+    if (error.statusCode && error.statusCode < 500) {
+      return sendQueryError(reply, new SvcError(error.statusCode, 'bad-request', error.message), true);
+    }
+    engine.log.error({ type: 'http-log', err: error.message }, 'unhandled error');
+    return sendQueryError(reply, new SvcError(500, 'unexpected', 'an unexpected error occurred'), false);
+  });
+
+  const resolve = (req: FastifyRequest) => auth.resolve(req.headers as Record<string, string | string[] | undefined>);
+  const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
+
+  app.get('/healthz', async (_req, reply) => {
+    try {
+      await engine.db.query('select 1');
+      const inconsistent = engine.cache.inconsistent.length > 0;
+      reply.code(200).type('text/plain').send(inconsistent ? 'WARN: inconsistent objects in schema' : 'OK');
+    } catch {
+      reply.code(500).type('text/plain').send('ERROR');
+    }
+  });
+
+  app.get('/v1/version', async () => ({ version: VERSION }));
+
+  app.post('/v1/query', async (req, reply) => {
+    if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);
+    let session: Session | undefined;
+    try {
+      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
+      session = await resolve(req);
+      const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
+      reply.code(200).type('application/json').send(JSON.stringify(result ?? null));
+    } catch (e) {
+      sendQueryError(reply, toSvcError(e), showInternal(session), engine);
+    }
+  });
+
+  const graphqlRoute = (v1alpha1: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!enabled('graphql')) return sendQueryError(reply, notFound(), true);
+    let session: Session | undefined;
+    try {
+      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
+      session = await resolve(req);
+      const body = req.body;
+      const headers = req.headers as Record<string, string | string[] | undefined>;
+      if (Array.isArray(body)) {
+        const parts: string[] = [];
+        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1));
+        reply.code(200).type('application/json').send(`[${parts.join(',')}]`);
+      } else {
+        reply.code(200).type('application/json').send(await runOne(body, session, headers, v1alpha1));
+      }
+    } catch (e) {
+      const err = toSvcError(e);
+      if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
+      reply.code(err.status === 401 || err.code === 'invalid-json' ? err.status : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
+    }
+  };
+
+  const runOne = async (one: unknown, session: Session, headers: Record<string, string | string[] | undefined>, v1alpha1: boolean): Promise<string> => {
+    if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
+      const e = one && typeof one === 'object' && !('query' in one)
+        ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
+        : new SvcError(400, 'parse-failed', 'parsing GQLQueryText failed, expected String', '$.query');
+      return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
+    }
+    try {
+      return await gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1 });
+    } catch (e) {
+      return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
+    }
+  };
+
+  app.post('/v1/graphql', graphqlRoute(false));
+  app.post('/v1alpha1/graphql', graphqlRoute(true));
+
+  app.post('/v1/graphql/explain', async (req, reply) => {
+    if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);
+    let session: Session | undefined;
+    try {
+      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
+      session = await resolve(req);
+      if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
+      const result = await gql.explain(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
+      reply.code(200).type('application/json').send(JSON.stringify(result));
+    } catch (e) {
+      sendQueryError(reply, toSvcError(e), showInternal(session), engine);
+    }
+  });
+
+  app.get('/v1alpha1/config', async (req, reply) => {
+    if (!enabled('config')) return sendQueryError(reply, notFound(), true);
+    try {
+      const session = await resolve(req);
+      if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
+      const d = auth.describe();
+      reply.code(200).send({
+        version: VERSION,
+        is_admin_secret_set: d.is_admin_secret_set ?? false,
+        is_auth_hook_set: d.is_auth_hook_set ?? false,
+        is_jwt_set: d.is_jwt_set ?? false,
+        jwt: d.jwt ?? {},
+        is_allow_list_enabled: config.enableAllowlist,
+        live_queries: { batch_size: config.liveQueriesBatchSize, refetch_delay: config.liveQueriesRefetchInterval },
+      });
+    } catch (e) {
+      sendQueryError(reply, toSvcError(e), false, engine);
+    }
+  });
+
+  gql.attachWebsocket?.(app, engine, auth);
+  return app;
+}
+
+function sendQueryError(reply: FastifyReply, e: SvcError, showInternal: boolean, engine?: Engine): void {
+  if (e.status >= 500 && engine) engine.log.error({ type: 'http-log', code: e.code, err: String(e.internal ?? e.message) }, 'request failed');
+  reply.code(e.status).type('application/json').send(JSON.stringify(queryErrorBody(e, showInternal)));
+}

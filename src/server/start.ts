@@ -1,0 +1,60 @@
+/**
+ * Boot: engine (db, catalog, schema cache) + HTTP server. Used by `svc serve`
+ * and by the tests, which start real servers on ephemeral ports.
+ */
+import pino from 'pino';
+import type { Config } from '../config/config.js';
+import { Engine } from '../engine.js';
+import type { Logger } from '../execute/interface.js';
+import { buildApp } from './app.js';
+import { createSessionResolver } from './auth/resolver.js';
+import { graphqlHandlers } from './graphql.js';
+
+export interface RunningSvc {
+  url: string;
+  port: number;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+    destination ?? pino.destination(1),
+  ) as unknown as Logger;
+}
+
+export async function startSvc(config: Config, log: Logger = createLogger(config)): Promise<RunningSvc> {
+  const engine = await Engine.start(config, log);
+  const auth = createSessionResolver(config, log);
+  const app = await buildApp(engine, auth, graphqlHandlers);
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host === '*' ? '0.0.0.0' : config.host });
+  } catch (e) {
+    await engine.close();
+    throw e;
+  }
+  const port = (app.server.address() as { port: number }).port;
+  log.info(
+    {
+      type: 'startup',
+      port,
+      database: config.databaseUrl ? 'postgres' : `embedded (PGlite, data dir ${config.dataDir})`,
+      resource_version: engine.cache.resourceVersion,
+    },
+    `svc listening on ${address}`,
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    engine,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        auth.close?.();
+        await engine.close();
+      })()),
+  };
+}
