@@ -4,6 +4,7 @@
  * one and rejects changes that make metadata inconsistent. Data ops (run_sql,
  * select, insert …) work on the request's connection.
  */
+import type { DbIntrospection } from '../catalog/introspect.js';
 import type { Config } from '../config/config.js';
 import type { Conn, Db } from '../db/db.js';
 import type { Logger } from '../execute/interface.js';
@@ -32,7 +33,7 @@ export interface OpContext {
   /** JSON path of this operation's `args` (`$.args` or `$.args[2].args`) */
   path: string;
   /** rebuild state.cache from state.metadata (re-introspecting when asked) */
-  rebuild(opts?: { introspect?: boolean }): Promise<SchemaCache>;
+  rebuild(opts?: { introspect?: boolean; db?: DbIntrospection }): Promise<SchemaCache>;
 }
 
 export type AccessMode = 'read' | 'write' | 'read-only-forced';

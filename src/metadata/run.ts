@@ -97,7 +97,7 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
           state,
           path: op.path,
           rebuild: async (opts = {}) => {
-            const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.introspect ? undefined : state.cache.db);
+            const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db));
             state.cache = fresh;
             return fresh;
           },
@@ -119,7 +119,6 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
       if (state.metadataChanged || state.dbChanged) {
         // run_sql may change what the metadata is built on even when the
         // document is unchanged: bump the version so every instance rebuilds
-        if (state.dbChanged) await loadFresh(state, conn);
         const version = await saveMetadata(conn, state.metadata);
         next = { ...state.cache, resourceVersion: version, perRole: new Map() };
       }
@@ -131,9 +130,9 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
   return bulk ? result.results : result.results[0];
 }
 
-async function loadFresh(state: RequestState, conn: Parameters<typeof loadSchemaCache>[0]): Promise<void> {
-  state.cache = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion);
-}
-
-/** For ops: read args with strict keys. */
-export const reader = (args: unknown, path: string, what?: string) => new ArgReader(args, path, what);
+/**
+ * For ops: read args with strict keys. Parse errors carry paths relative to
+ * the operation's args (`$.role`), as Hasura reports them; semantic errors
+ * use the op's request path (`$.args`).
+ */
+export const reader = (args: unknown, what?: string) => new ArgReader(args, '$', what);

@@ -14,6 +14,7 @@ import type { Session } from './auth/session.js';
 import { isAdmin } from './auth/session.js';
 import { corsHeaders, corsMatcher } from './cors.js';
 import { graphqlErrorBody, queryErrorBody, toSvcError } from './errors.js';
+import { attachWebsocket } from './websocket.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
@@ -23,8 +24,6 @@ export interface SessionResolver {
 export interface GraphQLHandlers {
   run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean }): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
-  /** attach websocket transport to the HTTP server (optional) */
-  attachWebsocket?(app: FastifyInstance, engine: Engine, auth: SessionResolver): void;
 }
 
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');
@@ -180,7 +179,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     }
   });
 
-  gql.attachWebsocket?.(app, engine, auth);
+  attachWebsocket(app, engine, auth, gql);
   return app;
 }
 

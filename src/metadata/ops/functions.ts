@@ -1,6 +1,6 @@
 /** track_function (v1, v2), untrack_function, add_computed_field, drop_computed_field. */
 import { SvcError, notExists } from '../../errors.js';
-import { expectObject, parseQualified } from '../args.js';
+import { ArgReader, expectObject, parseQualified } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../run.js';
@@ -25,14 +25,14 @@ function track(ctx: OpContext, fn: QualifiedFunction, configuration?: { session_
 defineOp('track_function', {
   kind: 'metadata',
   async run(ctx, args, version) {
-    if (version === 1) return track(ctx, parseQualified(args, ctx.path, 'QualifiedFunction'));
-    const a = reader(args, ctx.path);
+    if (version === 1) return track(ctx, parseQualified(args, '$', 'QualifiedFunction'));
+    const a = reader(args);
     const fn = parseQualified(a.required('function'), a.sub('function'), 'QualifiedFunction');
     const cfgRaw = a.raw('configuration');
     a.done();
     let configuration: { session_argument?: string } | undefined;
     if (cfgRaw !== undefined && cfgRaw !== null) {
-      const c = reader(cfgRaw, a.sub('configuration'));
+      const c = new ArgReader(cfgRaw, a.sub('configuration'));
       const sa = c.name('session_argument', true);
       c.done();
       configuration = sa !== undefined ? { session_argument: sa } : {};
@@ -44,8 +44,8 @@ defineOp('track_function', {
 defineOp('untrack_function', {
   kind: 'metadata',
   async run(ctx, args) {
-    const o = expectObject(args, ctx.path);
-    const fn = 'function' in o ? parseQualified(o.function, `${ctx.path}.function`, 'QualifiedFunction') : parseQualified(args, ctx.path, 'QualifiedFunction');
+    const o = expectObject(args, '$');
+    const fn = 'function' in o ? parseQualified(o.function, `${ctx.path}.function`, 'QualifiedFunction') : parseQualified(args, '$', 'QualifiedFunction');
     const md = ctx.state.metadata;
     if (!md.functions.some((f) => sameName(f.function, fn))) {
       throw notExists(`function not found in cache ${JSON.stringify(displayName(fn))}`, ctx.path);
@@ -58,10 +58,10 @@ defineOp('untrack_function', {
 defineOp('add_computed_field', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const name = a.name('name');
-    const d = reader(a.required('definition'), a.sub('definition'));
+    const d = new ArgReader(a.required('definition'), a.sub('definition'));
     const fn = parseQualified(d.required('function'), d.sub('function'), 'QualifiedFunction');
     const tableArgument = d.name('table_argument', true);
     const sessionArgument = d.name('session_argument', true);
@@ -86,7 +86,7 @@ defineOp('add_computed_field', {
 defineOp('drop_computed_field', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const name = a.name('name');
     const cascade = a.bool('cascade', false);

@@ -6,3 +6,4 @@ import './permissions.js';
 import './functions.js';
 import './metadata.js';
 import './bulk.js';
+import './collections.js';

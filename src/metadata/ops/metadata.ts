@@ -33,7 +33,7 @@ defineOp('reload_metadata', {
   kind: 'metadata',
   async run(ctx, args) {
     if (args !== null && args !== undefined) {
-      const a = reader(args, ctx.path);
+      const a = reader(args);
       a.bool('reload_remote_schemas', false);
       a.done();
     }

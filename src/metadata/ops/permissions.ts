@@ -1,6 +1,6 @@
 /** create_/drop_{insert,select,update,delete}_permission, set_permission_comment. */
 import { SvcError } from '../../errors.js';
-import { expectObject, parseColumnList } from '../args.js';
+import { ArgReader, expectObject, parseColumnList } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../run.js';
@@ -8,7 +8,7 @@ import { PERMISSION_KINDS, displayName, type PermissionKind, type TableMetadata 
 import { findTable } from './tables.js';
 
 function parsePermission(kind: PermissionKind, v: unknown, path: string): Record<string, unknown> {
-  const a = reader(v, path);
+  const a = new ArgReader(v, path);
   const out: Record<string, unknown> = {};
   const boolExp = (key: string, required: boolean) => {
     const x = required ? a.required(key) : a.raw(key);
@@ -72,7 +72,7 @@ for (const kind of PERMISSION_KINDS) {
   defineOp(`create_${kind}_permission`, {
     kind: 'metadata',
     async run(ctx, args) {
-      const a = reader(args, ctx.path);
+      const a = reader(args);
       const table = a.table();
       const role = a.name('role');
       const permission = parsePermission(kind, a.required('permission'), a.sub('permission'));
@@ -91,7 +91,7 @@ for (const kind of PERMISSION_KINDS) {
   defineOp(`drop_${kind}_permission`, {
     kind: 'metadata',
     async run(ctx, args) {
-      const a = reader(args, ctx.path);
+      const a = reader(args);
       const table = a.table();
       const role = a.name('role');
       a.done();
@@ -110,7 +110,7 @@ for (const kind of PERMISSION_KINDS) {
 defineOp('set_permission_comment', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const role = a.name('role');
     const type = a.string('type');

@@ -41,7 +41,7 @@ for (const kind of ['object', 'array'] as const) {
   defineOp(`create_${kind}_relationship`, {
     kind: 'metadata',
     async run(ctx, args) {
-      const a = reader(args, ctx.path);
+      const a = reader(args);
       const table = a.table();
       const name = a.name('name');
       const using = parseUsing(kind, a.required('using'), a.sub('using'));
@@ -68,7 +68,7 @@ function findRel(ctx: OpContext, t: TableMetadata, name: string) {
 defineOp('drop_relationship', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const name = a.has('relationship') ? a.name('relationship') : a.name('name');
     const cascade = a.bool('cascade', false);
@@ -86,7 +86,7 @@ defineOp('drop_relationship', {
 defineOp('rename_relationship', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const name = a.name('name');
     const newName = a.name('new_name');
@@ -114,7 +114,7 @@ defineOp('rename_relationship', {
 defineOp('set_relationship_comment', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const name = a.has('relationship') ? a.name('relationship') : a.name('name');
     const comment = a.string('comment', true);

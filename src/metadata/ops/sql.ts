@@ -31,7 +31,7 @@ defineOp('run_sql', {
   kind: 'data',
   accessMode: (args) => ((args as { read_only?: boolean })?.read_only === true ? 'read-only-forced' : 'write'),
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const sql = a.string('sql');
     const cascade = a.bool('cascade', false);
     const check = a.bool('check_metadata_consistency', true);
@@ -50,10 +50,11 @@ defineOp('run_sql', {
       throw pgExecError(e, sql, ctx.path);
     }
     if (!readOnly) ctx.state.dbChanged = true;
-    if (diff) {
+    if (!readOnly) {
+      // later ops of a bulk see the database as this SQL left it
       const after = await introspect(ctx.conn);
-      applySchemaDiff(ctx, before!, after, cascade);
-      await ctx.rebuild({ introspect: true });
+      if (diff) applySchemaDiff(ctx, before!, after, cascade);
+      await ctx.rebuild({ db: after });
     }
     const last = results[results.length - 1];
     if (!last || last.command !== 'SELECT' || (last.fields.length === 0 && last.rows.length === 0 && last.command !== 'SELECT')) {

@@ -64,10 +64,10 @@ function track(ctx: OpContext, table: QualifiedTable, isEnum: boolean, configura
 
 /** v1 accepts a bare table name, `{schema, name, is_enum}` or `{table, is_enum}`. */
 function trackV1(ctx: OpContext, args: unknown) {
-  if (typeof args === 'string') return track(ctx, parseQualified(args, ctx.path), false, {});
-  const o = expectObject(args, ctx.path);
+  if (typeof args === 'string') return track(ctx, parseQualified(args, '$'), false, {});
+  const o = expectObject(args, '$');
   if ('table' in o) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const isEnum = a.bool('is_enum', false);
     const configuration = parseConfiguration(a.raw('configuration'), a.sub('configuration'));
@@ -82,7 +82,7 @@ defineOp('track_table', {
   kind: 'metadata',
   async run(ctx, args, version) {
     if (version === 1) return trackV1(ctx, args);
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const isEnum = a.bool('is_enum', false);
     const configuration = parseConfiguration(a.raw('configuration'), a.sub('configuration'));
@@ -94,7 +94,7 @@ defineOp('track_table', {
 defineOp('untrack_table', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const cascade = a.bool('cascade', false);
     a.done();
@@ -116,7 +116,7 @@ defineOp('untrack_table', {
 defineOp('set_table_is_enum', {
   kind: 'metadata',
   async run(ctx, args) {
-    const a = reader(args, ctx.path);
+    const a = reader(args);
     const table = a.table();
     const isEnum = a.bool('is_enum', false);
     if (typeof a.required('is_enum') !== 'boolean') throw new SvcError(400, 'parse-failed', 'expecting a boolean', a.sub('is_enum'));
@@ -130,7 +130,7 @@ defineOp('set_table_is_enum', {
 
 function setCustomFields(ctx: OpContext, a: ArgReader) {
   const table = a.table();
-  const configuration = parseConfiguration({ custom_root_fields: a.raw('custom_root_fields'), custom_column_names: a.raw('custom_column_names') }, ctx.path);
+  const configuration = parseConfiguration({ custom_root_fields: a.raw('custom_root_fields'), custom_column_names: a.raw('custom_column_names') }, '$');
   a.done();
   const t = findTable(ctx, table);
   const cfg: TableConfiguration = { custom_root_fields: configuration.custom_root_fields ?? {}, custom_column_names: configuration.custom_column_names ?? {} };
@@ -141,6 +141,6 @@ function setCustomFields(ctx: OpContext, a: ArgReader) {
 defineOp('set_table_custom_fields', {
   kind: 'metadata',
   async run(ctx, args) {
-    return setCustomFields(ctx, reader(args, ctx.path));
+    return setCustomFields(ctx, reader(args));
   },
 });
