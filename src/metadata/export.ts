@@ -19,9 +19,32 @@ function dropNullish<T extends Record<string, unknown>>(o: T): T {
   return out as T;
 }
 
+const byName = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+const qname = (q: { schema: string; name: string }) => `${q.schema}\u0000${q.name}`;
+const SORT_KEY: Record<string, (x: any) => string> = {
+  object_relationships: (x) => x.name,
+  array_relationships: (x) => x.name,
+  computed_fields: (x) => x.name,
+  remote_relationships: (x) => x.name,
+  insert_permissions: (x) => x.role,
+  select_permissions: (x) => x.role,
+  update_permissions: (x) => x.role,
+  delete_permissions: (x) => x.role,
+  event_triggers: (x) => x.name,
+  tables: (x) => qname(x.table),
+  functions: (x) => qname(x.function),
+  remote_schemas: (x) => x.name,
+  query_collections: (x) => x.name,
+  allowlist: (x) => x.collection,
+  actions: (x) => x.name,
+  cron_triggers: (x) => x.name,
+};
+const sorted = <T>(k: string, arr: T[]): T[] => [...arr].sort(byName(SORT_KEY[k]!));
+
+/** The metadata as export_metadata returns it: deterministic order (by name), empties left out. */
 export function exportMetadata(md: Metadata): Record<string, unknown> {
   const out: Record<string, unknown> = { version: 2 };
-  out.tables = md.tables.map((t) => {
+  out.tables = sorted<TableMetadata>('tables', md.tables).map((t) => {
     const o: Record<string, unknown> = { table: t.table };
     if (t.is_enum) o.is_enum = true;
     const cfg = t.configuration;
@@ -30,13 +53,13 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
     }
     for (const k of TABLE_ARRAYS) {
       const arr = t[k] as unknown[];
-      if (arr.length) o[k] = arr.map((x) => dropNullish(x as Record<string, unknown>));
+      if (arr.length) o[k] = sorted(k, arr).map((x) => dropNullish(x as Record<string, unknown>));
     }
     return o;
   });
   for (const k of TOP_ARRAYS) {
     const arr = md[k] as unknown[];
-    if (arr.length) out[k] = arr.map((x) => dropNullish(x as Record<string, unknown>));
+    if (arr.length) out[k] = sorted(k, arr).map((x) => dropNullish(x as Record<string, unknown>));
   }
   const ct = md.custom_types ?? {};
   const ctOut: Record<string, unknown> = {};

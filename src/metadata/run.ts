@@ -5,6 +5,7 @@
  * Any error rolls everything back: `bulk` is all-or-nothing.
  */
 import { loadSchemaCache } from '../schema/load.js';
+import { syncEventTriggers } from '../events/triggers.js';
 import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js';
 import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
@@ -119,6 +120,7 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
       if (state.metadataChanged || state.dbChanged) {
         // run_sql may change what the metadata is built on even when the
         // document is unchanged: bump the version so every instance rebuilds
+        await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
         const version = await saveMetadata(conn, state.metadata);
         next = { ...state.cache, resourceVersion: version, perRole: new Map() };
       }

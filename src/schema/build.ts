@@ -183,7 +183,33 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
     }
   }
 
-  // 5. functions
+  // 5. event triggers: the columns they listen to and send must exist
+  for (const tm of md.tables) {
+    const table = lookup(tm.table);
+    for (const et of tm.event_triggers) {
+      const definition = { ...et, table: tm.table };
+      if (!table) {
+        inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type: 'event_trigger' });
+        continue;
+      }
+      attempt('event_trigger', definition, `in table ${JSON.stringify(displayName(tm.table))}: in event trigger ${JSON.stringify(et.name)}: `, () => {
+        const ref = { kind: 'event_trigger' as const, table: tm.table, name: et.name };
+        for (const op of ['insert', 'update', 'delete'] as const) {
+          const spec = et.definition[op];
+          if (!spec) continue;
+          for (const list of [spec.columns, spec.payload]) {
+            if (!Array.isArray(list)) continue;
+            for (const c of list) {
+              if (!table.columnsByName.has(c)) fail(`column ${JSON.stringify(c)} does not exist`);
+              dependencies.push({ dependent: `event-trigger ${displayName(tm.table)}.${et.name}`, ref, on: { kind: 'column', table: tm.table, column: c } });
+            }
+          }
+        }
+      });
+    }
+  }
+
+  // 6. functions
   for (const fm of md.functions) {
     attempt('function', fm.function, '', () => {
       const info = db.functions.get(qualifiedKey(fm.function));

@@ -7,3 +7,4 @@ import './functions.js';
 import './metadata.js';
 import './bulk.js';
 import './collections.js';
+import './event_triggers.js';
