@@ -67,6 +67,8 @@ export interface FunctionIntrospection {
 export interface DbIntrospection {
   tables: Map<string, TableIntrospection>;
   functions: Map<string, FunctionIntrospection>;
+  /** names of base, enum and domain types (custom types may reuse them as scalars) */
+  scalarTypes: Set<string>;
 }
 
 const EXCLUDED = `('pg_catalog','information_schema','svc_catalog','hdb_catalog','hdb_views')`;
@@ -138,12 +140,14 @@ select json_build_object(
   from pg_proc p join pg_namespace n on n.oid = p.pronamespace
   join pg_type rt on rt.oid = p.prorettype join pg_namespace rtn on rtn.oid = rt.typnamespace
   where n.nspname not in ${EXCLUDED} and n.nspname not like 'pg\\_%' and p.prokind = 'f'
- ), '[]'::json)
+ ), '[]'::json),
+ 'scalarTypes', (select json_agg(distinct t.typname) from pg_type t join pg_namespace n on n.oid = t.typnamespace
+   where t.typtype in ('b','e','d') and t.typname not like '\\_%' and n.nspname not in ('information_schema'))
 )::text as doc`;
 
 export async function introspect(db: Queryable): Promise<DbIntrospection> {
   const r = await db.query(INTROSPECTION_SQL);
-  const doc = JSON.parse(r.rows[0].doc) as { tables: TableIntrospection[]; functions: FunctionIntrospection[] };
+  const doc = JSON.parse(r.rows[0].doc) as { tables: TableIntrospection[]; functions: FunctionIntrospection[]; scalarTypes: string[] | null };
   const tables = new Map<string, TableIntrospection>();
   for (const t of doc.tables) {
     for (const c of t.columns) {
@@ -154,5 +158,5 @@ export async function introspect(db: Queryable): Promise<DbIntrospection> {
   }
   const functions = new Map<string, FunctionIntrospection>();
   for (const f of doc.functions) functions.set(`${f.schema}.${f.name}`, f);
-  return { tables, functions };
+  return { tables, functions, scalarTypes: new Set(doc.scalarTypes ?? []) };
 }

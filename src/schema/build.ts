@@ -6,6 +6,7 @@
 import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
 import { SvcError } from '../errors.js';
 import { validateBoolExp } from '../permissions/boolexp.js';
+import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
 import {
   displayName,
   qualifiedKey,
@@ -240,6 +241,13 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         on: { kind: 'table', table: returnTable },
       });
     });
+  }
+
+  // 7. custom types
+  const ct = md.custom_types ?? {};
+  if (['input_objects', 'objects', 'scalars', 'enums'].some((k) => Array.isArray((ct as Record<string, unknown>)[k]))) {
+    const problems = validateCustomTypes(ct, db.scalarTypes, lookup);
+    if (problems.length) inconsistent.push({ definition: normalizeCustomTypes(ct), reason: customTypesReason(problems), type: 'custom_types' });
   }
 
   return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map() };

@@ -15,6 +15,7 @@ import { isAdmin } from './auth/session.js';
 import { corsHeaders, corsMatcher } from './cors.js';
 import { graphqlErrorBody, queryErrorBody, toSvcError } from './errors.js';
 import { attachWebsocket } from './websocket.js';
+import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
@@ -156,6 +157,21 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       reply.code(200).type('application/json').send(JSON.stringify(result));
     } catch (e) {
       sendQueryError(reply, toSvcError(e), showInternal(session), engine);
+    }
+  });
+
+  app.post('/v1alpha1/pg_dump', async (req, reply) => {
+    if (!enabled('pgdump')) return sendQueryError(reply, notFound(), true);
+    try {
+      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
+      const session = await resolve(req);
+      if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
+      const { opts, clean } = parsePgDumpArgs(req.body);
+      if (!config.databaseUrl) throw new SvcError(400, 'not-supported', 'pg_dump is not available on the embedded database');
+      const out = await runPgDump(config.databaseUrl, opts);
+      reply.code(200).type('application/sql').send(clean ? cleanDump(out) : out);
+    } catch (e) {
+      sendQueryError(reply, toSvcError(e), false, engine);
     }
   });
 

@@ -8,3 +8,4 @@ import './metadata.js';
 import './bulk.js';
 import './collections.js';
 import './event_triggers.js';
+import './custom_types.js';
