@@ -125,7 +125,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     } catch (e) {
       const err = toSvcError(e);
       if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
-      reply.code(err.status === 401 || err.code === 'invalid-json' ? err.status : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
+      reply.code(err.code === 'invalid-json' ? err.status : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
     }
   };
 
@@ -186,7 +186,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
         is_admin_secret_set: d.is_admin_secret_set ?? false,
         is_auth_hook_set: d.is_auth_hook_set ?? false,
         is_jwt_set: d.is_jwt_set ?? false,
-        jwt: d.jwt ?? {},
+        jwt: d.jwt ?? null,
         is_allow_list_enabled: config.enableAllowlist,
         live_queries: { batch_size: config.liveQueriesBatchSize, refetch_delay: config.liveQueriesRefetchInterval },
       });

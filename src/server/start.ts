@@ -25,8 +25,16 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
 }
 
 export async function startSvc(config: Config, log: Logger = createLogger(config)): Promise<RunningSvc> {
-  const engine = await Engine.start(config, log);
+  // configuration errors of auth surface before anything is opened
   const auth = createSessionResolver(config, log);
+  let engine: Engine;
+  try {
+    await auth.ready?.();
+    engine = await Engine.start(config, log);
+  } catch (e) {
+    auth.close?.();
+    throw e;
+  }
   const app = await buildApp(engine, auth, graphqlHandlers);
   let address: string;
   try {

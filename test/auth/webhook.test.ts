@@ -218,7 +218,7 @@ describe('expiry and caching', () => {
   });
 
   test('Expires in the body (absolute)', async () => {
-    const exp = clock.now() + 60_000;
+    const exp = Math.floor((clock.now() + 60_000) / 1000) * 1000;
     hook.handler = (_q, res) => json(res, 200, { ...userVars, Expires: new Date(exp).toUTCString() });
     const auth = mk();
     const s = await auth.resolve({ authorization: 'Bearer e' });

@@ -4,8 +4,9 @@
  * Fetched at start; when the response carries `Cache-Control: max-age` /
  * `s-maxage` or `Expires`, the set is refreshed at that time (then every
  * minute when a refresh yields no usable expiry or fails; a failed refresh
- * keeps the previous keys). A token whose `kid` is unknown triggers one
- * refetch, rate-limited by `minRefetchMs`. Refreshes are single-flight.
+ * keeps the previous keys; never sooner than `minRefetchMs` after a fetch).
+ * A token whose `kid` is unknown triggers a refetch unless the last fetch was
+ * less than `minRefetchMs` ago. Refreshes are single-flight.
  * Only public keys usable for signatures are kept (RSA, EC, OKP); symmetric
  * (`oct`) keys are never accepted from a URL.
  */
@@ -112,8 +113,13 @@ export class JwksStore {
       await this.refresh().catch(() => undefined);
     }
     let found = this.select(kid, alg);
-    if (found.length === 0 && kid !== undefined && !this.known(kid) && this.opts.now() - this.lastAttemptAt >= this.opts.minRefetchMs) {
-      await this.refresh().catch(() => undefined);
+    if (found.length === 0 && kid !== undefined && !this.known(kid)) {
+      if (this.inflight) {
+        // join the fetch already under way (single-flight)
+        await this.inflight.catch(() => undefined);
+      } else if (this.opts.now() - this.lastAttemptAt >= this.opts.minRefetchMs) {
+        await this.refresh().catch(() => undefined);
+      }
       found = this.select(kid, alg);
     }
     return found;
@@ -157,7 +163,8 @@ export class JwksStore {
       this.loaded = true;
       if (expiresAt !== undefined) {
         this.rotating = true;
-        this.nextRefreshAt = expiresAt;
+        // an expiry in the past (or max-age=0) must not turn into a fetch loop
+        this.nextRefreshAt = Math.max(expiresAt, this.opts.now() + this.opts.minRefetchMs);
       } else {
         this.nextRefreshAt = this.rotating ? this.opts.now() + RETRY_MS : undefined;
       }

@@ -396,7 +396,7 @@ export class JwtVerifier {
     }
     if (!payloadBytes) {
       const code = (lastError as { code?: string } | undefined)?.code;
-      if (code === 'ERR_JWS_INVALID') throw invalidJwt(`JWSError (JSONDecodeError ${JSON.stringify((lastError as Error).message)})`);
+      if (code === 'ERR_JWS_INVALID' || code === 'ERR_JOSE_NOT_SUPPORTED') throw invalidJwt(`JWSError (JSONDecodeError ${JSON.stringify((lastError as Error).message)})`);
       throw invalidJwt('JWSError JWSInvalidSignature');
     }
 

@@ -1,0 +1,234 @@
+/**
+ * The executable document: operation selection, variables, fragments and
+ * directives, and field collection (fragments inlined, `@skip`/`@include`
+ * applied, fields with one response key merged) — with Hasura's error
+ * messages and paths (`$.selectionSet.author.selectionSet.x`).
+ */
+import {
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  Kind,
+  isInputType,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLArgument,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type TypeNode,
+} from 'graphql';
+import { astToJson, coerceJson, coerceLiteral, validationError, type InVal, type VariableScope } from './input.js';
+
+export interface Operation {
+  def: OperationDefinitionNode;
+  fragments: Map<string, FragmentDefinitionNode>;
+}
+
+/** Picks the operation to run (Hasura's rules and messages). */
+export function selectOperation(doc: DocumentNode, operationName: string | null | undefined): Operation {
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const anonymous = ops.filter((o) => !o.name);
+  let def: OperationDefinitionNode | undefined;
+  if (operationName) {
+    if (anonymous.length > 0 && ops.length === anonymous.length) {
+      throw validationError('operationName cannot be used when an anonymous operation exists in the document', '$');
+    }
+    def = ops.find((o) => o.name?.value === operationName);
+    if (!def) throw validationError(`no such operation found in the document: ${JSON.stringify(operationName)}`, '$');
+  } else {
+    if (ops.length !== 1) throw validationError('exactly one operation has to be present in the document when operationName is not specified', '$');
+    def = ops[0]!;
+  }
+  return { def, fragments };
+}
+
+function typeFromAst(schema: GraphQLSchema, node: TypeNode): GraphQLInputType | undefined {
+  switch (node.kind) {
+    case Kind.NON_NULL_TYPE: {
+      const inner = typeFromAst(schema, node.type);
+      return inner ? new GraphQLNonNull(inner) : undefined;
+    }
+    case Kind.LIST_TYPE: {
+      const inner = typeFromAst(schema, node.type);
+      return inner ? new GraphQLList(inner) : undefined;
+    }
+    case Kind.NAMED_TYPE: {
+      const t = schema.getType(node.name.value);
+      return t && isInputType(t) ? t : undefined;
+    }
+  }
+}
+
+function typeNodeName(node: TypeNode): string {
+  return node.kind === Kind.NAMED_TYPE ? node.name.value : typeNodeName(node.type);
+}
+
+export interface CoercedVariables {
+  values: Record<string, unknown>;
+  types: Map<string, GraphQLInputType>;
+}
+
+/** Checks the request's variables against the operation's definitions. */
+export function coerceVariables(schema: GraphQLSchema, op: OperationDefinitionNode, given: Record<string, unknown>): CoercedVariables {
+  const values: Record<string, unknown> = {};
+  const types = new Map<string, GraphQLInputType>();
+  for (const d of op.variableDefinitions ?? []) {
+    const name = d.variable.name.value;
+    const type = typeFromAst(schema, d.type);
+    if (!type) throw validationError(`variable ${JSON.stringify(name)} is declared as ${typeNodeName(d.type)}, but the type is not found in the schema`, '$.variableValues');
+    types.set(name, type);
+    let v = Object.prototype.hasOwnProperty.call(given, name) ? given[name] : undefined;
+    if (v === undefined && d.defaultValue) v = astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined });
+    if (v === undefined) {
+      if (type instanceof GraphQLNonNull) throw validationError(`expecting a value for non-nullable variable: ${JSON.stringify(name)}`, '$.variableValues');
+      continue;
+    }
+    coerceJson(v, type, `$.variableValues.${name}`);
+    values[name] = v;
+  }
+  return { values, types };
+}
+
+/** A field of a selection set after collection: every node answering one response key. */
+export interface CollectedField {
+  name: string;
+  alias: string;
+  /** the first node (arguments and directives are read from it) */
+  node: FieldNode;
+  /** `$.selectionSet.author` */
+  path: string;
+  /** the selection sets to collect for sub-fields, each with where it came from */
+  subSelections: Array<{ set: SelectionSetNode; path: string; fragStack: string[] }>;
+}
+
+export class DocumentContext implements VariableScope {
+  /** structural variables and the values the plan was built for */
+  readonly structural = new Map<string, unknown>();
+  constructor(
+    readonly schema: GraphQLSchema,
+    readonly fragments: Map<string, FragmentDefinitionNode>,
+    readonly values: Record<string, unknown>,
+    readonly types: Map<string, GraphQLInputType>,
+  ) {}
+
+  markStructural(name: string): void {
+    if (!this.structural.has(name)) this.structural.set(name, this.values[name]);
+  }
+
+  /** Collects the fields of selection sets on one parent type. */
+  collect(
+    sets: Array<{ set: SelectionSetNode; path: string; fragStack: string[] }>,
+    parent: GraphQLObjectType,
+  ): CollectedField[] {
+    const out = new Map<string, CollectedField>();
+    for (const s of sets) this.collectInto(out, s.set, `${s.path}.selectionSet`, s.fragStack, parent);
+    return [...out.values()];
+  }
+
+  private collectInto(out: Map<string, CollectedField>, set: SelectionSetNode, path: string, fragStack: string[], parent: GraphQLObjectType): void {
+    for (const sel of set.selections) {
+      if (!this.included(sel.directives ?? [], path)) continue;
+      switch (sel.kind) {
+        case Kind.FIELD: {
+          const alias = sel.alias?.value ?? sel.name.value;
+          const fpath = `${path}.${alias}`;
+          let f = out.get(alias);
+          if (!f) {
+            f = { name: sel.name.value, alias, node: sel, path: fpath, subSelections: [] };
+            out.set(alias, f);
+          } else if (f.name !== sel.name.value) {
+            throw validationError(`cannot merge different fields with the same alias: ${JSON.stringify(alias)}`, fpath);
+          }
+          if (sel.selectionSet) f.subSelections.push({ set: sel.selectionSet, path: fpath, fragStack });
+          break;
+        }
+        case Kind.INLINE_FRAGMENT: {
+          const on = sel.typeCondition?.name.value;
+          if (on && on !== parent.name) this.checkFragmentType(on, parent, path);
+          this.collectInto(out, sel.selectionSet, path, fragStack, parent);
+          break;
+        }
+        case Kind.FRAGMENT_SPREAD: {
+          const name = sel.name.value;
+          if (fragStack.includes(name)) {
+            throw validationError(`cannot spread fragment ${JSON.stringify(name)} within itself via ${[...fragStack].reverse().join(',')}`, path);
+          }
+          const frag = this.fragments.get(name);
+          if (!frag) throw validationError(`fragment ${JSON.stringify(name)} not found`, path);
+          const on = frag.typeCondition.name.value;
+          if (on !== parent.name) this.checkFragmentType(on, parent, path);
+          this.collectInto(out, frag.selectionSet, `${path}.${name}.selectionSet`, [...fragStack, name], parent);
+          break;
+        }
+      }
+    }
+  }
+
+  private checkFragmentType(on: string, parent: GraphQLObjectType, path: string): void {
+    const t = this.schema.getType(on);
+    if (!t) throw validationError(`no such type exists in the schema: ${JSON.stringify(on)}`, path);
+    throw validationError(`fragment is defined on ${JSON.stringify(on)} but used on ${JSON.stringify(parent.name)}`, path);
+  }
+
+  private included(directives: readonly import('graphql').DirectiveNode[], path: string): boolean {
+    let keep = true;
+    for (const d of directives) {
+      const name = d.name.value;
+      if (name !== 'skip' && name !== 'include') throw validationError(`unexpected directive: ${JSON.stringify(name)}`, path);
+      const arg = d.arguments?.find((a) => a.name.value === 'if');
+      if (!arg) throw validationError(`the required argument "if" is missing on directive ${JSON.stringify(name)}`, path);
+      const v = coerceLiteral(arg.value, new GraphQLNonNull(booleanType(this.schema)), `${path}.directives.${name}.if`, this);
+      let b = false;
+      if (v && v.kind === 'scalar') {
+        if (v.variable) this.markStructural(v.variable);
+        b = v.value === true;
+      }
+      if (name === 'skip' && b) keep = false;
+      if (name === 'include' && !b) keep = false;
+    }
+    return keep;
+  }
+
+  /** The arguments of a field, checked against its definition. */
+  args(f: CollectedField, def: GraphQLField<unknown, unknown>): Map<string, InVal> {
+    const out = new Map<string, InVal>();
+    const defs = new Map<string, GraphQLArgument>(def.args.map((a) => [a.name, a]));
+    for (const a of f.node.arguments ?? []) {
+      const name = a.name.value;
+      const ad = defs.get(name);
+      const apath = `${f.path}.args.${name}`;
+      if (!ad) throw validationError(`no such argument ${JSON.stringify(name)} is expected`, apath);
+      const v = coerceLiteral(a.value, ad.type, apath, this);
+      if (v !== undefined) out.set(name, v);
+    }
+    for (const ad of def.args) {
+      if (ad.type instanceof GraphQLNonNull && !out.has(ad.name)) {
+        throw validationError(`the required argument ${JSON.stringify(ad.name)} is missing`, `${f.path}.args`);
+      }
+    }
+    return out;
+  }
+
+  /** The value of a leaf at compile time (its variable, if any, becomes structural). */
+  valueOf(v: InVal | undefined): unknown {
+    if (!v || v.kind === 'null') return null;
+    if ((v.kind === 'scalar' || v.kind === 'enum') && v.variable) this.markStructural(v.variable);
+    if (v.kind === 'scalar' || v.kind === 'enum') return v.value;
+    if (v.kind === 'list') return v.items.map((i) => this.valueOf(i));
+    return Object.fromEntries(v.fields.map(([k, x]) => [k, this.valueOf(x)]));
+  }
+}
+
+function booleanType(schema: GraphQLSchema): GraphQLInputType {
+  return schema.getType('Boolean') as GraphQLInputType;
+}
+
+export function isObjectType(t: unknown): t is GraphQLObjectType {
+  return t instanceof GraphQLObjectType;
+}

@@ -1,0 +1,238 @@
+/**
+ * GraphQL input values (literals and variables) checked against the role's
+ * input types with Hasura's messages, into a small tree (`InVal`) that the
+ * schema's parsers turn into IR. A variable standing at a scalar or enum
+ * position stays a reference (it becomes a statement parameter); a variable
+ * anywhere else is used "structurally": its value shapes the plan, so the
+ * plan is cached per value of that variable.
+ */
+import {
+  GraphQLEnumType,
+  GraphQLInputObjectType,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLScalarType,
+  Kind,
+  type GraphQLInputType,
+  type ValueNode,
+} from 'graphql';
+import { SvcError } from '../errors.js';
+
+export type InVal =
+  | { kind: 'null' }
+  | { kind: 'scalar'; type: GraphQLScalarType; value: unknown; variable?: string }
+  | { kind: 'enum'; type: GraphQLEnumType; value: string; variable?: string }
+  | { kind: 'list'; items: InVal[] }
+  | { kind: 'object'; type: GraphQLInputObjectType; fields: Array<[string, InVal]> };
+
+export const validationError = (message: string, path: string) => new SvcError(400, 'validation-failed', message, path);
+
+export interface VariableScope {
+  /** coerced variable values */
+  values: Record<string, unknown>;
+  /** declared type of each variable */
+  types: Map<string, GraphQLInputType>;
+  /** a variable's value shapes the plan */
+  markStructural(name: string): void;
+}
+
+export function typeString(t: GraphQLInputType): string {
+  return String(t);
+}
+
+function namedOf(t: GraphQLInputType): GraphQLInputType {
+  let x = t;
+  while (x instanceof GraphQLNonNull || x instanceof GraphQLList) x = x.ofType as GraphQLInputType;
+  return x;
+}
+
+const nullable = (t: GraphQLInputType): GraphQLInputType => (t instanceof GraphQLNonNull ? (t.ofType as GraphQLInputType) : t);
+
+/** A literal (possibly holding variables) as a JSON value; nested variables are structural. */
+export function astToJson(node: ValueNode, scope: VariableScope): unknown {
+  switch (node.kind) {
+    case Kind.NULL:
+      return null;
+    case Kind.INT:
+      return Number(node.value);
+    case Kind.FLOAT:
+      return Number(node.value);
+    case Kind.STRING:
+      return node.value;
+    case Kind.BOOLEAN:
+      return node.value;
+    case Kind.ENUM:
+      return node.value;
+    case Kind.LIST:
+      return node.values.map((v) => astToJson(v, scope));
+    case Kind.OBJECT: {
+      const o: Record<string, unknown> = {};
+      for (const f of node.fields) o[f.name.value] = astToJson(f.value, scope);
+      return o;
+    }
+    case Kind.VARIABLE: {
+      const name = node.name.value;
+      if (!scope.types.has(name)) throw validationError(`unbound variable ${JSON.stringify(name)}`, '$');
+      scope.markStructural(name);
+      return scope.values[name] ?? null;
+    }
+  }
+}
+
+/**
+ * Checks a literal against a type. Returns undefined when `node` is absent.
+ */
+export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputType, path: string, scope: VariableScope): InVal | undefined {
+  if (node === undefined) return undefined;
+  if (node.kind === Kind.VARIABLE) return coerceVariableUse(node.name.value, type, path, scope);
+  if (node.kind === Kind.NULL) {
+    if (type instanceof GraphQLNonNull) throw validationError(`null value found for non-nullable type: ${typeString(type)}`, path);
+    return { kind: 'null' };
+  }
+  const t = nullable(type);
+  if (t instanceof GraphQLList) {
+    const inner = t.ofType as GraphQLInputType;
+    if (node.kind === Kind.LIST) {
+      return { kind: 'list', items: node.values.map((v, i) => coerceLiteral(v, inner, `${path}[${i}]`, scope)!) };
+    }
+    return { kind: 'list', items: [coerceLiteral(node, inner, path, scope)!] };
+  }
+  if (t instanceof GraphQLInputObjectType) {
+    if (node.kind !== Kind.OBJECT) throw validationError(`expecting an object for type ${JSON.stringify(t.name)}`, path);
+    const defs = t.getFields();
+    const fields: Array<[string, InVal]> = [];
+    for (const f of node.fields) {
+      const name = f.name.value;
+      const def = defs[name];
+      if (!def) throw validationError(`field ${JSON.stringify(name)} not found in type: '${t.name}'`, `${path}.${name}`);
+      fields.push([name, coerceLiteral(f.value, def.type, `${path}.${name}`, scope)!]);
+    }
+    checkRequired(t, fields, path);
+    return { kind: 'object', type: t, fields };
+  }
+  if (t instanceof GraphQLEnumType) {
+    if (node.kind !== Kind.ENUM) throw validationError('expecting an enum', path);
+    if (!t.getValue(node.value)) throw validationError(`unexpected value ${JSON.stringify(node.value)} for enum: '${t.name}'`, path);
+    return { kind: 'enum', type: t, value: node.value };
+  }
+  const s = t as GraphQLScalarType;
+  const value = astToJson(node, scope);
+  checkScalar(s.name, value, path);
+  return { kind: 'scalar', type: s, value };
+}
+
+function checkRequired(t: GraphQLInputObjectType, fields: Array<[string, InVal]>, path: string): void {
+  for (const def of Object.values(t.getFields())) {
+    if (def.type instanceof GraphQLNonNull && def.defaultValue === undefined && !fields.some(([n]) => n === def.name)) {
+      throw validationError(`missing required field ${JSON.stringify(def.name)}`, path);
+    }
+  }
+}
+
+function coerceVariableUse(name: string, type: GraphQLInputType, path: string, scope: VariableScope): InVal | undefined {
+  const declared = scope.types.get(name);
+  if (!declared) throw validationError(`unbound variable ${JSON.stringify(name)}`, path);
+  const value = scope.values[name];
+  const t = nullable(type);
+  const sameLeaf =
+    (t instanceof GraphQLScalarType || t instanceof GraphQLEnumType) &&
+    namedOf(declared) === t &&
+    !(declared instanceof GraphQLList || (declared instanceof GraphQLNonNull && declared.ofType instanceof GraphQLList)) &&
+    (!(type instanceof GraphQLNonNull) || declared instanceof GraphQLNonNull);
+  if (sameLeaf) {
+    if (value === undefined) return undefined;
+    if (value === null) return { kind: 'null' };
+    if (t instanceof GraphQLEnumType) return { kind: 'enum', type: t, value: value as string, variable: name };
+    return { kind: 'scalar', type: t as GraphQLScalarType, value, variable: name };
+  }
+  scope.markStructural(name);
+  if (value === undefined) return undefined;
+  return coerceJson(value, type, path);
+}
+
+/** Checks a JSON value (a variable's) against a type. */
+export function coerceJson(value: unknown, type: GraphQLInputType, path: string): InVal {
+  if (value === null || value === undefined) {
+    if (type instanceof GraphQLNonNull) throw validationError(`null value found for non-nullable type: ${typeString(type)}`, path);
+    return { kind: 'null' };
+  }
+  const t = nullable(type);
+  if (t instanceof GraphQLList) {
+    const inner = t.ofType as GraphQLInputType;
+    if (Array.isArray(value)) return { kind: 'list', items: value.map((v, i) => coerceJson(v, inner, `${path}[${i}]`)) };
+    return { kind: 'list', items: [coerceJson(value, inner, path)] };
+  }
+  if (t instanceof GraphQLInputObjectType) {
+    if (typeof value !== 'object' || Array.isArray(value)) throw validationError(`expecting an object for type ${JSON.stringify(t.name)}`, path);
+    const defs = t.getFields();
+    const fields: Array<[string, InVal]> = [];
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const def = defs[k];
+      if (!def) throw validationError(`field ${JSON.stringify(k)} not found in type: '${t.name}'`, `${path}.${k}`);
+      fields.push([k, coerceJson(v, def.type, `${path}.${k}`)]);
+    }
+    checkRequired(t, fields, path);
+    return { kind: 'object', type: t, fields };
+  }
+  if (t instanceof GraphQLEnumType) {
+    if (typeof value !== 'string') throw validationError(`expecting a string for enum: '${t.name}'`, path);
+    if (!t.getValue(value)) throw validationError(`unexpected value ${JSON.stringify(value)} for enum: '${t.name}'`, path);
+    return { kind: 'enum', type: t, value };
+  }
+  const s = t as GraphQLScalarType;
+  checkScalar(s.name, value, path);
+  return { kind: 'scalar', type: s, value };
+}
+
+const INT_NAMES: Record<string, string> = { Int: 'Int32', smallint: 'Int16', bigint: 'Int64' };
+const FLOAT_NAMES: Record<string, string> = { Float: 'Float', float8: 'Double', numeric: 'Scientific', money: 'Scientific' };
+const TEXT_NAMES = new Set(['String', 'citext', 'bpchar', 'ID']);
+const ANY_JSON = new Set(['json', 'jsonb']);
+const GEO = new Set(['geometry', 'geography']);
+
+function jsonKind(v: unknown): string {
+  if (v === null) return 'Null';
+  if (Array.isArray(v)) return 'Array';
+  switch (typeof v) {
+    case 'string':
+      return 'String';
+    case 'number':
+      return 'Number';
+    case 'boolean':
+      return 'Boolean';
+    default:
+      return 'Object';
+  }
+}
+
+/**
+ * Scalar values follow Hasura: a string is accepted for every type (the
+ * database casts it); other JSON values must fit the type.
+ */
+export function checkScalar(name: string, value: unknown, path: string): void {
+  if (value === null || ANY_JSON.has(name)) return;
+  const kind = jsonKind(value);
+  const fail = (expected: string) => {
+    throw validationError(`expected ${expected}, encountered ${kind}`, path);
+  };
+  if (name === 'Boolean') {
+    if (kind !== 'Boolean') fail('Bool');
+    return;
+  }
+  if (kind === 'String') return;
+  if (INT_NAMES[name]) {
+    if (kind !== 'Number' || !Number.isInteger(value)) fail(INT_NAMES[name]!);
+    return;
+  }
+  if (FLOAT_NAMES[name]) {
+    if (kind !== 'Number') fail(FLOAT_NAMES[name]!);
+    return;
+  }
+  if (GEO.has(name)) {
+    if (kind !== 'Object') fail('Object');
+    return;
+  }
+  if (TEXT_NAMES.has(name)) fail('Text');
+  // other database types are given as strings (the database parses them)
+  if (kind === 'Object' || kind === 'Array') fail('Text');
+}

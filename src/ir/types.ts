@@ -1,0 +1,161 @@
+/**
+ * The typed IR of reads: what to select from where, with the role's
+ * permission already folded in. Built by the role's schema parsers (GraphQL)
+ * or by the /v1/query DML parsers; compiled to SQL by `sql/select.ts`.
+ * Values are references (literal, GraphQL variable, session variable), never
+ * inlined text.
+ */
+import type { ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../schema/model.js';
+import type { PgType } from '../sql/pgtypes.js';
+
+export type ValueRef =
+  /** a JSON value written in the query (or a variable used structurally) */
+  | { kind: 'literal'; value: unknown }
+  /** a GraphQL variable (or a part of one) bound per request */
+  | { kind: 'variable'; name: string; path: (string | number)[] }
+  /** an `x-svc-*` session variable (lower-cased) */
+  | { kind: 'session'; name: string };
+
+/** A value and the type it is cast to. `array`: the value is an array of `type`. */
+export interface TypedValue {
+  ref: ValueRef;
+  type: PgType;
+  array?: boolean;
+}
+
+export type CompareOp =
+  | 'eq' | 'neq' | 'gt' | 'lt' | 'gte' | 'lte'
+  | 'like' | 'nlike' | 'ilike' | 'nilike' | 'similar' | 'nsimilar'
+  | 'contains' | 'contained_in' | 'has_key'
+  | 'st_contains' | 'st_crosses' | 'st_equals' | 'st_intersects' | 'st_overlaps' | 'st_touches' | 'st_within'
+  | 'st_intersects_rast';
+
+export type ColumnOp =
+  | { op: CompareOp; value: TypedValue }
+  /** `_in`/`_nin`/`_has_keys_*` with a list of values, or one array value (session variable) */
+  | { op: 'in' | 'nin' | 'has_keys_any' | 'has_keys_all'; values: TypedValue[] | TypedValue }
+  | { op: 'is_null'; value: boolean }
+  | { op: 'ceq' | 'cneq' | 'cgt' | 'clt' | 'cgte' | 'clte'; column: ColumnModel }
+  | { op: 'st_d_within'; distance: TypedValue; from: TypedValue; useSpheroid?: TypedValue }
+  | { op: 'st_intersects_nband_geom'; nband: TypedValue; geommin: TypedValue }
+  | { op: 'st_intersects_geom_nband'; geommin: TypedValue; nband?: TypedValue }
+  | { op: 'cast'; to: PgType; ops: ColumnOp[] };
+
+/** What a column operator compares: a column, or a scalar computed field of the row. */
+export type ColumnTarget =
+  | { kind: 'column'; column: ColumnModel }
+  | { kind: 'computed'; field: ComputedFieldModel; type: PgType };
+
+export type BoolExp =
+  | { kind: 'true' }
+  | { kind: 'and'; items: BoolExp[] }
+  | { kind: 'or'; items: BoolExp[] }
+  | { kind: 'not'; item: BoolExp }
+  | { kind: 'column'; target: ColumnTarget; ops: ColumnOp[]; nullSafeEq?: boolean }
+  /** a condition on the rows a relationship leads to; `filter` is the target's permission filter */
+  | { kind: 'relationship'; rel: RelationshipModel; target: TableModel; exp: BoolExp; filter: BoolExp | null }
+  | { kind: 'exists'; table: TableModel; exp: BoolExp };
+
+export const TRUE: BoolExp = { kind: 'true' };
+
+export function andExp(...items: Array<BoolExp | null | undefined>): BoolExp {
+  const xs = items.filter((x): x is BoolExp => !!x && x.kind !== 'true');
+  if (xs.length === 0) return TRUE;
+  if (xs.length === 1) return xs[0]!;
+  return { kind: 'and', items: xs };
+}
+
+export type OrderDir = 'asc' | 'desc';
+export type NullsOrder = 'first' | 'last';
+
+export type AggregateOp = 'sum' | 'avg' | 'stddev' | 'stddev_samp' | 'stddev_pop' | 'variance' | 'var_samp' | 'var_pop' | 'max' | 'min';
+
+export type OrderByTarget =
+  | { kind: 'column'; column: ColumnModel }
+  | { kind: 'object'; rel: RelationshipModel; target: TableModel; filter: BoolExp | null; next: OrderByTarget }
+  | { kind: 'aggregate'; rel: RelationshipModel; target: TableModel; filter: BoolExp | null; agg: { kind: 'count' } | { kind: 'op'; op: AggregateOp; column: ColumnModel } };
+
+export interface OrderByItem {
+  target: OrderByTarget;
+  dir: OrderDir;
+  nulls: NullsOrder;
+}
+
+/** Limit/offset: a number known at compile time. */
+export interface SelectArgs {
+  where: BoolExp | null;
+  orderBy: OrderByItem[];
+  distinctOn: ColumnModel[] | null;
+  limit: number | null;
+  offset: number | null;
+}
+
+export const NO_ARGS: SelectArgs = { where: null, orderBy: [], distinctOn: null, limit: null, offset: null };
+
+/** An argument of a function call. */
+export type FunctionArg =
+  | { kind: 'value'; value: TypedValue }
+  /** the row of the enclosing table (computed fields) */
+  | { kind: 'row' }
+  /** the session JSON */
+  | { kind: 'session'; type: PgType }
+  /** omitted: the function's default applies (only trailing arguments) */
+  | { kind: 'default' };
+
+export type SelectSource =
+  | { kind: 'table'; table: TableModel }
+  | { kind: 'function'; schema: string; name: string; args: FunctionArg[]; table: TableModel };
+
+/** How a nested select is tied to its parent row. */
+export type Correlation =
+  | { kind: 'relationship'; rel: RelationshipModel }
+  /** the source is a function of the parent row (computed field) */
+  | { kind: 'row' };
+
+export interface SelectBase {
+  source: SelectSource;
+  /** the role's select filter on the source table (null: unrestricted) */
+  filter: BoolExp | null;
+  /** the role's row limit */
+  permLimit: number | null;
+  args: SelectArgs;
+}
+
+export interface Select extends SelectBase {
+  fields: Field[];
+}
+
+export interface AggregateSelect extends SelectBase {
+  fields: AggregateField[];
+}
+
+export interface JsonPathStep {
+  key: string | number;
+}
+
+export type Field =
+  | { alias: string; kind: 'column'; column: ColumnModel; jsonPath?: (string | number)[] }
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'object'; rel: RelationshipModel; select: Select }
+  | { alias: string; kind: 'array'; rel: RelationshipModel; select: Select }
+  | { alias: string; kind: 'array_aggregate'; rel: RelationshipModel; select: AggregateSelect }
+  | { alias: string; kind: 'computed_scalar'; field: ComputedFieldModel; args: FunctionArg[]; type: PgType; jsonPath?: (string | number)[] }
+  | { alias: string; kind: 'computed_table'; field: ComputedFieldModel; select: Select };
+
+export type AggregateField =
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'aggregate'; fields: AggregateOpField[] }
+  | { alias: string; kind: 'nodes'; fields: Field[] };
+
+export type AggregateOpField =
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'count'; columns: ColumnModel[] | null; distinct: boolean }
+  | { alias: string; kind: 'op'; op: AggregateOp; fields: Array<{ alias: string; kind: 'column'; column: ColumnModel } | { alias: string; kind: 'typename'; name: string }> };
+
+/** One root field of an operation, ready to compile. */
+export type RootField =
+  | { alias: string; kind: 'select'; select: Select }
+  | { alias: string; kind: 'select_one'; select: Select }
+  | { alias: string; kind: 'aggregate'; select: AggregateSelect }
+  /** a value computed without the database (`__typename`, introspection) */
+  | { alias: string; kind: 'const'; json: string };

@@ -1,0 +1,191 @@
+/**
+ * Boolean expressions in metadata syntax (permission filters/checks, and the
+ * `where` of /v1/query DML) → IR. In permissions a string `x-svc-*` value is
+ * a session variable (referenced, never inlined); in DML `where` it is a
+ * plain string. Operators may be written `_op` or `$op`.
+ */
+import { SvcError, err400 } from '../errors.js';
+import type { BoolExp, ColumnOp, ColumnTarget, CompareOp, TypedValue, ValueRef } from '../ir/types.js';
+import type { QualifiedTable } from '../metadata/types.js';
+import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import { pgType, type PgType } from '../sql/pgtypes.js';
+import { isSessionVariable, normalizeTableName, operatorName } from './boolexp.js';
+
+export interface FilterOptions {
+  /** treat `x-svc-*` strings as session variables (permissions) */
+  sessionVariables: boolean;
+  /** for relationship conditions: the permission filter of the target table (GraphQL/DML where of a role) */
+  targetFilter?: (t: TableModel) => BoolExp | null;
+  /** null-safe `_eq` (permissions compare with IS NULL for a null literal) */
+  nullSafeEq?: boolean;
+}
+
+const COMPARE: Record<string, CompareOp> = {
+  eq: 'eq', ne: 'neq', neq: 'neq', gt: 'gt', lt: 'lt', gte: 'gte', lte: 'lte',
+  like: 'like', nlike: 'nlike', ilike: 'ilike', nilike: 'nilike', similar: 'similar', nsimilar: 'nsimilar',
+  contains: 'contains', contained_in: 'contained_in', has_key: 'has_key',
+  st_contains: 'st_contains', st_crosses: 'st_crosses', st_equals: 'st_equals', st_intersects: 'st_intersects',
+  st_overlaps: 'st_overlaps', st_touches: 'st_touches', st_within: 'st_within', st_intersects_rast: 'st_intersects_rast',
+};
+const COLUMN_COMPARE: Record<string, 'ceq' | 'cneq' | 'cgt' | 'clt' | 'cgte' | 'clte'> = {
+  ceq: 'ceq', cne: 'cneq', cneq: 'cneq', cgt: 'cgt', clt: 'clt', cgte: 'cgte', clte: 'clte',
+};
+
+/** A JSON path segment as Hasura prints it: `.key`, or `['$key']` for other keys. */
+export function pathKey(k: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `.${k}` : `['${k}']`;
+}
+
+export const columnType = (c: ColumnModel): PgType => ({ name: c.type, schema: c.typeSchema });
+const TEXT = pgType('text');
+
+export function lookupTable(cache: SchemaCache, t: QualifiedTable): TableModel | undefined {
+  return cache.tables.get(`${t.schema}.${t.name}`);
+}
+
+export class FilterBuilder {
+  constructor(
+    private readonly cache: SchemaCache,
+    private readonly opts: FilterOptions,
+  ) {}
+
+  build(exp: unknown, table: TableModel, path = '$'): BoolExp {
+    if (exp === null || exp === undefined) return { kind: 'true' };
+    if (typeof exp !== 'object' || Array.isArray(exp)) throw err400('parse-failed', 'expecting an object for boolean expression', path);
+    const items: BoolExp[] = [];
+    for (const [k, v] of Object.entries(exp as Record<string, unknown>)) {
+      const p = path + pathKey(k);
+      if (k === '_and' || k === '$and' || k === '_or' || k === '$or') {
+        if (!Array.isArray(v)) throw err400('parse-failed', `expecting an array for ${k}`, p);
+        const sub = v.map((e, i) => this.build(e, table, `${p}[${i}]`));
+        items.push(k.endsWith('and') ? { kind: 'and', items: sub } : { kind: 'or', items: sub });
+      } else if (k === '_not' || k === '$not') {
+        items.push({ kind: 'not', item: this.build(v, table, p) });
+      } else if (k === '_exists' || k === '$exists') {
+        const ex = v as { _table?: unknown; _where?: unknown };
+        const t = lookupTable(this.cache, normalizeTableName(ex?._table));
+        if (!t) throw err400('not-exists', `table ${JSON.stringify(ex?._table)} does not exist`, p);
+        items.push({ kind: 'exists', table: t, exp: this.build(ex._where ?? {}, t, `${p}._where`) });
+      } else if (table.columnsByName.has(k)) {
+        const c = table.columnsByName.get(k)!;
+        items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p), nullSafeEq: this.opts.nullSafeEq });
+      } else if (table.relationships.has(k)) {
+        const rel = table.relationships.get(k)!;
+        const target = lookupTable(this.cache, rel.remoteTable);
+        if (!target) throw err400('not-exists', `table ${JSON.stringify(rel.remoteTable.name)} does not exist`, p);
+        items.push({ kind: 'relationship', rel, target, exp: this.build(v, target, p), filter: this.opts.targetFilter?.(target) ?? null });
+      } else if (table.computedFields.has(k)) {
+        const cf = table.computedFields.get(k)!;
+        if (cf.returns.kind !== 'scalar') throw err400('unexpected-payload', `computed field ${JSON.stringify(k)} does not return a scalar`, p);
+        const t = pgType(cf.returns.type, cf.returns.typeSchema);
+        const target: ColumnTarget = { kind: 'computed', field: cf, type: t };
+        items.push({ kind: 'column', target, ops: this.columnOps(v, target, t, table, p), nullSafeEq: this.opts.nullSafeEq });
+      } else {
+        throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, p);
+      }
+    }
+    if (items.length === 1) return items[0]!;
+    return { kind: 'and', items };
+  }
+
+  private value(v: unknown, type: PgType, array = false): TypedValue {
+    return { ref: this.ref(v), type, array };
+  }
+
+  private ref(v: unknown): ValueRef {
+    if (this.opts.sessionVariables && isSessionVariable(v)) return { kind: 'session', name: v.toLowerCase() };
+    return { kind: 'literal', value: v };
+  }
+
+  columnOps(v: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string): ColumnOp[] {
+    const isJson = type.name === 'json' || type.name === 'jsonb';
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return [{ op: 'eq', value: this.value(v, type) }];
+    const entries = Object.entries(v as Record<string, unknown>);
+    if (isJson && entries.some(([k]) => !operatorName(k))) return [{ op: 'eq', value: this.value(v, type) }];
+    const ops: ColumnOp[] = [];
+    for (const [k, arg] of entries) {
+      const op = operatorName(k);
+      const p = path + pathKey(k);
+      if (!op) throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(k)}`, p);
+      ops.push(this.columnOp(op, arg, target, type, table, p));
+    }
+    return ops;
+  }
+
+  private columnOp(op: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string): ColumnOp {
+    if (COMPARE[op]) {
+      const o = COMPARE[op]!;
+      let t = type;
+      if (['like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'has_key'].includes(o)) t = o === 'has_key' ? TEXT : type;
+      if (o === 'contains' || o === 'contained_in') t = pgType('jsonb');
+      if (o === 'st_intersects_rast') t = pgType('raster', type.schema);
+      return { op: o, value: this.value(arg, t) };
+    }
+    if (COLUMN_COMPARE[op]) {
+      if (typeof arg !== 'string') throw err400('unexpected-payload', 'expecting a string for column operator', path);
+      const other = table.columnsByName.get(arg);
+      if (!other) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`, path);
+      return { op: COLUMN_COMPARE[op]!, column: other };
+    }
+    switch (op) {
+      case 'in':
+      case 'nin':
+        if (Array.isArray(arg)) return { op, values: arg.map((x) => this.value(x, type)) };
+        return { op, values: this.value(arg, type, true) };
+      case 'has_keys_any':
+      case 'has_keys_all':
+        if (Array.isArray(arg)) return { op, values: arg.map((x) => this.value(x, TEXT)) };
+        return { op, values: this.value(arg, TEXT, true) };
+      case 'is_null':
+        if (typeof arg !== 'boolean') throw err400('parse-failed', 'expected Bool', path);
+        return { op: 'is_null', value: arg };
+      case 'st_d_within': {
+        const a = (arg ?? {}) as Record<string, unknown>;
+        const geog = type.name === 'geography';
+        if (!('distance' in a) || !('from' in a)) throw err400('parse-failed', 'expecting "distance" and "from"', path);
+        return {
+          op: 'st_d_within',
+          distance: this.value(a.distance, pgType('float8')),
+          from: this.value(a.from, type),
+          useSpheroid: geog && 'use_spheroid' in a ? this.value(a.use_spheroid, pgType('bool')) : undefined,
+        };
+      }
+      case 'st_intersects_nband_geom': {
+        const a = (arg ?? {}) as Record<string, unknown>;
+        return { op, nband: this.value(a.nband, pgType('int4')), geommin: this.value(a.geommin, pgType('geometry', type.schema)) };
+      }
+      case 'st_intersects_geom_nband': {
+        const a = (arg ?? {}) as Record<string, unknown>;
+        return {
+          op,
+          geommin: this.value(a.geommin, pgType('geometry', type.schema)),
+          nband: a.nband === undefined || a.nband === null ? undefined : this.value(a.nband, pgType('int4')),
+        };
+      }
+      case 'cast': {
+        if (!arg || typeof arg !== 'object') throw err400('parse-failed', 'expecting an object for $cast', path);
+        const casts: ColumnOp[] = [];
+        for (const [tname, sub] of Object.entries(arg as Record<string, unknown>)) {
+          const allowed = (type.name === 'geometry' && tname === 'geography') || (type.name === 'geography' && tname === 'geometry');
+          if (!allowed) {
+            throw err400('unexpected-payload', `cannot cast column of type ${JSON.stringify(type.name)} to type ${JSON.stringify(tname)}`, path);
+          }
+          const to = pgType(tname, type.schema);
+          casts.push({ op: 'cast', to, ops: this.columnOps(sub, target, to, table, path + pathKey(tname)) });
+        }
+        return casts.length === 1 ? casts[0]! : { op: 'cast', to: type, ops: casts };
+      }
+    }
+    throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(op)}`, path);
+  }
+}
+
+/** The IR filter of a role's permission on a table (raw metadata filter). */
+export function permissionFilter(cache: SchemaCache, table: TableModel, filter: unknown): BoolExp {
+  try {
+    return new FilterBuilder(cache, { sessionVariables: true, nullSafeEq: true }).build(filter, table);
+  } catch (e) {
+    if (e instanceof SvcError) throw new SvcError(500, 'unexpected', `invalid permission filter on ${table.key}: ${e.message}`, '$');
+    throw e;
+  }
+}

@@ -1,0 +1,526 @@
+/**
+ * The per-role type registry and the input types of reads: scalars, enum
+ * tables, `<T>_comparison_exp`, `<table>_bool_exp`, `<table>_order_by`,
+ * `<table>_select_column`. Every type that needs interpreting carries its
+ * parser in `extensions.svc`, so the IR is built from the schema itself.
+ */
+import {
+  GraphQLBoolean,
+  GraphQLEnumType,
+  GraphQLFloat,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLScalarType,
+  GraphQLString,
+  type GraphQLInputFieldConfig,
+  type GraphQLInputType,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+} from 'graphql';
+import type { DocumentContext } from '../../ir/document.js';
+import { validationError, type InVal } from '../../ir/input.js';
+import type { AggregateOp, BoolExp, ColumnOp, CompareOp, OrderByItem, OrderByTarget, TypedValue, ValueRef } from '../../ir/types.js';
+import { columnType } from '../../permissions/filter.js';
+import type { RoleViews, TableView } from '../../permissions/view.js';
+import { pgType, type PgType } from '../../sql/pgtypes.js';
+import type { ColumnModel, SchemaCache, TableModel } from '../model.js';
+import {
+  COMPARABLE_AGG_OPS,
+  NUMERIC_AGG_OPS,
+  ORDER_BY_VALUES,
+  gqlScalarName,
+  isComparableType,
+  isGraphQLName,
+  isNumericType,
+  isStringType,
+  qualifiedGqlName,
+  quotedTable,
+  sortedEntries,
+} from './names.js';
+
+export type BoolExpParser = (ctx: DocumentContext, v: InVal, path: string) => BoolExp;
+export type CompareParser = (ctx: DocumentContext, v: InVal, type: PgType, path: string) => ColumnOp[];
+export type OrderByParser = (ctx: DocumentContext, v: InVal, path: string) => OrderByItem[];
+
+export function svcExt<T>(x: { extensions?: unknown } | undefined): T {
+  return (x?.extensions as { svc?: T } | undefined)?.svc as T;
+}
+
+const BUILTIN: Record<string, GraphQLScalarType> = { Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean };
+
+/** The GraphQL type of a column: a scalar, or the enum of the enum table it references. */
+export interface ColumnGqlType {
+  type: GraphQLScalarType | GraphQLEnumType;
+  /** comparison expression type name prefix */
+  name: string;
+  enumRef: boolean;
+}
+
+export class RoleSchemaBuilder {
+  readonly types = new Map<string, GraphQLNamedType>();
+
+  constructor(
+    readonly cache: SchemaCache,
+    readonly views: RoleViews,
+    readonly opts: { stringifyNumerics: boolean },
+  ) {}
+
+  get role(): string {
+    return this.views.role;
+  }
+
+  register<T extends GraphQLNamedType>(name: string, make: () => T): T {
+    const t = this.types.get(name);
+    if (t) return t as T;
+    const made = make();
+    this.types.set(name, made);
+    return made;
+  }
+
+  tableName(t: TableModel): string {
+    return qualifiedGqlName(t.name);
+  }
+
+  scalar(name: string): GraphQLScalarType {
+    if (BUILTIN[name]) {
+      this.types.set(name, BUILTIN[name]!);
+      return BUILTIN[name]!;
+    }
+    return this.register(name, () => new GraphQLScalarType({ name }));
+  }
+
+  /** The scalar of a PostgreSQL type, or undefined when its name is not a GraphQL name. */
+  pgScalar(typname: string): GraphQLScalarType | undefined {
+    const n = gqlScalarName(typname);
+    return isGraphQLName(n) ? this.scalar(n) : undefined;
+  }
+
+  /** Enum table referenced by a single-column foreign key of `column`. */
+  enumTableOf(table: TableModel, column: ColumnModel): TableModel | undefined {
+    for (const fk of table.info.foreignKeys) {
+      if (fk.columns.length !== 1 || fk.columns[0] !== column.name) continue;
+      const ref = this.cache.tables.get(`${fk.refTable.schema}.${fk.refTable.name}`);
+      if (ref?.isEnum) return ref;
+    }
+    return undefined;
+  }
+
+  columnGqlType(table: TableModel, column: ColumnModel): ColumnGqlType | undefined {
+    const et = this.enumTableOf(table, column);
+    if (et) {
+      const e = this.enumType(et);
+      return { type: e, name: e.name, enumRef: true };
+    }
+    const s = this.pgScalar(column.type);
+    return s ? { type: s, name: s.name, enumRef: false } : undefined;
+  }
+
+  enumType(t: TableModel): GraphQLEnumType {
+    const name = `${this.tableName(t)}_enum`;
+    return this.register(name, () => {
+      const values: Record<string, { description?: string }> = {};
+      for (const v of [...(t.enumValues ?? [])].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))) {
+        if (isGraphQLName(v.value)) values[v.value] = { description: v.comment ?? undefined };
+      }
+      return new GraphQLEnumType({ name, description: t.info.description ?? undefined, values });
+    });
+  }
+
+  /** Visible columns whose names and types can be expressed in GraphQL. */
+  columns(v: TableView): Array<{ column: ColumnModel; gql: ColumnGqlType }> {
+    const out: Array<{ column: ColumnModel; gql: ColumnGqlType }> = [];
+    for (const c of v.columns) {
+      if (!isGraphQLName(c.gqlName)) continue;
+      const gql = this.columnGqlType(v.table, c);
+      if (gql) out.push({ column: c, gql });
+    }
+    return out;
+  }
+
+  columnOutputType(v: TableView, c: { column: ColumnModel; gql: ColumnGqlType }): GraphQLOutputType {
+    return c.column.nullable ? c.gql.type : new GraphQLNonNull(c.gql.type);
+  }
+
+  // ---- order_by -------------------------------------------------------------
+
+  orderByEnum(): GraphQLEnumType {
+    return this.register('order_by', () => {
+      const values: Record<string, { description: string; value: string }> = {};
+      for (const [name, desc] of ORDER_BY_VALUES) values[name] = { description: desc, value: name };
+      return new GraphQLEnumType({ name: 'order_by', description: 'column ordering options', values: sortedEntries(values) });
+    });
+  }
+
+  // ---- comparison expressions -------------------------------------------------
+
+  comparisonExp(c: ColumnGqlType, pg: PgType): GraphQLInputObjectType {
+    const name = `${c.name}_comparison_exp`;
+    return this.register(name, () => {
+      const self = c.type;
+      const fields: Record<string, GraphQLInputFieldConfig> = {};
+      const plain = (n: string, type: GraphQLInputType, description?: string) => {
+        fields[n] = { type, description };
+      };
+      const t = pg.name;
+      plain('_eq', self);
+      plain('_neq', self);
+      plain('_in', new GraphQLList(new GraphQLNonNull(self)));
+      plain('_nin', new GraphQLList(new GraphQLNonNull(self)));
+      plain('_is_null', GraphQLBoolean);
+      if (!c.enumRef && t !== 'raster') {
+        for (const op of ['_gt', '_lt', '_gte', '_lte']) plain(op, self);
+      }
+      if (!c.enumRef && isStringType(t)) {
+        for (const op of ['_like', '_nlike', '_ilike', '_nilike', '_similar', '_nsimilar']) plain(op, GraphQLString);
+      }
+      if (!c.enumRef && t === 'jsonb') {
+        const jsonb = this.scalar('jsonb');
+        plain('_contains', jsonb, 'does the column contain the given json value at the top level');
+        plain('_contained_in', jsonb, 'is the column contained in the given json value');
+        plain('_has_key', GraphQLString, 'does the string exist as a top-level key in the column');
+        plain('_has_keys_any', new GraphQLList(new GraphQLNonNull(GraphQLString)), 'do any of these strings exist as top-level keys in the column');
+        plain('_has_keys_all', new GraphQLList(new GraphQLNonNull(GraphQLString)), 'do all of these strings exist as top-level keys in the column');
+      }
+      if (!c.enumRef && t === 'geometry') {
+        plain('_st_d_within', this.stDWithinInput(false), 'is the column within a distance from a geometry value');
+        plain('_st_contains', self, 'does the column contain the given geometry value');
+        plain('_st_crosses', self, 'does the column crosses the given geometry value');
+        plain('_st_equals', self, 'is the column equal to given geometry value. Directionality is ignored');
+        plain('_st_overlaps', self, "does the column 'spatially overlap' (intersect but not completely contain) the given geometry value");
+        plain('_st_touches', self, 'does the column have atleast one point in common with the given geometry value');
+        plain('_st_within', self, 'is the column contained in the given geometry value');
+        plain('_st_intersects', self, 'does the column spatially intersect the given geometry value');
+        plain('_cast', this.castExp('geometry', 'geography', pg));
+      }
+      if (!c.enumRef && t === 'geography') {
+        plain('_st_d_within', this.stDWithinInput(true), 'is the column within a distance from a geography value');
+        plain('_st_intersects', self, 'does the column spatially intersect the given geography value');
+        plain('_cast', this.castExp('geography', 'geometry', pg));
+      }
+      if (!c.enumRef && t === 'raster') {
+        const msg = 'evaluates the following boolean Postgres function; ';
+        plain('_st_intersects_rast', self, `${msg}ST_Intersects(raster <raster-col>, raster <raster-input>)`);
+        plain('_st_intersects_nband_geom', this.nbandInput('st_intersects_nband_geom_input', true), `${msg}ST_Intersects(raster <raster-col>, integer nband, geometry geommin)`);
+        plain('_st_intersects_geom_nband', this.nbandInput('st_intersects_geom_nband_input', false), `${msg}ST_Intersects(raster <raster-col> , geometry geommin, integer nband)`);
+      }
+      const parser: CompareParser = (ctx, v, type, path) => this.parseComparison(ctx, v, type, path);
+      return new GraphQLInputObjectType({
+        name,
+        description: `expression to compare columns of type ${c.name}. All fields are combined with logical 'AND'.`,
+        fields: sortedEntries(fields),
+        extensions: { svc: parser },
+      });
+    });
+  }
+
+  private stDWithinInput(geography: boolean): GraphQLInputObjectType {
+    const name = geography ? 'st_d_within_geography_input' : 'st_d_within_input';
+    return this.register(name, () => {
+      const fields: Record<string, GraphQLInputFieldConfig> = {
+        distance: { type: new GraphQLNonNull(GraphQLFloat) },
+        from: { type: new GraphQLNonNull(this.scalar(geography ? 'geography' : 'geometry')) },
+      };
+      if (geography) fields.use_spheroid = { type: GraphQLBoolean, defaultValue: true };
+      return new GraphQLInputObjectType({ name, fields: sortedEntries(fields) });
+    });
+  }
+
+  private nbandInput(name: string, nbandRequired: boolean): GraphQLInputObjectType {
+    return this.register(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        fields: {
+          geommin: { type: new GraphQLNonNull(this.scalar('geometry')) },
+          nband: { type: nbandRequired ? new GraphQLNonNull(GraphQLInt) : GraphQLInt },
+        },
+      }),
+    );
+  }
+
+  private castExp(from: string, to: string, pg: PgType): GraphQLInputObjectType {
+    const name = `${from}_cast_exp`;
+    return this.register(name, () => {
+      const target = { type: this.scalar(to), name: to, enumRef: false };
+      return new GraphQLInputObjectType({
+        name,
+        description: `Expression to compare the result of casting a column of type ${from}. Typically only used in filters.`,
+        fields: () => ({ [to]: { type: this.comparisonExp(target, pgType(to, pg.schema)) } }),
+      });
+    });
+  }
+
+  /** A leaf input value as a typed IR value. */
+  typed(v: InVal, type: PgType): TypedValue {
+    return { ref: refOf(v), type };
+  }
+
+  parseComparison(ctx: DocumentContext, v: InVal, type: PgType, path: string): ColumnOp[] {
+    if (v.kind !== 'object') return [];
+    const ops: ColumnOp[] = [];
+    const text = pgType('text');
+    for (const [k, x] of v.fields) {
+      const p = `${path}.${k}`;
+      const op = k.slice(1);
+      switch (op) {
+        case 'in':
+        case 'nin':
+          if (x.kind === 'null') break;
+          ops.push({ op, values: listItems(x).map((i) => this.typed(i, type)) });
+          break;
+        case 'has_keys_any':
+        case 'has_keys_all':
+          if (x.kind === 'null') break;
+          ops.push({ op, values: listItems(x).map((i) => this.typed(i, text)) });
+          break;
+        case 'is_null': {
+          const b = ctx.valueOf(x);
+          if (b !== null) ops.push({ op: 'is_null', value: b === true });
+          break;
+        }
+        case 'st_d_within': {
+          if (x.kind !== 'object') break;
+          const f = new Map(x.fields);
+          const geog = type.name === 'geography';
+          ops.push({
+            op: 'st_d_within',
+            distance: this.typed(f.get('distance')!, pgType('float8')),
+            from: this.typed(f.get('from')!, type),
+            useSpheroid: geog && f.has('use_spheroid') ? this.typed(f.get('use_spheroid')!, pgType('bool')) : undefined,
+          });
+          break;
+        }
+        case 'st_intersects_nband_geom':
+        case 'st_intersects_geom_nband': {
+          if (x.kind !== 'object') break;
+          const f = new Map(x.fields);
+          const geommin = this.typed(f.get('geommin')!, pgType('geometry', type.schema));
+          const nb = f.get('nband');
+          const nband = nb && nb.kind !== 'null' ? this.typed(nb, pgType('int4')) : undefined;
+          if (op === 'st_intersects_nband_geom') ops.push({ op, nband: nband!, geommin });
+          else ops.push({ op, geommin, nband });
+          break;
+        }
+        case 'cast': {
+          if (x.kind !== 'object') break;
+          for (const [tname, sub] of x.fields) {
+            const to = pgType(tname, type.schema);
+            ops.push({ op: 'cast', to, ops: this.parseComparison(ctx, sub, to, `${p}.${tname}`) });
+          }
+          break;
+        }
+        default: {
+          let t = type;
+          if (op === 'has_key') t = text;
+          else if (op === 'contains' || op === 'contained_in') t = pgType('jsonb');
+          ops.push({ op: op as CompareOp, value: this.typed(x, t) });
+        }
+      }
+    }
+    return ops;
+  }
+
+  // ---- table input types ------------------------------------------------------
+
+  boolExp(v: TableView): GraphQLInputObjectType {
+    const tname = this.tableName(v.table);
+    const name = `${tname}_bool_exp`;
+    return this.register(name, () => {
+      const cols = this.columns(v);
+      const parser: BoolExpParser = (ctx, val, path) => this.parseBoolExp(ctx, v, val, path);
+      const self: GraphQLInputObjectType = new GraphQLInputObjectType({
+        name,
+        description: `Boolean expression to filter rows from the table ${quotedTable(v.table.name)}. All fields are combined with a logical 'AND'.`,
+        fields: () => {
+          const f: Record<string, GraphQLInputFieldConfig> = {
+            _and: { type: new GraphQLList(self) },
+            _not: { type: self },
+            _or: { type: new GraphQLList(self) },
+          };
+          for (const c of cols) f[c.column.gqlName] = { type: this.comparisonExp(c.gql, columnType(c.column)) };
+          for (const rel of [...v.objectRelationships, ...v.arrayRelationships]) {
+            const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+            if (rv && isGraphQLName(rel.name)) f[rel.name] = { type: this.boolExp(rv) };
+          }
+          return sortedEntries(f);
+        },
+        extensions: { svc: parser },
+      });
+      return self;
+    });
+  }
+
+  parseBoolExp(ctx: DocumentContext, v: TableView, val: InVal, path: string): BoolExp {
+    if (val.kind !== 'object') return { kind: 'true' };
+    const items: BoolExp[] = [];
+    const cols = new Map(this.columns(v).map((c) => [c.column.gqlName, c]));
+    for (const [k, x] of val.fields) {
+      const p = `${path}.${k}`;
+      if (x.kind === 'null') continue;
+      if (k === '_and' || k === '_or') {
+        const sub = listItems(x).filter((i) => i.kind !== 'null').map((i, n) => this.parseBoolExp(ctx, v, i, `${p}[${n}]`));
+        items.push({ kind: k === '_and' ? 'and' : 'or', items: sub });
+      } else if (k === '_not') {
+        items.push({ kind: 'not', item: this.parseBoolExp(ctx, v, x, p) });
+      } else if (cols.has(k)) {
+        const c = cols.get(k)!;
+        const parse = svcExt<CompareParser>(x.kind === 'object' ? x.type : undefined);
+        items.push({ kind: 'column', target: { kind: 'column', column: c.column }, ops: parse(ctx, x, columnType(c.column), p) });
+      } else {
+        const rel = v.table.relationships.get(k)!;
+        const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`)!;
+        items.push({ kind: 'relationship', rel, target: rv.table, filter: rv.filter, exp: this.parseBoolExp(ctx, rv, x, p) });
+      }
+    }
+    if (items.length === 1) return items[0]!;
+    return { kind: 'and', items };
+  }
+
+  selectColumnEnum(v: TableView): GraphQLEnumType {
+    const tname = this.tableName(v.table);
+    const name = `${tname}_select_column`;
+    return this.register(name, () => {
+      const values: Record<string, { description: string; value: string }> = {};
+      for (const c of this.columns(v)) values[c.column.gqlName] = { description: 'column name', value: c.column.name };
+      return new GraphQLEnumType({ name, description: `select columns of table ${quotedTable(v.table.name)}`, values: sortedEntries(values) });
+    });
+  }
+
+  /** Columns the aggregate operators apply to. */
+  aggColumns(v: TableView) {
+    const cols = this.columns(v).filter((c) => !c.gql.enumRef);
+    return {
+      numeric: cols.filter((c) => isNumericType(c.column.type)),
+      comparable: cols.filter((c) => isComparableType(c.column.type)),
+    };
+  }
+
+  orderBy(v: TableView): GraphQLInputObjectType {
+    const tname = this.tableName(v.table);
+    const name = `${tname}_order_by`;
+    return this.register(name, () => {
+      const parser: OrderByParser = (ctx, val, path) => this.parseOrderBy(ctx, v, val, path);
+      return new GraphQLInputObjectType({
+        name,
+        description: `ordering options when selecting data from ${quotedTable(v.table.name)}`,
+        fields: () => {
+          const f: Record<string, GraphQLInputFieldConfig> = {};
+          for (const c of this.columns(v)) f[c.column.gqlName] = { type: this.orderByEnum() };
+          for (const rel of v.objectRelationships) {
+            const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+            if (rv && isGraphQLName(rel.name)) f[rel.name] = { type: this.orderBy(rv) };
+          }
+          for (const rel of v.arrayRelationships) {
+            const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+            if (rv && rv.allowAggregations && isGraphQLName(rel.name)) f[`${rel.name}_aggregate`] = { type: this.aggregateOrderBy(rv) };
+          }
+          return sortedEntries(f);
+        },
+        extensions: { svc: parser },
+      });
+    });
+  }
+
+  aggregateOrderBy(v: TableView): GraphQLInputObjectType {
+    const tname = this.tableName(v.table);
+    const name = `${tname}_aggregate_order_by`;
+    return this.register(name, () => {
+      const { numeric, comparable } = this.aggColumns(v);
+      const f: Record<string, GraphQLInputFieldConfig> = { count: { type: this.orderByEnum() } };
+      const opType = (op: string, cols: typeof numeric) =>
+        this.register(`${tname}_${op}_order_by`, () => {
+          const fields: Record<string, GraphQLInputFieldConfig> = {};
+          for (const c of cols) fields[c.column.gqlName] = { type: this.orderByEnum() };
+          return new GraphQLInputObjectType({
+            name: `${tname}_${op}_order_by`,
+            description: `order by ${op}() on columns of table ${quotedTable(v.table.name)}`,
+            fields: sortedEntries(fields),
+          });
+        });
+      if (numeric.length > 0) for (const op of NUMERIC_AGG_OPS) f[op] = { type: opType(op, numeric) };
+      if (comparable.length > 0) for (const op of COMPARABLE_AGG_OPS) f[op] = { type: opType(op, comparable) };
+      return new GraphQLInputObjectType({
+        name,
+        description: `order by aggregate values of table ${quotedTable(v.table.name)}`,
+        fields: sortedEntries(f),
+      });
+    });
+  }
+
+  parseOrderBy(ctx: DocumentContext, v: TableView, val: InVal, path: string): OrderByItem[] {
+    const out: OrderByItem[] = [];
+    const visit = (x: InVal, view: TableView, wrap: (t: OrderByTarget) => OrderByTarget, p: string) => {
+      if (x.kind !== 'object') return;
+      const cols = new Map(this.columns(view).map((c) => [c.column.gqlName, c.column]));
+      for (const [k, y] of x.fields) {
+        if (y.kind === 'null') continue;
+        const col = cols.get(k);
+        if (col) {
+          const [dir, nulls] = orderValue(ctx.valueOf(y) as string);
+          out.push({ target: wrap({ kind: 'column', column: col }), dir, nulls });
+          continue;
+        }
+        const rel = view.table.relationships.get(k);
+        if (rel && rel.kind === 'object') {
+          const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`)!;
+          visit(y, rv, (t) => wrap({ kind: 'object', rel, target: rv.table, filter: rv.filter, next: t }), `${p}.${k}`);
+          continue;
+        }
+        const arel = view.table.relationships.get(k.replace(/_aggregate$/, ''))!;
+        const rv = this.views.viewOf(`${arel.remoteTable.schema}.${arel.remoteTable.name}`)!;
+        if (y.kind !== 'object') continue;
+        const rcols = new Map(this.columns(rv).map((c) => [c.column.gqlName, c.column]));
+        for (const [op, z] of y.fields) {
+          if (z.kind === 'null') continue;
+          if (op === 'count') {
+            const [dir, nulls] = orderValue(ctx.valueOf(z) as string);
+            out.push({ target: wrap({ kind: 'aggregate', rel: arel, target: rv.table, filter: rv.filter, agg: { kind: 'count' } }), dir, nulls });
+          } else if (z.kind === 'object') {
+            for (const [cn, w] of z.fields) {
+              if (w.kind === 'null') continue;
+              const [dir, nulls] = orderValue(ctx.valueOf(w) as string);
+              const agg = { kind: 'op' as const, op: op as AggregateOp, column: rcols.get(cn)! };
+              out.push({ target: wrap({ kind: 'aggregate', rel: arel, target: rv.table, filter: rv.filter, agg }), dir, nulls });
+            }
+          }
+        }
+      }
+    };
+    for (const [i, item] of listItems(val).entries()) visit(item, v, (t) => t, val.kind === 'list' ? `${path}[${i}]` : path);
+    return out;
+  }
+}
+
+export function orderValue(name: string): ['asc' | 'desc', 'first' | 'last'] {
+  const e = ORDER_BY_VALUES.find(([n]) => n === name);
+  if (!e) throw validationError(`unexpected value ${JSON.stringify(name)} for enum: 'order_by'`, '$');
+  return [e[2], e[3]];
+}
+
+export function listItems(v: InVal): InVal[] {
+  if (v.kind === 'list') return v.items;
+  if (v.kind === 'null') return [];
+  return [v];
+}
+
+export function refOf(v: InVal): ValueRef {
+  if ((v.kind === 'scalar' || v.kind === 'enum') && v.variable) return { kind: 'variable', name: v.variable, path: [] };
+  if (v.kind === 'null') return { kind: 'literal', value: null };
+  if (v.kind === 'scalar' || v.kind === 'enum') return { kind: 'literal', value: v.value };
+  return { kind: 'literal', value: inValToJson(v) };
+}
+
+export function inValToJson(v: InVal): unknown {
+  switch (v.kind) {
+    case 'null':
+      return null;
+    case 'scalar':
+    case 'enum':
+      return v.value;
+    case 'list':
+      return v.items.map(inValToJson);
+    case 'object':
+      return Object.fromEntries(v.fields.map(([k, x]) => [k, inValToJson(x)]));
+  }
+}

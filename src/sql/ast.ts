@@ -1,0 +1,196 @@
+/**
+ * An immutable SQL fragment: a frozen list of trusted text chunks and
+ * parameter references. Identifiers are quoted when the fragment is built;
+ * values never enter the text except through `compileSql(…, {inline})`
+ * (used by explain, which shows the statement with its values).
+ *
+ * Parameters:
+ * - `session`: the whole session JSON; always `$1` when present,
+ * - `sessionVar`: `($1::json->>'x-svc-…')` (inline: the value as a literal),
+ * - `const`: a fixed text value (from the query text),
+ * - `var`: a GraphQL variable bound per request through `encode`.
+ */
+export type Param =
+  | { readonly kind: 'session' }
+  | { readonly kind: 'sessionVar'; readonly name: string }
+  | { readonly kind: 'const'; readonly value: string | null }
+  | { readonly kind: 'var'; readonly name: string; readonly path: readonly (string | number)[]; readonly encode: (v: unknown) => string | null };
+
+type Chunk = string | Param;
+
+export interface Sql {
+  readonly chunks: readonly Chunk[];
+}
+
+const mk = (chunks: Chunk[]): Sql => Object.freeze({ chunks: Object.freeze(chunks) });
+
+export const EMPTY: Sql = mk([]);
+
+export function isSql(x: unknown): x is Sql {
+  return typeof x === 'object' && x !== null && Array.isArray((x as Sql).chunks);
+}
+
+/** Trusted SQL text. */
+export function raw(text: string): Sql {
+  return mk([text]);
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function quoteLiteral(value: string): string {
+  // standard_conforming_strings is on: only quotes need doubling; E'' for backslashes keeps it unambiguous
+  const q = `'${value.replace(/'/g, "''")}'`;
+  return value.includes('\\') ? `E${q.replace(/\\/g, '\\\\')}` : q;
+}
+
+export function ident(...names: string[]): Sql {
+  return mk([names.map(quoteIdent).join('.')]);
+}
+
+export function param(p: Param): Sql {
+  return mk([p]);
+}
+
+export const SESSION: Param = Object.freeze({ kind: 'session' });
+
+export function constParam(value: string | null): Sql {
+  return param({ kind: 'const', value });
+}
+
+/** Tagged template: interpolations are Sql fragments (text is trusted). */
+export function sql(strings: TemplateStringsArray, ...values: Sql[]): Sql {
+  const out: Chunk[] = [];
+  strings.forEach((s, i) => {
+    if (s) out.push(s);
+    if (i < values.length) out.push(...values[i]!.chunks);
+  });
+  return mk(merge(out));
+}
+
+export function join(items: readonly Sql[], sep: string): Sql {
+  const out: Chunk[] = [];
+  items.forEach((it, i) => {
+    if (i > 0 && sep) out.push(sep);
+    out.push(...it.chunks);
+  });
+  return mk(merge(out));
+}
+
+function merge(chunks: Chunk[]): Chunk[] {
+  const out: Chunk[] = [];
+  for (const c of chunks) {
+    const last = out[out.length - 1];
+    if (typeof c === 'string' && typeof last === 'string') out[out.length - 1] = last + c;
+    else out.push(c);
+  }
+  return out;
+}
+
+export interface CompiledSql {
+  text: string;
+  /** parameter sources in `$n` order ($1 is the session when `usesSession`) */
+  params: Param[];
+  usesSession: boolean;
+}
+
+export interface InlineValues {
+  session: Record<string, string>;
+  variables: Record<string, unknown>;
+}
+
+/**
+ * Renders the fragment. With `inline`, parameters are replaced by literals
+ * (explain); otherwise each distinct parameter becomes `$n`.
+ */
+export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
+  const usesSession = s.chunks.some((c) => typeof c !== 'string' && (c.kind === 'session' || c.kind === 'sessionVar'));
+  const params: Param[] = usesSession ? [SESSION] : [];
+  const numbers = new Map<Param, number>();
+  const constNumbers = new Map<string, number>();
+  let text = '';
+  for (const c of s.chunks) {
+    if (typeof c === 'string') {
+      text += c;
+      continue;
+    }
+    if (inline) {
+      text += inlineParam(c, inline);
+      continue;
+    }
+    switch (c.kind) {
+      case 'session':
+        text += '$1';
+        break;
+      case 'sessionVar':
+        text += `($1::json->>${quoteLiteral(c.name)})`;
+        break;
+      case 'const': {
+        // equal constants share one parameter
+        const key = c.value === null ? '\u0000null' : c.value;
+        let n = constNumbers.get(key);
+        if (n === undefined) {
+          params.push(c);
+          n = params.length;
+          constNumbers.set(key, n);
+        }
+        text += `$${n}`;
+        break;
+      }
+      case 'var': {
+        let n = numbers.get(c);
+        if (n === undefined) {
+          params.push(c);
+          n = params.length;
+          numbers.set(c, n);
+        }
+        text += `$${n}`;
+        break;
+      }
+    }
+  }
+  return { text, params, usesSession };
+}
+
+function inlineParam(p: Param, v: InlineValues): string {
+  switch (p.kind) {
+    case 'session':
+      return `${quoteLiteral(JSON.stringify(v.session))}`;
+    case 'sessionVar': {
+      const val = v.session[p.name];
+      return val === undefined ? 'NULL' : quoteLiteral(val);
+    }
+    case 'const':
+      return p.value === null ? 'NULL' : quoteLiteral(p.value);
+    case 'var': {
+      const val = p.encode(valueAtPath(v.variables[p.name], p.path));
+      return val === null ? 'NULL' : quoteLiteral(val);
+    }
+  }
+}
+
+export function valueAtPath(v: unknown, path: readonly (string | number)[]): unknown {
+  let cur = v;
+  for (const k of path) {
+    if (cur === null || cur === undefined) return undefined;
+    cur = (cur as Record<string | number, unknown>)[k];
+  }
+  return cur;
+}
+
+/** Values for `$n` of a compiled statement. */
+export function bindParams(c: CompiledSql, session: Record<string, string>, variables: Record<string, unknown>): (string | null)[] {
+  return c.params.map((p) => {
+    switch (p.kind) {
+      case 'session':
+        return JSON.stringify(session);
+      case 'sessionVar':
+        return session[p.name] ?? null;
+      case 'const':
+        return p.value;
+      case 'var':
+        return p.encode(valueAtPath(variables[p.name], p.path));
+    }
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * Boolean expressions (IR) → SQL predicates over a table alias.
+ * Relationship conditions become `EXISTS` subqueries carrying the target's
+ * permission filter.
+ */
+import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
+import type { TableModel } from '../schema/model.js';
+import { constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
+import { arrayTypeSql, isGeography, typeSql, valueInput, type PgType } from './pgtypes.js';
+
+/** Fresh table aliases for one statement. */
+export class Aliases {
+  private n = 0;
+  next(prefix = 't'): string {
+    this.n += 1;
+    return `_${prefix}${this.n}`;
+  }
+}
+
+export function tableSql(t: TableModel): Sql {
+  return ident(t.name.schema, t.name.name);
+}
+
+export function col(alias: string, column: string): Sql {
+  return ident(alias, column);
+}
+
+/** `(a) AND (b)`; `true` when empty. */
+export function andSql(items: Sql[]): Sql {
+  if (items.length === 0) return raw('true');
+  if (items.length === 1) return items[0]!;
+  return join(items.map((i) => sql`(${i})`), ' AND ');
+}
+
+export function orSql(items: Sql[]): Sql {
+  if (items.length === 0) return raw('false');
+  if (items.length === 1) return items[0]!;
+  return join(items.map((i) => sql`(${i})`), ' OR ');
+}
+
+export function boolExpSql(e: BoolExp, alias: string, aliases: Aliases): Sql {
+  switch (e.kind) {
+    case 'true':
+      return raw('true');
+    case 'and':
+      return andSql(e.items.map((i) => boolExpSql(i, alias, aliases)));
+    case 'or':
+      return orSql(e.items.map((i) => boolExpSql(i, alias, aliases)));
+    case 'not':
+      return sql`NOT (${boolExpSql(e.item, alias, aliases)})`;
+    case 'column': {
+      const lhs = targetSql(e.target, alias);
+      return andSql(e.ops.map((op) => columnOpSql(lhs, op, alias, e.nullSafeEq ?? false)));
+    }
+    case 'relationship': {
+      const r = aliases.next('t');
+      const conds = [
+        ...e.rel.mapping.map(([l, rc]) => sql`(${col(r, rc)}) = (${col(alias, l)})`),
+        ...(e.filter ? [boolExpSql(e.filter, r, aliases)] : []),
+        boolExpSql(e.exp, r, aliases),
+      ];
+      return sql`EXISTS (SELECT 1 FROM ${tableSql(e.target)} AS ${ident(r)} WHERE ${andSql(conds)})`;
+    }
+    case 'exists': {
+      const r = aliases.next('t');
+      return sql`EXISTS (SELECT 1 FROM ${tableSql(e.table)} AS ${ident(r)} WHERE ${boolExpSql(e.exp, r, aliases)})`;
+    }
+  }
+}
+
+export function targetSql(t: ColumnTarget, alias: string): Sql {
+  if (t.kind === 'column') return col(alias, t.column.name);
+  const fn = t.field.function;
+  const args: Sql[] = [];
+  // scalar computed fields in filters take the row (and the session when configured)
+  const inArgs = fn.args.filter((a) => a.mode === 'i' || a.mode === 'b');
+  inArgs.forEach((a, i) => {
+    if (i === t.field.tableArgIndex) args.push(ident(alias));
+    else if (i === t.field.sessionArgIndex) args.push(sql`($1)::${typeSql({ name: a.type, schema: a.typeSchema })}`);
+  });
+  return sql`${ident(fn.schema, fn.name)}(${join(args, ', ')})`;
+}
+
+/** Text of a literal for a parameter of type t. */
+export function encodeValue(value: unknown, t: PgType, array = false): string | null {
+  if (value === null || value === undefined) return null;
+  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t)));
+  if (t.name === 'json' || t.name === 'jsonb') return JSON.stringify(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  return JSON.stringify(value);
+}
+
+export function pgArrayLiteral(items: Array<string | null>): string {
+  return `{${items.map((i) => (i === null ? 'NULL' : `"${i.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
+}
+
+/** The parameter (or session reference) holding a value, before the cast. */
+export function refParam(ref: ValueRef, t: PgType, array = false): Sql {
+  switch (ref.kind) {
+    case 'literal':
+      return constParam(encodeValue(ref.value, t, array));
+    case 'variable':
+      return param({ kind: 'var', name: ref.name, path: ref.path, encode: (v) => encodeValue(v, t, array) });
+    case 'session':
+      return param({ kind: 'sessionVar', name: ref.name });
+  }
+}
+
+export function valueSql(v: TypedValue): Sql {
+  if (v.array) return sql`(${refParam(v.ref, v.type, true)})::${arrayTypeSql(v.type)}`;
+  return valueInput(refParam(v.ref, v.type), v.type);
+}
+
+const BINARY: Record<string, string> = {
+  eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=',
+  like: 'LIKE', nlike: 'NOT LIKE', ilike: 'ILIKE', nilike: 'NOT ILIKE', similar: 'SIMILAR TO', nsimilar: 'NOT SIMILAR TO',
+  contains: '@>', contained_in: '<@', has_key: '?',
+  ceq: '=', cneq: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=',
+};
+
+const ST_FUNCTIONS: Record<string, string> = {
+  st_contains: 'ST_Contains', st_crosses: 'ST_Crosses', st_equals: 'ST_Equals', st_intersects: 'ST_Intersects',
+  st_overlaps: 'ST_Overlaps', st_touches: 'ST_Touches', st_within: 'ST_Within', st_intersects_rast: 'ST_Intersects',
+};
+
+function isNullLiteral(v: TypedValue): boolean {
+  return v.ref.kind === 'literal' && (v.ref.value === null || v.ref.value === undefined);
+}
+
+export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: boolean): Sql {
+  switch (op.op) {
+    case 'is_null':
+      return op.value ? sql`(${lhs}) IS NULL` : sql`(${lhs}) IS NOT NULL`;
+    case 'in':
+    case 'nin': {
+      const neg = op.op === 'nin';
+      if (Array.isArray(op.values)) {
+        if (op.values.length === 0) return raw(neg ? 'true' : 'false');
+        const list = join(op.values.map(valueSql), ', ');
+        return neg ? sql`(${lhs}) NOT IN (${list})` : sql`(${lhs}) IN (${list})`;
+      }
+      const arr = valueSql({ ...op.values, array: true });
+      return neg ? sql`(${lhs}) <> ALL (${arr})` : sql`(${lhs}) = ANY (${arr})`;
+    }
+    case 'has_keys_any':
+    case 'has_keys_all': {
+      const sym = op.op === 'has_keys_any' ? '?|' : '?&';
+      const arr = Array.isArray(op.values)
+        ? sql`(ARRAY[${join(op.values.map(valueSql), ', ')}]::text[])`
+        : valueSql({ ...op.values, array: true });
+      return sql`(${lhs}) ${raw(sym)} ${arr}`;
+    }
+    case 'ceq': case 'cneq': case 'cgt': case 'clt': case 'cgte': case 'clte':
+      return sql`(${lhs}) ${raw(BINARY[op.op]!)} (${col(alias, op.column.name)})`;
+    case 'st_d_within': {
+      const args = [lhs, valueSql(op.from), valueSql(op.distance)];
+      if (isGeography(op.from.type)) args.push(op.useSpheroid ? valueSql(op.useSpheroid) : raw('true'));
+      return sql`ST_DWithin(${join(args, ', ')})`;
+    }
+    case 'st_intersects_nband_geom':
+      return sql`ST_Intersects(${lhs}, ${valueSql(op.nband)}, ${valueSql(op.geommin)})`;
+    case 'st_intersects_geom_nband':
+      return op.nband
+        ? sql`ST_Intersects(${lhs}, ${valueSql(op.geommin)}, ${valueSql(op.nband)})`
+        : sql`ST_Intersects(${lhs}, ${valueSql(op.geommin)})`;
+    case 'cast': {
+      const casted = sql`(${lhs})::${typeSql(op.to)}`;
+      return andSql(op.ops.map((o) => columnOpSql(casted, o, alias, nullSafeEq)));
+    }
+    default: {
+      const fn = ST_FUNCTIONS[op.op];
+      if (fn) return sql`${raw(fn)}(${lhs}, ${valueSql(op.value)})`;
+      if (nullSafeEq && (op.op === 'eq' || op.op === 'neq') && isNullLiteral(op.value)) {
+        return op.op === 'eq' ? sql`(${lhs}) IS NULL` : sql`(${lhs}) IS NOT NULL`;
+      }
+      return sql`(${lhs}) ${raw(BINARY[op.op]!)} (${valueSql(op.value)})`;
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Conformance: runs exactly the items listed in passing.txt (against a fresh server configured like
+ * the upstream CI) and fails, with the diff, if any of them does not pass. The list grows with
+ * `npm run conformance:update`.
+ */
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { startConformanceServer, type TestServer } from '../helpers/server.js';
+import { loadManifest, plan, readPassingList, runConformance, type ConformanceResult } from './runner.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const listed = readPassingList(join(HERE, 'passing.txt'));
+const listedSet = new Set(listed);
+
+describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
+  let server: TestServer | undefined;
+  const byId = new Map<string, ConformanceResult>();
+
+  before(async () => {
+    server = await startConformanceServer();
+    const results = await runConformance({ url: server.url, filter: (id) => listedSet.has(id) });
+    for (const r of results) byId.set(r.id, r);
+  });
+
+  after(async () => {
+    await server?.close();
+  });
+
+  test('passing.txt names existing, runnable items without duplicates', () => {
+    assert.ok(listed.length > 0, 'passing.txt is empty');
+    assert.equal(listedSet.size, listed.length, 'passing.txt has duplicate lines');
+    const known = new Map<string, string | null>();
+    for (const { items } of plan(loadManifest())) for (const it of items) known.set(it.id, it.skip);
+    const unknown = listed.filter((id) => !known.has(id));
+    assert.deepEqual(unknown, [], 'passing.txt lists items that are not in manifest.json');
+    const skipped = listed.filter((id) => known.get(id));
+    assert.deepEqual(skipped, [], 'passing.txt lists items the runner skips');
+  });
+
+  // one test per class, each checking every listed item of the class
+  const classes = new Map<string, string[]>();
+  for (const id of listed) {
+    const cls = id.split('::').slice(0, 2).join('::');
+    classes.set(cls, [...(classes.get(cls) ?? []), id]);
+  }
+  for (const [cls, ids] of classes) {
+    test(cls, () => {
+      const failures: string[] = [];
+      for (const id of ids) {
+        const r = byId.get(id);
+        if (!r) failures.push(`${id}: not run`);
+        else if (r.status !== 'pass') failures.push(`${id}: ${r.message}${r.diff ? `\n${r.diff.replace(/^/gm, '    ')}` : ''}`);
+      }
+      assert.ok(failures.length === 0, `${failures.length} of ${ids.length} listed items failed:\n${failures.join('\n')}`);
+    });
+  }
+});
