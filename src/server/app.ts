@@ -3,6 +3,8 @@
  * run → envelope. Errors become `{path, error, code}` (/v1/query) or GraphQL
  * `errors` (/v1/graphql) with the documented statuses; never a stack trace.
  */
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine.js';
@@ -27,6 +29,7 @@ export interface GraphQLHandlers {
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
 }
 
+const gzip = promisify(gzipCb);
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');
 
 export async function buildApp(engine: Engine, auth: SessionResolver, gql: GraphQLHandlers): Promise<FastifyInstance> {
@@ -60,8 +63,33 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     const started = (req as FastifyRequest & { startedAt?: bigint }).startedAt;
     const ms = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
     if (config.enabledLogTypes.includes('http-log')) {
-      engine.log.info({ type: 'http-log', method: req.method, url: req.url, status: reply.statusCode, latency_ms: ms && Math.round(ms * 100) / 100 }, 'request');
+      const failure = (reply as FastifyReply & { svcError?: SvcError }).svcError;
+      const level = reply.statusCode >= 500 ? 'error' : 'info';
+      engine.log[level](
+        {
+          type: 'http-log',
+          detail: {
+            operation: {
+              request_id: req.headers['x-request-id'] ?? req.id,
+              query_execution_time: ms === undefined ? undefined : ms / 1000,
+              ...(failure ? { error: { path: failure.path, error: failure.message, code: failure.code } } : {}),
+            },
+            http_info: { url: req.url, method: req.method, status: reply.statusCode, ip: req.ip, latency_ms: ms && Math.round(ms * 100) / 100 },
+          },
+        },
+        'request',
+      );
     }
+  });
+
+  // gzip when the client accepts it (Hasura compresses every response then)
+  app.addHook('onSend', async (req, reply, payload) => {
+    const accept = req.headers['accept-encoding'];
+    if (typeof accept !== 'string' || !/\bgzip\b/.test(accept) || reply.getHeader('content-encoding')) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    reply.header('content-encoding', 'gzip');
+    reply.removeHeader('content-length');
+    return gzip(payload);
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -200,6 +228,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
 }
 
 function sendQueryError(reply: FastifyReply, e: SvcError, showInternal: boolean, engine?: Engine): void {
+  (reply as FastifyReply & { svcError?: SvcError }).svcError = e;
   if (e.status >= 500 && engine) engine.log.error({ type: 'http-log', code: e.code, err: String(e.internal ?? e.message) }, 'request failed');
   reply.code(e.status).type('application/json').send(JSON.stringify(queryErrorBody(e, showInternal)));
 }

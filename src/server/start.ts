@@ -47,9 +47,28 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
   log.info(
     {
       type: 'startup',
-      port,
-      database: config.databaseUrl ? 'postgres' : `embedded (PGlite, data dir ${config.dataDir})`,
-      resource_version: engine.cache.resourceVersion,
+      detail: {
+        kind: 'server_configuration',
+        info: {
+          port,
+          server_host: config.host,
+          database: config.databaseUrl ? 'postgres' : `embedded (PGlite, data dir ${config.dataDir})`,
+          admin_secret_set: !!config.adminSecret,
+          auth_hook: config.authHook ?? null,
+          auth_hook_mode: config.authHook ? config.authHookMode : null,
+          jwt_secret: config.jwtSecret ? { ...config.jwtSecret, key: config.jwtSecret.key ? '<redacted>' : undefined } : null,
+          unauth_role: config.unauthorizedRole ?? null,
+          cors_config: config.disableCors ? { disabled: true } : { allowed_origins: config.corsDomain },
+          enable_console: false,
+          enable_allowlist: config.enableAllowlist,
+          enabled_apis: [...config.enabledApis],
+          use_prepared_statements: config.usePreparedStatements,
+          stringify_numeric_types: config.stringifyNumericTypes,
+          live_query_options: { batch_size: config.liveQueriesBatchSize, refetch_delay: config.liveQueriesRefetchInterval },
+          enabled_log_types: config.enabledLogTypes,
+          resource_version: engine.cache.resourceVersion,
+        },
+      },
     },
     `svc listening on ${address}`,
   );
