@@ -118,6 +118,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     } catch {
       reply.code(500).type('text/plain').send('ERROR');
     }
+    return reply;
   });
 
   app.get('/v1/version', async () => ({ version: VERSION }));
@@ -133,6 +134,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     } catch (e) {
       sendQueryError(reply, toSvcError(e), showInternal(session), engine);
     }
+    return reply;
   });
 
   const graphqlRoute = (v1alpha1: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
@@ -155,6 +157,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
       reply.code(err.code === 'invalid-json' ? err.status : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
     }
+    return reply;
   };
 
   const runOne = async (one: unknown, session: Session, headers: Record<string, string | string[] | undefined>, v1alpha1: boolean): Promise<string> => {
@@ -186,6 +189,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     } catch (e) {
       sendQueryError(reply, toSvcError(e), showInternal(session), engine);
     }
+    return reply;
   });
 
   app.post('/v1alpha1/pg_dump', async (req, reply) => {
@@ -201,6 +205,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }
+    return reply;
   });
 
   app.get('/v1alpha1/config', async (req, reply) => {
@@ -221,14 +226,15 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }
+    return reply;
   });
 
   attachWebsocket(app, engine, auth, gql);
   return app;
 }
 
-function sendQueryError(reply: FastifyReply, e: SvcError, showInternal: boolean, engine?: Engine): void {
+function sendQueryError(reply: FastifyReply, e: SvcError, showInternal: boolean, engine?: Engine): FastifyReply {
   (reply as FastifyReply & { svcError?: SvcError }).svcError = e;
   if (e.status >= 500 && engine) engine.log.error({ type: 'http-log', code: e.code, err: String(e.internal ?? e.message) }, 'request failed');
-  reply.code(e.status).type('application/json').send(JSON.stringify(queryErrorBody(e, showInternal)));
+  return reply.code(e.status).type('application/json').send(JSON.stringify(queryErrorBody(e, showInternal)));
 }
