@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     const msg = e instanceof Error ? e.message : String(e);
     log.error({ type: 'startup', err: msg }, 'failed to start');
     process.stderr.write(`svc: failed to start: ${msg}\n`);
+    (log as { flush?: () => void }).flush?.();
     process.exit(1);
   }
   const stop = async (signal: string) => {
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => process.exit(1), 30_000);
     timer.unref();
     await svc.close();
+    (log as { flush?: () => void }).flush?.();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
