@@ -133,7 +133,7 @@ function convert(opt: Option, raw: string, source: string): unknown {
     case 'int': {
       if (!/^\d+$/.test(raw.trim())) throw bad(`expected a non-negative integer, got ${JSON.stringify(raw)}`);
       const n = Number(raw);
-      if (opt.key === 'port' && (n < 1 || n > 65535)) throw bad('port must be between 1 and 65535');
+      if (opt.key === 'port' && n > 65535) throw bad('port must be between 0 (any free port) and 65535');
       if (opt.key === 'pgConnections' && n < 1) throw bad('must be at least 1');
       return n;
     }

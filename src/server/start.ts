@@ -72,6 +72,7 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
     },
     `svc listening on ${address}`,
   );
+  (log as { flush?: () => void }).flush?.();
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,

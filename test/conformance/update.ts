@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startConformanceServer } from '../helpers/server.js';
-import { formatTotals, readPassingList, runConformance, type ConformanceOptions, type ConformanceResult } from './runner.js';
+import { formatTotals, loadManifest, readPassingList, runConformance, type ConformanceOptions, type ConformanceResult } from './runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PASSING_FILE = join(HERE, 'passing.txt');
@@ -58,6 +58,13 @@ function printFailures(results: ConformanceResult[]): void {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  const known = new Set(loadManifest().classes.map((c) => c.area));
+  for (const a of args.areas ?? []) {
+    if (!known.has(a)) {
+      process.stderr.write(`unknown area ${a} (known: ${[...known].sort().join(', ')})\n`);
+      process.exit(2);
+    }
+  }
   const old = readPassingList(PASSING_FILE);
   const oldSet = new Set(old);
 

@@ -51,9 +51,10 @@ export function spawnSvc(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), st
       pending = pending.slice(nl + 1);
       try {
         const j = JSON.parse(line);
-        if (j && j.type === 'startup' && typeof j.port === 'number') {
+        const port = j && j.type === 'startup' ? findPort(j) : undefined;
+        if (port !== undefined) {
           clearTimeout(timer);
-          onStartup?.(j);
+          onStartup?.({ ...j, port });
         }
       } catch {
         /* not a JSON line */
@@ -89,6 +90,18 @@ export function spawnSvc(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), st
   };
 }
 
+/** The listening port of a startup log line: `port` at the top or nested (e.g. detail.info.port). */
+function findPort(v: unknown, depth = 0): number | undefined {
+  if (!v || typeof v !== 'object' || depth > 4) return undefined;
+  const o = v as Record<string, unknown>;
+  if (typeof o.port === 'number') return o.port;
+  for (const x of Object.values(o)) {
+    const p = findPort(x, depth + 1);
+    if (p !== undefined) return p;
+  }
+  return undefined;
+}
+
 /** A TCP port that was free a moment ago (svc's --server-port does not accept 0). */
 export async function freePort(): Promise<number> {
   const s = createServer();
@@ -101,11 +114,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Polls GET url/healthz until it answers 200 (bounded). */
-export async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void> {
+/** Polls GET url/healthz until it answers 200 (bounded; fails at once when `proc` exits). */
+export async function waitHealthy(url: string, timeoutMs = 30_000, proc?: SvcProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
+    if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null)) {
+      throw new Error(`svc exited (code ${proc.child.exitCode}, signal ${proc.child.signalCode}) before ${url}/healthz answered:\n${proc.output()}`);
+    }
     try {
       const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
       if (r.status === 200) return;
@@ -116,6 +132,40 @@ export async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`${url}/healthz not healthy within ${timeoutMs} ms (${last})`);
+}
+
+/**
+ * Starts `svc serve` on a free port of 127.0.0.1 and waits (bounded) until /healthz answers.
+ * The startup log line is checked separately (`expectStartupLine`).
+ */
+export async function startSvcProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ proc: SvcProcess; url: string; port: number }> {
+  const port = await freePort();
+  const proc = spawnSvc(['serve', ...args, '--server-port', String(port), '--server-host', '127.0.0.1'], env, timeoutMs);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHealthy(url, timeoutMs, proc);
+  } catch (e) {
+    await proc.stop(2_000);
+    throw e;
+  }
+  return { proc, url, port };
+}
+
+/** Once svc answers /healthz its JSON startup log line (with the port) must have been written. */
+export async function expectStartupLine(proc: SvcProcess, port: number, graceMs = 2_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, rej) => {
+    timer = setTimeout(
+      () => rej(new Error(`svc answers /healthz on port ${port} but wrote no JSON startup log line with the port within ${graceMs} ms (is stdout logging buffered?); output so far:\n${proc.output() || '(nothing)'}`)),
+      graceMs,
+    );
+  });
+  try {
+    const line = await Promise.race([proc.startup, timeout]);
+    if (line.port !== port) throw new Error(`startup log line reports port ${line.port}, svc listens on ${port}`);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Runs a process to completion (bounded) and returns its exit code and output. */
