@@ -10,6 +10,7 @@ import {
   GraphQLObjectType,
   Kind,
   isInputType,
+  print,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -144,6 +145,8 @@ export class DocumentContext implements VariableScope {
             out.set(alias, f);
           } else if (f.name !== sel.name.value) {
             throw validationError(`cannot merge different fields with the same alias: ${JSON.stringify(alias)}`, fpath);
+          } else if (argsKey(f.node) !== argsKey(sel)) {
+            throw validationError(`cannot merge fields with different arguments under the same alias: ${JSON.stringify(alias)}`, fpath);
           }
           if (sel.selectionSet) f.subSelections.push({ set: sel.selectionSet, path: fpath, fragStack });
           break;
@@ -208,7 +211,7 @@ export class DocumentContext implements VariableScope {
       if (v !== undefined) out.set(name, v);
     }
     for (const ad of def.args) {
-      if (ad.type instanceof GraphQLNonNull && !out.has(ad.name)) {
+      if (ad.type instanceof GraphQLNonNull && ad.defaultValue === undefined && !out.has(ad.name)) {
         throw validationError(`the required argument ${JSON.stringify(ad.name)} is missing`, `${f.path}.args`);
       }
     }
@@ -225,10 +228,10 @@ export class DocumentContext implements VariableScope {
   }
 }
 
-function booleanType(schema: GraphQLSchema): GraphQLInputType {
-  return schema.getType('Boolean') as GraphQLInputType;
+function argsKey(f: FieldNode): string {
+  return (f.arguments ?? []).map((a) => `${a.name.value}:${print(a.value)}`).sort().join(',');
 }
 
-export function isObjectType(t: unknown): t is GraphQLObjectType {
-  return t instanceof GraphQLObjectType;
+function booleanType(schema: GraphQLSchema): GraphQLInputType {
+  return schema.getType('Boolean') as GraphQLInputType;
 }

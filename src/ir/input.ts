@@ -22,7 +22,8 @@ export type InVal =
   | { kind: 'null' }
   | { kind: 'scalar'; type: GraphQLScalarType; value: unknown; variable?: string }
   | { kind: 'enum'; type: GraphQLEnumType; value: string; variable?: string }
-  | { kind: 'list'; items: InVal[] }
+  /** `variable`: the whole list is a variable (usable as one array parameter; reading `items` makes it structural) */
+  | { kind: 'list'; items: InVal[]; variable?: string; itemType?: GraphQLScalarType | GraphQLEnumType }
   | { kind: 'object'; type: GraphQLInputObjectType; fields: Array<[string, InVal]> };
 
 export const validationError = (message: string, path: string) => new SvcError(400, 'validation-failed', message, path);
@@ -54,9 +55,11 @@ export function astToJson(node: ValueNode, scope: VariableScope): unknown {
     case Kind.NULL:
       return null;
     case Kind.INT:
-      return Number(node.value);
-    case Kind.FLOAT:
-      return Number(node.value);
+    case Kind.FLOAT: {
+      // digits a double cannot hold exactly stay text (the database parses them: bigint, numeric)
+      const n = Number(node.value);
+      return String(n) === node.value ? n : node.value;
+    }
     case Kind.STRING:
       return node.value;
     case Kind.BOOLEAN:
@@ -144,6 +147,26 @@ function coerceVariableUse(name: string, type: GraphQLInputType, path: string, s
     if (value === null) return { kind: 'null' };
     if (t instanceof GraphQLEnumType) return { kind: 'enum', type: t, value: value as string, variable: name };
     return { kind: 'scalar', type: t as GraphQLScalarType, value, variable: name };
+  }
+  // a list of scalars given whole by a variable of the same type can be one array parameter
+  const declaredList = nullable(declared);
+  if (t instanceof GraphQLList && declaredList instanceof GraphQLList && value !== undefined && value !== null && Array.isArray(value)) {
+    const item = t.ofType as GraphQLInputType;
+    const itemNamed = nullable(item);
+    if ((itemNamed instanceof GraphQLScalarType || itemNamed instanceof GraphQLEnumType) && namedOf(declaredList) === itemNamed) {
+      const coerced = coerceJson(value, type, path);
+      const items = coerced.kind === 'list' ? coerced.items : [];
+      const lazy: InVal = {
+        kind: 'list',
+        variable: name,
+        itemType: itemNamed,
+        get items() {
+          scope.markStructural(name);
+          return items;
+        },
+      };
+      return lazy;
+    }
   }
   scope.markStructural(name);
   if (value === undefined) return undefined;

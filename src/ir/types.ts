@@ -129,10 +129,6 @@ export interface AggregateSelect extends SelectBase {
   fields: AggregateField[];
 }
 
-export interface JsonPathStep {
-  key: string | number;
-}
-
 export type Field =
   | { alias: string; kind: 'column'; column: ColumnModel; jsonPath?: (string | number)[] }
   | { alias: string; kind: 'typename'; name: string }

@@ -69,7 +69,18 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
       const custom = tm.configuration?.custom_column_names ?? {};
       const columns: ColumnModel[] = info!.columns.map((c) => ({ ...c, gqlName: custom[c.name] ?? c.name }));
       for (const col of Object.keys(custom)) {
-        if (!info!.columns.some((c) => c.name === col)) fail(`the column ${JSON.stringify(col)} does not exist`);
+        if (!info!.columns.some((c) => c.name === col)) {
+          fail(`the custom field name ${JSON.stringify(custom[col])} was given for the column ${JSON.stringify(col)}, but no such column exists`);
+        }
+      }
+      // two columns mapped to one GraphQL field name would make the schema invalid
+      const byGql = new Map<string, string[]>();
+      for (const c of columns) byGql.set(c.gqlName, [...(byGql.get(c.gqlName) ?? []), c.name]);
+      for (const [gql, cols] of byGql) {
+        if (cols.length > 1) {
+          const list = cols.length === 2 ? `${cols[0]} and ${cols[1]}` : `${cols.slice(0, -1).join(', ')}, and ${cols[cols.length - 1]}`;
+          fail(`the definitions of columns ${list} are in conflict: they are mapped to the same field name, ${JSON.stringify(gql)}`);
+        }
       }
       const table: TableModel = {
         name: tm.table,
@@ -109,10 +120,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         }
         attempt(type, definition, `${prefix}in relationship ${JSON.stringify(def.name)}: `, () => {
           const rel = resolveRelationship(table, kind, def.name, def.using as Record<string, any>, def.comment ?? null, db, lookup);
-          const clash = table.columns.find((c) => c.gqlName === def.name);
-          if (clash) {
-            fail(clash.name === clash.gqlName ? 'field definition conflicts with postgres column' : `field definition conflicts with custom field name for postgres column ${JSON.stringify(clash.name)}`);
-          }
+          checkFieldConflicts(table, def.name);
           if (table.relationships.has(def.name)) fail(`relationship ${JSON.stringify(def.name)} already exists`);
           table.relationships.set(def.name, rel);
           const dependent = `relationship ${displayName(tm.table)}.${def.name}`;
@@ -138,9 +146,8 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         continue;
       }
       attempt('computed_field', definition, `${prefix}in computed field ${JSON.stringify(def.name)}: `, () => {
-        if (table.columnsByName.has(def.name) || table.relationships.has(def.name)) {
-          fail(`field definition conflicts with postgres column`);
-        }
+        checkFieldConflicts(table, def.name);
+        if (table.relationships.has(def.name)) fail(`conflicting definitions for field ${JSON.stringify(def.name)}`);
         const cf = resolveComputedField(table, def, db);
         table.computedFields.set(def.name, cf);
         dependencies.push({
@@ -251,6 +258,17 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   }
 
   return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map() };
+}
+
+/**
+ * A relationship or computed field may not be named like a column of its
+ * table: neither its PostgreSQL name (even when the column has a custom
+ * GraphQL name) nor another column's custom GraphQL name.
+ */
+function checkFieldConflicts(table: TableModel, name: string): void {
+  if (table.columnsByName.has(name)) fail('field definition conflicts with postgres column');
+  const custom = table.columns.find((c) => c.gqlName === name);
+  if (custom) fail(`field definition conflicts with custom field name for postgres column ${JSON.stringify(custom.name)}`);
 }
 
 function validateEnumTable(t: TableModel): void {

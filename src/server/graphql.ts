@@ -1,12 +1,26 @@
-/** Wires the GraphQL executor into the HTTP routes. TEMPORARY until the executor lands. */
-import { SvcError } from '../errors.js';
+/** Wires the GraphQL executor (and the allow-list) into the HTTP and websocket routes. */
+import { checkAllowlist } from '../execute/allowlist.js';
+import { explainGraphQL, runGraphQL, type ExplainBody } from '../execute/graphql.js';
+import type { ExecContext } from '../execute/interface.js';
+import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './app.js';
+import { isAdmin, type Session } from './auth/session.js';
+
+const context = (engine: Engine, session: Session, headers: ExecContext['headers']): ExecContext => ({
+  cache: engine.cache,
+  db: engine.db,
+  config: engine.config,
+  session,
+  log: engine.log,
+  headers,
+});
 
 export const graphqlHandlers: GraphQLHandlers = {
-  async run() {
-    throw new SvcError(400, 'not-supported', 'GraphQL execution is not available yet');
+  async run(engine, session, req, headers, opts) {
+    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
+    return runGraphQL(context(engine, session, headers), req, opts);
   },
-  async explain() {
-    throw new SvcError(400, 'not-supported', 'explain is not available yet');
+  explain(engine, session, body, headers) {
+    return explainGraphQL(context(engine, session, headers), body as ExplainBody);
   },
 };

@@ -7,7 +7,8 @@
  * Parameters:
  * - `session`: the whole session JSON; always `$1` when present,
  * - `sessionVar`: `($1::json->>'x-svc-…')` (inline: the value as a literal),
- * - `const`: a fixed text value (from the query text),
+ * - `const`: a fixed text value (from the query text): rendered as a quoted
+ *   literal, since the statement text is cached per query text anyway,
  * - `var`: a GraphQL variable bound per request through `encode`.
  */
 export type Param =
@@ -93,6 +94,8 @@ export interface CompiledSql {
   /** parameter sources in `$n` order ($1 is the session when `usesSession`) */
   params: Param[];
   usesSession: boolean;
+  /** session variables read by the statement */
+  sessionVars: string[];
 }
 
 export interface InlineValues {
@@ -108,13 +111,14 @@ export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
   const usesSession = s.chunks.some((c) => typeof c !== 'string' && (c.kind === 'session' || c.kind === 'sessionVar'));
   const params: Param[] = usesSession ? [SESSION] : [];
   const numbers = new Map<Param, number>();
-  const constNumbers = new Map<string, number>();
+  const sessionVars = new Set<string>();
   let text = '';
   for (const c of s.chunks) {
     if (typeof c === 'string') {
       text += c;
       continue;
     }
+    if (c.kind === 'sessionVar') sessionVars.add(c.name);
     if (inline) {
       text += inlineParam(c, inline);
       continue;
@@ -126,18 +130,11 @@ export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
       case 'sessionVar':
         text += `($1::json->>${quoteLiteral(c.name)})`;
         break;
-      case 'const': {
-        // equal constants share one parameter
-        const key = c.value === null ? '\u0000null' : c.value;
-        let n = constNumbers.get(key);
-        if (n === undefined) {
-          params.push(c);
-          n = params.length;
-          constNumbers.set(key, n);
-        }
-        text += `$${n}`;
+      case 'const':
+        // values written in the query text are part of the plan's key: inline them, so the
+        // planner sees constants even in generic plans of prepared statements
+        text += c.value === null ? 'NULL' : quoteLiteral(c.value);
         break;
-      }
       case 'var': {
         let n = numbers.get(c);
         if (n === undefined) {
@@ -150,7 +147,7 @@ export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
       }
     }
   }
-  return { text, params, usesSession };
+  return { text, params, usesSession, sessionVars: [...sessionVars] };
 }
 
 function inlineParam(p: Param, v: InlineValues): string {

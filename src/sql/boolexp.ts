@@ -5,7 +5,7 @@
  */
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import type { TableModel } from '../schema/model.js';
-import { constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
+import { SESSION, constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
 import { arrayTypeSql, isGeography, typeSql, valueInput, type PgType } from './pgtypes.js';
 
 /** Fresh table aliases for one statement. */
@@ -76,7 +76,7 @@ export function targetSql(t: ColumnTarget, alias: string): Sql {
   const inArgs = fn.args.filter((a) => a.mode === 'i' || a.mode === 'b');
   inArgs.forEach((a, i) => {
     if (i === t.field.tableArgIndex) args.push(ident(alias));
-    else if (i === t.field.sessionArgIndex) args.push(sql`($1)::${typeSql({ name: a.type, schema: a.typeSchema })}`);
+    else if (i === t.field.sessionArgIndex) args.push(sql`(${param(SESSION)})::${typeSql({ name: a.type, schema: a.typeSchema })}`);
   });
   return sql`${ident(fn.schema, fn.name)}(${join(args, ', ')})`;
 }

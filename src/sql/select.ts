@@ -19,7 +19,7 @@ import type {
   SelectBase,
   SelectSource,
 } from '../ir/types.js';
-import { constParam, ident, join, quoteLiteral, raw, sql, type Sql } from './ast.js';
+import { SESSION, constParam, ident, join, param, quoteLiteral, raw, sql, type Sql } from './ast.js';
 import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.js';
 import { jsonOutput, typeSql, type OutputOptions, type PgType } from './pgtypes.js';
 
@@ -47,7 +47,7 @@ class Compiler {
       if (a.kind === 'default') break; // only trailing arguments may be omitted
       if (a.kind === 'value') out.push(valueSql(a.value));
       else if (a.kind === 'row') out.push(ident(parent!.alias));
-      else out.push(sql`($1)::${typeSql(a.type)}`);
+      else out.push(sql`(${param(SESSION)})::${typeSql(a.type)}`);
     }
     return join(out, ', ');
   }
@@ -197,6 +197,12 @@ class Compiler {
       return col(r, a);
     };
     let nodes = 0;
+    // the role's row limit bounds the nodes, not the aggregates (Hasura)
+    const nodeLimit = sel.permLimit !== null && (sel.args.limit === null || sel.permLimit < sel.args.limit) ? sel.permLimit : null;
+    if (nodeLimit !== null && sel.fields.some((f) => f.kind === 'nodes')) {
+      const order = sel.args.orderBy.length > 0 ? sql`ORDER BY ${join(sel.args.orderBy.map((o) => this.orderItem(o, t)), ', ')}` : raw('');
+      projections.push(sql`row_number() OVER (${order}) AS "rn"`);
+    }
     const pairs = sel.fields.map((f): [string, Sql] => {
       switch (f.kind) {
         case 'typename':
@@ -206,13 +212,14 @@ class Compiler {
         case 'nodes': {
           const name = `n${nodes++}`;
           projections.push(sql`${this.rowJson(f.fields, t)} AS ${ident(name)}`);
-          return [f.alias, sql`coalesce(json_agg(${col(r, name)}), '[]')`];
+          const filter = nodeLimit !== null ? sql` FILTER (WHERE ${col(r, 'rn')} <= ${raw(String(nodeLimit))})` : raw('');
+          return [f.alias, sql`coalesce(json_agg(${col(r, name)})${filter}, '[]')`];
         }
       }
     });
     if (projections.length === 0) projections.push(raw('1 AS "one"'));
     const where = andSql(this.conditions(sel, t, parent));
-    const inner = sql`SELECT ${this.distinct(sel, t)}${join(projections, ', ')} FROM ${this.from(sel.source, t, parent)} WHERE ${where}${this.tail(sel, t)}`;
+    const inner = sql`SELECT ${this.distinct(sel, t)}${join(projections, ', ')} FROM ${this.from(sel.source, t, parent)} WHERE ${where}${this.tail({ ...sel, permLimit: null }, t)}`;
     return sql`(SELECT ${this.objectExpr(pairs)} FROM (${inner}) AS ${ident(r)})`;
   }
 

@@ -9,3 +9,4 @@ import './bulk.js';
 import './collections.js';
 import './event_triggers.js';
 import './custom_types.js';
+import './dml.js';

@@ -28,6 +28,12 @@ function parseConfiguration(v: unknown, path: string): TableConfiguration {
       }
     }
     out.custom_root_fields = Object.fromEntries(Object.entries(rf).filter(([, x]) => x !== null)) as TableConfiguration['custom_root_fields'];
+    // one name for two root fields of a table would make the GraphQL schema invalid
+    const names = Object.values(out.custom_root_fields ?? {}) as string[];
+    const duplicated = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
+    if (duplicated.length) {
+      throw new SvcError(400, 'parse-failed', `the following custom root field names are duplicated: ${duplicated.map((n) => JSON.stringify(n)).join(', ')}`, `${path}.custom_root_fields`);
+    }
   }
   if (o.custom_column_names !== undefined && o.custom_column_names !== null) {
     const cn = expectObject(o.custom_column_names, `${path}.custom_column_names`);

@@ -64,7 +64,6 @@ export class RoleSchemaBuilder {
   constructor(
     readonly cache: SchemaCache,
     readonly views: RoleViews,
-    readonly opts: { stringifyNumerics: boolean },
   ) {}
 
   get role(): string {
@@ -81,6 +80,12 @@ export class RoleSchemaBuilder {
 
   tableName(t: TableModel): string {
     return qualifiedGqlName(t.name);
+  }
+
+  /** The role's view of a relationship's target, when the target can appear in GraphQL. */
+  remoteView(rel: { remoteTable: { schema: string; name: string } }): TableView | null {
+    const v = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+    return v && isGraphQLName(this.tableName(v.table)) ? v : null;
   }
 
   scalar(name: string): GraphQLScalarType {
@@ -139,7 +144,7 @@ export class RoleSchemaBuilder {
     return out;
   }
 
-  columnOutputType(v: TableView, c: { column: ColumnModel; gql: ColumnGqlType }): GraphQLOutputType {
+  columnOutputType(c: { column: ColumnModel; gql: ColumnGqlType }): GraphQLOutputType {
     return c.column.nullable ? c.gql.type : new GraphQLNonNull(c.gql.type);
   }
 
@@ -267,12 +272,14 @@ export class RoleSchemaBuilder {
         case 'in':
         case 'nin':
           if (x.kind === 'null') break;
-          ops.push({ op, values: listItems(x).map((i) => this.typed(i, type)) });
+          if (x.kind === 'list' && x.variable) ops.push({ op, values: { ref: { kind: 'variable', name: x.variable, path: [] }, type, array: true } });
+          else ops.push({ op, values: listItems(x).map((i) => this.typed(i, type)) });
           break;
         case 'has_keys_any':
         case 'has_keys_all':
           if (x.kind === 'null') break;
-          ops.push({ op, values: listItems(x).map((i) => this.typed(i, text)) });
+          if (x.kind === 'list' && x.variable) ops.push({ op, values: { ref: { kind: 'variable', name: x.variable, path: [] }, type: text, array: true } });
+          else ops.push({ op, values: listItems(x).map((i) => this.typed(i, text)) });
           break;
         case 'is_null': {
           const b = ctx.valueOf(x);
@@ -340,7 +347,7 @@ export class RoleSchemaBuilder {
           };
           for (const c of cols) f[c.column.gqlName] = { type: this.comparisonExp(c.gql, columnType(c.column)) };
           for (const rel of [...v.objectRelationships, ...v.arrayRelationships]) {
-            const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+            const rv = this.remoteView(rel);
             if (rv && isGraphQLName(rel.name)) f[rel.name] = { type: this.boolExp(rv) };
           }
           return sortedEntries(f);
@@ -408,11 +415,11 @@ export class RoleSchemaBuilder {
           const f: Record<string, GraphQLInputFieldConfig> = {};
           for (const c of this.columns(v)) f[c.column.gqlName] = { type: this.orderByEnum() };
           for (const rel of v.objectRelationships) {
-            const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+            const rv = this.remoteView(rel);
             if (rv && isGraphQLName(rel.name)) f[rel.name] = { type: this.orderBy(rv) };
           }
           for (const rel of v.arrayRelationships) {
-            const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`);
+            const rv = this.remoteView(rel);
             if (rv && rv.allowAggregations && isGraphQLName(rel.name)) f[`${rel.name}_aggregate`] = { type: this.aggregateOrderBy(rv) };
           }
           return sortedEntries(f);

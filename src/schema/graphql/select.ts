@@ -78,8 +78,8 @@ export function checkLeaf(f: CollectedField, type: GraphQLOutputType): void {
   }
 }
 
-function viewOfRel(b: RoleSchemaBuilder, rel: RelationshipModel): TableView {
-  return b.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`)!;
+function viewOfRel(b: RoleSchemaBuilder, rel: RelationshipModel): TableView | null {
+  return b.remoteView(rel);
 }
 
 // ---- select arguments ---------------------------------------------------------
@@ -170,15 +170,15 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
       return field;
     };
     out[c.column.gqlName] = {
-      type: b.columnOutputType(v, c),
+      type: b.columnOutputType(c),
       description: c.column.description ?? undefined,
       args: isJson ? { path: { type: GraphQLString, description: 'JSON select path' } } : {},
       extensions: { svc: parse },
     };
   }
   for (const rel of v.objectRelationships) {
-    if (!isGraphQLName(rel.name)) continue;
     const rv = viewOfRel(b, rel);
+    if (!rv || !isGraphQLName(rel.name)) continue;
     const required = rel.viaLocalForeignKey && rel.mapping.every(([l]) => !v.table.columnsByName.get(l)?.nullable);
     const obj = tableObject(b, rv);
     const parse: SelectionParser<Field> = (ctx, f) => ({
@@ -190,8 +190,8 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
     out[rel.name] = { type: required ? new GraphQLNonNull(obj) : obj, description: 'An object relationship', extensions: { svc: parse } };
   }
   for (const rel of v.arrayRelationships) {
-    if (!isGraphQLName(rel.name)) continue;
     const rv = viewOfRel(b, rel);
+    if (!rv || !isGraphQLName(rel.name)) continue;
     const obj = tableObject(b, rv);
     const parse: SelectionParser<Field> = (ctx, f, def) => {
       const args = parseSelectArgs(ctx, rv, f, ctx.args(f, def));
@@ -219,7 +219,7 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
   }
   for (const cf of v.computedFields) {
     if (!isGraphQLName(cf.name)) continue;
-    const f = computedField(b, v, cf);
+    const f = computedField(b, cf);
     if (f) out[cf.name] = f;
   }
   return out;
@@ -313,7 +313,7 @@ export function functionCallArgs(
   return out;
 }
 
-function computedField(b: RoleSchemaBuilder, v: TableView, cf: ComputedFieldModel): GraphQLFieldConfig<unknown, unknown> | undefined {
+function computedField(b: RoleSchemaBuilder, cf: ComputedFieldModel): GraphQLFieldConfig<unknown, unknown> | undefined {
   const info = cf.function;
   const exclude = new Set<number>([cf.tableArgIndex, ...(cf.sessionArgIndex !== undefined ? [cf.sessionArgIndex] : [])]);
   const inputs = functionInputArgs(info, exclude);
@@ -328,7 +328,7 @@ function computedField(b: RoleSchemaBuilder, v: TableView, cf: ComputedFieldMode
     args.args = { type: new GraphQLNonNull(functionArgsInput(b, argsType, inputs)), description: `input parameters for computed field ${JSON.stringify(cf.name)}` };
   }
   const description = info.description ?? `A computed field, executes function ${quotedTable(info)}`;
-  const callArgs = (ctx: DocumentContext, f: CollectedField, given: Map<string, InVal>) =>
+  const callArgs = (f: CollectedField, given: Map<string, InVal>) =>
     functionCallArgs(info, inputs, given.get('args'), special, `${f.path}.args.args`);
   if (cf.returns.kind === 'scalar') {
     const s = b.pgScalar(cf.returns.type);
@@ -338,7 +338,7 @@ function computedField(b: RoleSchemaBuilder, v: TableView, cf: ComputedFieldMode
     if (isJson) args.path = { type: GraphQLString, description: 'JSON select path' };
     const parse: SelectionParser<Field> = (ctx, f, def) => {
       const given = ctx.args(f, def);
-      const field: Field = { alias: f.alias, kind: 'computed_scalar', field: cf, args: callArgs(ctx, f, given), type };
+      const field: Field = { alias: f.alias, kind: 'computed_scalar', field: cf, args: callArgs(f, given), type };
       const p = given.get('path');
       if (p && p.kind !== 'null') field.jsonPath = jsonPathArg(ctx, p, `${f.path}.args.path`);
       return field;
@@ -346,13 +346,13 @@ function computedField(b: RoleSchemaBuilder, v: TableView, cf: ComputedFieldMode
     return { type: s, description, args: sortedEntries(args), extensions: { svc: parse } };
   }
   const ret = cf.returns;
-  const rv = b.views.viewOf(`${ret.table.schema}.${ret.table.name}`);
+  const rv = b.remoteView({ remoteTable: ret.table });
   if (!rv) return undefined;
   const obj = tableObject(b, rv);
   Object.assign(args, selectArgs(b, rv));
   const parse: SelectionParser<Field> = (ctx, f, def) => {
     const given = ctx.args(f, def);
-    const source: SelectSource = { kind: 'function', schema: info.schema, name: info.name, args: callArgs(ctx, f, given), table: rv.table };
+    const source: SelectSource = { kind: 'function', schema: info.schema, name: info.name, args: callArgs(f, given), table: rv.table };
     const select: Select = { ...baseSelect(rv, source, parseSelectArgs(ctx, rv, f, given)), fields: parseTableSelection(ctx, f, obj) };
     return { alias: f.alias, kind: 'computed_table', field: cf, select };
   };
@@ -452,7 +452,7 @@ export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<stri
   const out: Record<string, RootFieldConfig> = {};
   const obj = tableObject(b, v);
   const source: SelectSource = { kind: 'table', table: t };
-  const custom = t.customRootFields;
+  const custom = Object.fromEntries(Object.entries(t.customRootFields).filter(([, n]) => typeof n === 'string' && isGraphQLName(n))) as typeof t.customRootFields;
 
   const parseSelect: SelectionParser<RootField> = (ctx, f, def) => {
     const args = parseSelectArgs(ctx, v, f, ctx.args(f, def));
@@ -507,7 +507,7 @@ export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<stri
 }
 
 export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Record<string, RootFieldConfig> {
-  const v = b.views.viewOf(`${fn.returnTable.schema}.${fn.returnTable.name}`);
+  const v = b.remoteView({ remoteTable: fn.returnTable });
   if (!v) return {};
   const info = fn.info;
   const fname = qualifiedGqlName(fn.name);
@@ -524,7 +524,7 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
       description: `input parameters for function ${quotedTable(fn.name)}`,
     };
   }
-  const source = (ctx: DocumentContext, f: CollectedField, given: Map<string, InVal>): SelectSource => ({
+  const source = (f: CollectedField, given: Map<string, InVal>): SelectSource => ({
     kind: 'function',
     schema: fn.name.schema,
     name: fn.name.name,
@@ -535,7 +535,7 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
   const out: Record<string, RootFieldConfig> = {};
   const parse: SelectionParser<RootField> = (ctx, f, def) => {
     const given = ctx.args(f, def);
-    const src = source(ctx, f, given);
+    const src = source(f, given);
     return { alias: f.alias, kind: 'select', select: { ...baseSelect(v, src, parseSelectArgs(ctx, v, f, given)), fields: parseTableSelection(ctx, f, obj) } };
   };
   out[fname] = {
@@ -548,7 +548,7 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
     const agg = aggregateObject(b, v);
     const parseAgg: SelectionParser<RootField> = (ctx, f, def) => {
       const given = ctx.args(f, def);
-      const src = source(ctx, f, given);
+      const src = source(f, given);
       return { alias: f.alias, kind: 'aggregate', select: { ...baseSelect(v, src, parseSelectArgs(ctx, v, f, given)), fields: parseAggregateSelection(ctx, f, agg) } };
     };
     out[`${fname}_aggregate`] = {

@@ -1,0 +1,64 @@
+/**
+ * Errors of the GraphQL path: PostgreSQL errors mapped to Hasura's codes, and
+ * the GraphQL error envelopes (`/v1/graphql`: `{errors: [{extensions: {path,
+ * code}, message}]}`; `/v1alpha1/graphql`: `{errors: [{path, error, code}]}`).
+ */
+import { asPgError } from '../db/db.js';
+import { SvcError } from '../errors.js';
+
+/** A database error as an SvcError (Hasura's mkTxErrorHandler). */
+export function fromPgError(e: unknown, statement?: { text: string; params: unknown[]; prepared: boolean }): SvcError {
+  if (e instanceof SvcError) return e;
+  const pg = asPgError(e);
+  const internal = pg
+    ? {
+        statement: statement?.text,
+        prepared: statement?.prepared ?? false,
+        error: { exec_status: 'FatalError', hint: pg.hint ?? null, message: pg.message, status_code: pg.code, description: pg.detail ?? null },
+        arguments: statement?.params,
+      }
+    : { message: e instanceof Error ? e.message : String(e) };
+  if (!pg) return new SvcError(500, 'unexpected', 'database query error', '$', internal);
+  const cls = pg.code.slice(0, 2);
+  if (cls === '22') {
+    return new SvcError(400, pg.code === '22025' ? 'bad-request' : 'data-exception', pg.message, '$', internal);
+  }
+  if (cls === '23') {
+    const prefix: Record<string, [string, string]> = {
+      '23001': ['constraint-violation', 'Can not delete or update due to data being referenced. '],
+      '23502': ['constraint-violation', 'Not-NULL violation. '],
+      '23503': ['constraint-violation', 'Foreign key violation. '],
+      '23505': ['constraint-violation', 'Uniqueness violation. '],
+      '23514': ['permission-error', 'Check constraint violation. '],
+      '23P01': ['constraint-violation', 'Exclusion violation. '],
+    };
+    const [code, p] = prefix[pg.code] ?? ['constraint-violation', ''];
+    return new SvcError(400, code, p + pg.message, '$', internal);
+  }
+  if (pg.code === '42P10') return new SvcError(400, 'constraint-error', 'there is no unique or exclusion constraint on target column(s)', '$', internal);
+  if (pg.code === 'P0001') return new SvcError(400, 'unexpected', pg.message, '$', internal);
+  return new SvcError(500, 'unexpected', 'database query error', '$', internal);
+}
+
+export interface ErrorFormat {
+  /** `/v1alpha1/graphql` envelope */
+  v1alpha1?: boolean;
+  /** include `internal` details (admin with admin-internal-errors, or dev mode) */
+  includeInternal?: boolean;
+}
+
+export function errorObject(e: SvcError, fmt: ErrorFormat): Record<string, unknown> {
+  if (fmt.v1alpha1) {
+    const o: Record<string, unknown> = { path: e.path, error: e.message, code: e.code };
+    if (fmt.includeInternal && e.internal !== undefined) o.internal = e.internal;
+    return o;
+  }
+  const ext: Record<string, unknown> = { path: e.path, code: e.code };
+  if (fmt.includeInternal && e.internal !== undefined) ext.internal = e.internal;
+  return { extensions: ext, message: e.message };
+}
+
+export function errorResponse(e: unknown, fmt: ErrorFormat): string {
+  const err = e instanceof SvcError ? e : new SvcError(500, 'unexpected', e instanceof Error ? e.message : String(e));
+  return JSON.stringify({ errors: [errorObject(err, fmt)] });
+}

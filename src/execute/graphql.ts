@@ -1,0 +1,148 @@
+/**
+ * Running GraphQL reads: plan (cached) → bind session and variables → one
+ * statement → the `data` object spliced from the JSON text PostgreSQL built.
+ * Also `/v1/graphql/explain`.
+ */
+import { SvcError } from '../errors.js';
+import { coerceVariables } from '../ir/document.js';
+import { getRoleSchema } from '../schema/graphql/schema.js';
+import type { SchemaCache } from '../schema/model.js';
+import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
+import { bindParams, compileSql } from '../sql/ast.js';
+import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
+import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
+import type { ExecContext, GraphQLRequest } from './interface.js';
+import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
+import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
+
+export { planCacheStats, resetPlanCacheStats } from './planCache.js';
+
+export interface RunOptions {
+  /** `/v1alpha1/graphql` error envelope */
+  v1alpha1?: boolean;
+  planCache?: PlanCache;
+}
+
+function compileOptions(ctx: ExecContext): SelectCompileOptions {
+  return { stringifyNumerics: ctx.config.stringifyNumericTypes };
+}
+
+function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
+  const admin = ctx.session.role === ADMIN_ROLE;
+  return { v1alpha1: opts.v1alpha1, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
+}
+
+/** The plan for a request (from the cache when possible) and its coerced variables. */
+export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache): { plan: QueryPlan; variables: Record<string, unknown> } {
+  if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
+  const rs = getRoleSchema(ctx.cache, ctx.session.role);
+  // the output format (stringified numerics) is part of the compiled statement
+  const key = PlanCache.key(ctx.cache, ctx.session.role, req.query, req.operationName, ctx.config.stringifyNumericTypes ? 's' : '');
+  const op = cache.operation(key, ctx.cache) ?? parseDocument(req.query, req.operationName);
+  const vars = coerceVariables(rs.schema, op.def, req.variables ?? {});
+  const hit = cache.plan(key, ctx.cache, vars.values);
+  if (hit) {
+    planCacheStats.hits++;
+    return { plan: hit, variables: vars.values };
+  }
+  planCacheStats.misses++;
+  const plan = compilePlan(rs, op, vars, compileOptions(ctx));
+  cache.put(key, ctx.cache, op, plan);
+  return { plan, variables: vars.values };
+}
+
+export function checkSessionVariables(plan: QueryPlan, session: Session): void {
+  for (const v of plan.sessionVars) {
+    if (session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
+  }
+}
+
+/** Runs the plan's statement; returns the JSON text of each database field. */
+export async function executePlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string[]> {
+  if (!plan.statement) return [];
+  checkSessionVariables(plan, ctx.session);
+  const { name, compiled } = plan.statement;
+  const values = bindParams(compiled, ctx.session.vars, variables);
+  let row: Record<string, string | null>;
+  try {
+    const r = await ctx.db.prepared(name, compiled.text, values);
+    row = r.rows[0] ?? {};
+  } catch (e) {
+    throw fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared });
+  }
+  return plan.fields.flatMap((f) => (f.kind === 'db' ? [row[String(f.column)] ?? 'null'] : []));
+}
+
+export function dataResponse(plan: QueryPlan, results: string[]): string {
+  const parts: string[] = [];
+  for (const f of plan.fields) {
+    const value = f.kind === 'const' ? f.json : results[f.column]!;
+    parts.push(`${JSON.stringify(f.alias)}:${value}`);
+  }
+  return `{"data":{${parts.join(',')}}}`;
+}
+
+/**
+ * `/v1/graphql` (and `/v1alpha1/graphql` with `v1alpha1`): the response JSON
+ * text, `{"data":…}` or `{"errors":[…]}`.
+ */
+export async function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
+  try {
+    const { plan, variables } = planRequest(ctx, req, opts.planCache);
+    if (plan.opType === 'mutation') throw new SvcError(400, 'not-supported', 'mutations are not supported yet', '$');
+    const results = await executePlan(ctx, plan, variables);
+    return dataResponse(plan, results);
+  } catch (e) {
+    if (!(e instanceof SvcError)) ctx.log.error({ err: e instanceof Error ? { message: e.message, stack: e.stack } : e }, 'graphql execution failed');
+    return errorResponse(e, errorFormat(ctx, opts));
+  }
+}
+
+export interface ExplainBody {
+  query: GraphQLRequest | string;
+  user?: Record<string, string> | null;
+}
+
+export interface FieldPlanExplain {
+  field: string;
+  sql: string | null;
+  plan: string[] | null;
+}
+
+/** `/v1/graphql/explain`: the SQL and PostgreSQL plan of every root field, with the given session. */
+export async function explainGraphQL(ctx: ExecContext, body: ExplainBody): Promise<FieldPlanExplain[] | { sql: string; plan: string[] }> {
+  const req: GraphQLRequest = typeof body.query === 'string' ? { query: body.query } : body.query;
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body.user ?? {})) vars[k.toLowerCase()] = String(v);
+  const role = vars['x-svc-role'] ?? ADMIN_ROLE;
+  const session: Session = { role, vars, hasAdminCredentials: true };
+  const cache: SchemaCache = ctx.cache;
+  const rs = getRoleSchema(cache, role);
+  const op = parseDocument(req.query, req.operationName);
+  const coerced = coerceVariables(rs.schema, op.def, req.variables ?? {});
+  const { opType, fields } = operationRootFields(rs, op, coerced);
+  const out: FieldPlanExplain[] = [];
+  for (const f of fields) {
+    if (f.kind === 'const') {
+      out.push({ field: f.alias, sql: null, plan: null });
+      continue;
+    }
+    const c = compileSql(fieldStatementSql(f, compileOptions(ctx)), { session: session.vars, variables: coerced.values });
+    for (const v of c.sessionVars) {
+      if (session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
+    }
+    let plan: string[];
+    try {
+      const r = await ctx.db.query(`EXPLAIN ${c.text}`);
+      plan = r.rows.map((x) => String(x['QUERY PLAN']));
+    } catch (e) {
+      throw fromPgError(e, { text: c.text, params: [], prepared: false });
+    }
+    out.push({ field: f.alias, sql: c.text, plan });
+  }
+  if (opType === 'subscription') {
+    const first = out.find((x) => x.sql !== null);
+    return { sql: first?.sql ?? '', plan: first?.plan ?? [] };
+  }
+  return out;
+}

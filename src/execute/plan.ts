@@ -1,0 +1,104 @@
+/**
+ * Compiling an operation into a plan: root fields → IR (through the role
+ * schema's parsers) → one SQL statement for all database fields, plus
+ * constant JSON for `__typename` and introspection. A plan depends on the
+ * query text, the role's schema and the values of "structural" variables
+ * only; leaf variables and session variables are statement parameters.
+ */
+import { createHash } from 'node:crypto';
+import { parse, type GraphQLField, type GraphQLObjectType } from 'graphql';
+import { SvcError } from '../errors.js';
+import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation } from '../ir/document.js';
+import { validationError } from '../ir/input.js';
+import type { RootField } from '../ir/types.js';
+import { svcExt } from '../schema/graphql/builder.js';
+import { introspectionRoot } from '../schema/graphql/introspection.js';
+import type { RoleSchema } from '../schema/graphql/schema.js';
+import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
+import { compileSql, type CompiledSql } from '../sql/ast.js';
+import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
+
+export type OperationType = 'query' | 'mutation' | 'subscription';
+
+export type PlanField =
+  | { alias: string; kind: 'const'; json: string }
+  /** column `column` of the plan's statement */
+  | { alias: string; kind: 'db'; column: number; ir: RootField };
+
+export interface QueryPlan {
+  opType: OperationType;
+  /** variables whose values shaped this plan */
+  structural: Map<string, unknown>;
+  fields: PlanField[];
+  statement: { name: string; compiled: CompiledSql } | null;
+  /** session variables the statement reads (must be present) */
+  sessionVars: string[];
+}
+
+export function parseDocument(query: string, operationName: string | null | undefined): Operation {
+  let doc;
+  try {
+    doc = parse(query, { noLocation: true });
+  } catch (e) {
+    throw new SvcError(400, 'validation-failed', `not a valid graphql query: ${(e as Error).message}`, '$.query');
+  }
+  return selectOperation(doc, operationName);
+}
+
+/** Root fields of an operation as IR. */
+export function operationRootFields(rs: RoleSchema, op: Operation, vars: CoercedVariables): { opType: OperationType; ctx: DocumentContext; fields: RootField[] } {
+  const opType = op.def.operation as OperationType;
+  let root: GraphQLObjectType | null;
+  if (opType === 'mutation') {
+    root = rs.mutation;
+    if (!root) throw validationError('no mutations exist', '$');
+  } else if (opType === 'subscription') {
+    root = rs.subscription;
+  } else {
+    root = rs.query;
+  }
+  const ctx = new DocumentContext(rs.schema, op.fragments, vars.values, vars.types);
+  const defs = root!.getFields();
+  const fields: RootField[] = [];
+  for (const f of ctx.collect([{ set: op.def.selectionSet, path: '$', fragStack: [] }], root!)) {
+    fields.push(rootField(ctx, rs, root!, defs, f, opType));
+  }
+  return { opType, ctx, fields };
+}
+
+function rootField(
+  ctx: DocumentContext,
+  rs: RoleSchema,
+  root: GraphQLObjectType,
+  defs: Record<string, GraphQLField<unknown, unknown>>,
+  f: CollectedField,
+  opType: OperationType,
+): RootField {
+  if (f.name === '__typename') return { alias: f.alias, kind: 'const', json: JSON.stringify(root.name) };
+  if ((f.name === '__schema' || f.name === '__type') && opType !== 'mutation') {
+    return { alias: f.alias, kind: 'const', json: JSON.stringify(introspectionRoot(ctx, f, rs.schema)) };
+  }
+  const def = defs[f.name];
+  if (!def) throw validationError(`field ${JSON.stringify(f.name)} not found in type: '${root.name}'`, f.path);
+  checkLeaf(f, def.type);
+  return svcExt<SelectionParser<RootField>>(def)(ctx, f, def);
+}
+
+export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
+  const { opType, ctx, fields } = operationRootFields(rs, op, vars);
+  const dbFields = fields.filter((f) => f.kind !== 'const');
+  let statement: QueryPlan['statement'] = null;
+  let sessionVars: string[] = [];
+  if (dbFields.length > 0) {
+    const compiled = compileSql(rootStatementSql(dbFields, opts));
+    statement = { name: statementName(compiled.text), compiled };
+    sessionVars = compiled.sessionVars;
+  }
+  let col = 0;
+  const planFields: PlanField[] = fields.map((f) => (f.kind === 'const' ? { alias: f.alias, kind: 'const', json: f.json } : { alias: f.alias, kind: 'db', column: col++, ir: f }));
+  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars };
+}
+
+export function statementName(text: string): string {
+  return `svc_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+}

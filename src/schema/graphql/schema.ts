@@ -1,0 +1,77 @@
+/**
+ * `getRoleSchema(cache, role)`: the GraphQL schema a role sees, built once
+ * per schema cache and role. Admin sees every tracked table and function; a
+ * role sees what its select permissions allow and nothing else exists for it.
+ *
+ * Mutations (and other root fields) plug in through `registerRootFieldProvider`:
+ * a provider adds field configs whose `extensions.svc` parser returns the IR.
+ */
+import { GraphQLObjectType, GraphQLSchema, type GraphQLNamedType } from 'graphql';
+import { RoleViews } from '../../permissions/view.js';
+import type { SchemaCache } from '../model.js';
+import { RoleSchemaBuilder } from './builder.js';
+import { isGraphQLName, sortedEntries } from './names.js';
+import { functionRootFields, tableRootFields, type RootFieldConfig } from './select.js';
+
+export interface RoleSchema {
+  role: string;
+  schema: GraphQLSchema;
+  query: GraphQLObjectType;
+  mutation: GraphQLObjectType | null;
+  subscription: GraphQLObjectType | null;
+  builder: RoleSchemaBuilder;
+}
+
+export interface RootFields {
+  query?: Record<string, RootFieldConfig>;
+  mutation?: Record<string, RootFieldConfig>;
+}
+
+export type RootFieldProvider = (b: RoleSchemaBuilder) => RootFields;
+
+const providers: RootFieldProvider[] = [];
+
+/** Adds root fields (e.g. mutations) to every role schema built from now on. */
+export function registerRootFieldProvider(p: RootFieldProvider): void {
+  providers.push(p);
+}
+
+const KEY = (role: string) => `graphql:${role}`;
+
+export function getRoleSchema(cache: SchemaCache, role: string): RoleSchema {
+  const hit = cache.perRole.get(KEY(role)) as RoleSchema | undefined;
+  if (hit) return hit;
+  const built = buildRoleSchema(cache, role);
+  cache.perRole.set(KEY(role), built);
+  return built;
+}
+
+export function buildRoleSchema(cache: SchemaCache, role: string): RoleSchema {
+  const views = new RoleViews(cache, role);
+  const b = new RoleSchemaBuilder(cache, views);
+  const query: Record<string, RootFieldConfig> = {};
+  const mutation: Record<string, RootFieldConfig> = {};
+  for (const t of cache.tables.values()) {
+    const v = views.view(t);
+    // names GraphQL cannot express leave the table out (Hasura refuses to track them)
+    if (v && isGraphQLName(b.tableName(t))) Object.assign(query, tableRootFields(b, v));
+  }
+  for (const fn of views.functions()) Object.assign(query, functionRootFields(b, fn));
+  for (const p of providers) {
+    const r = p(b);
+    Object.assign(query, r.query ?? {});
+    Object.assign(mutation, r.mutation ?? {});
+  }
+  const queryRoot = new GraphQLObjectType({ name: 'query_root', description: 'query root', fields: sortedEntries(query) });
+  const subscriptionRoot = new GraphQLObjectType({ name: 'subscription_root', description: 'subscription root', fields: sortedEntries(query) });
+  const mutationRoot = Object.keys(mutation).length > 0 ? new GraphQLObjectType({ name: 'mutation_root', description: 'mutation root', fields: sortedEntries(mutation) }) : null;
+  // resolve every lazily defined type now, so later requests only read
+  const schema = new GraphQLSchema({
+    query: queryRoot,
+    mutation: mutationRoot,
+    subscription: subscriptionRoot,
+    types: [...b.types.values()] as GraphQLNamedType[],
+    directives: [],
+  });
+  return { role, schema, query: queryRoot, mutation: mutationRoot, subscription: subscriptionRoot, builder: b };
+}
