@@ -22,7 +22,10 @@ export function renameTable(md: Metadata, from: QualifiedTable, to: QualifiedTab
   for (const f of md.functions) void f;
 }
 
-export function renameColumn(md: Metadata, table: QualifiedTable, from: string, to: string): void {
+/** Where a relationship of a table leads (names as they are now). */
+export type RelationshipTarget = (table: QualifiedTable, relationship: string) => QualifiedTable | undefined;
+
+export function renameColumn(md: Metadata, table: QualifiedTable, from: string, to: string, relTarget: RelationshipTarget = () => undefined): void {
   const r = (c: string) => (c === from ? to : c);
   const cols = (l: string[] | '*' | undefined) => (Array.isArray(l) ? l.map(r) : l);
   for (const t of md.tables) {
@@ -71,16 +74,15 @@ export function renameColumn(md: Metadata, table: QualifiedTable, from: string, 
       const fk = rel.using.foreign_key_constraint_on;
       if (fk && typeof fk === 'object' && sameName(fk.table, table)) fk.column = r(fk.column);
     }
-    // filters of this table's permissions name its columns at the top level
-    if (own) {
-      for (const p of t.select_permissions) p.permission.filter = renameInExp(p.permission.filter, from, to);
-      for (const p of t.insert_permissions) p.permission.check = renameInExp(p.permission.check, from, to);
-      for (const p of t.update_permissions) {
-        p.permission.filter = renameInExp(p.permission.filter, from, to);
-        if (p.permission.check) p.permission.check = renameInExp(p.permission.check, from, to);
-      }
-      for (const p of t.delete_permissions) p.permission.filter = renameInExp(p.permission.filter, from, to);
+    // permission filters name the column directly or through relationship paths
+    const fix = (e: BoolExp) => renameInExp(e, t.table, table, from, to, relTarget);
+    for (const p of t.select_permissions) p.permission.filter = fix(p.permission.filter);
+    for (const p of t.insert_permissions) p.permission.check = fix(p.permission.check);
+    for (const p of t.update_permissions) {
+      p.permission.filter = fix(p.permission.filter);
+      if (p.permission.check) p.permission.check = fix(p.permission.check);
     }
+    for (const p of t.delete_permissions) p.permission.filter = fix(p.permission.filter);
   }
 }
 
@@ -91,14 +93,23 @@ function renameKeys<T>(o: Record<string, T> | undefined, from: string, to: strin
   return out;
 }
 
-function renameInExp(e: BoolExp, from: string, to: string): BoolExp {
-  if (!e || typeof e !== 'object') return e;
+function renameInExp(e: BoolExp, current: QualifiedTable, target: QualifiedTable, from: string, to: string, relTarget: RelationshipTarget): BoolExp {
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return e;
   const out: BoolExp = {};
   for (const [k, v] of Object.entries(e)) {
-    if (k === '_and' || k === '_or' || k === '$and' || k === '$or') out[k] = Array.isArray(v) ? v.map((x) => renameInExp(x as BoolExp, from, to)) : v;
-    else if (k === '_not' || k === '$not') out[k] = renameInExp(v as BoolExp, from, to);
-    else if (k === from) out[to] = v;
-    else out[k] = v;
+    if (k === '_and' || k === '_or' || k === '$and' || k === '$or') {
+      out[k] = Array.isArray(v) ? v.map((x) => renameInExp(x as BoolExp, current, target, from, to, relTarget)) : v;
+    } else if (k === '_not' || k === '$not') {
+      out[k] = renameInExp(v as BoolExp, current, target, from, to, relTarget);
+    } else if (k === '_exists' || k === '$exists') {
+      const ex = v as { _table?: QualifiedTable | string; _where?: BoolExp };
+      const t = typeof ex?._table === 'string' ? { schema: 'public', name: ex._table } : ex?._table;
+      out[k] = t ? { ...ex, _where: renameInExp(ex._where ?? {}, t, target, from, to, relTarget) } : v;
+    } else {
+      const remote = relTarget(current, k);
+      if (remote) out[k] = renameInExp(v as BoolExp, remote, target, from, to, relTarget);
+      else out[sameName(current, target) && k === from ? to : k] = v;
+    }
   }
   return out;
 }

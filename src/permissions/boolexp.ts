@@ -115,3 +115,28 @@ export function sessionVariablesOf(x: unknown, out = new Set<string>()): Set<str
   else if (x && typeof x === 'object') for (const e of Object.values(x)) sessionVariablesOf(e, out);
   return out;
 }
+
+/**
+ * Columns compared with static (non-session) values: their type is baked
+ * into the permission, so changing it must fail with a dependency error.
+ */
+export function literalColumnsOf(exp: unknown, table: TableModel, lookup: Lookup, out: Array<{ table: QualifiedTable; column: string }> = []): Array<{ table: QualifiedTable; column: string }> {
+  if (!exp || typeof exp !== 'object' || Array.isArray(exp)) return out;
+  for (const [k, v] of Object.entries(exp as Record<string, unknown>)) {
+    if (['_and', '$and', '_or', '$or'].includes(k)) {
+      if (Array.isArray(v)) for (const e of v) literalColumnsOf(e, table, lookup, out);
+    } else if (k === '_not' || k === '$not') {
+      literalColumnsOf(v, table, lookup, out);
+    } else if (table.columnsByName.has(k)) {
+      const values = v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).some((op) => operatorName(op))
+        ? Object.entries(v as Record<string, unknown>).filter(([op]) => !/^[_$]c/.test(op) && !/^[_$]is_null$/.test(op)).map(([, x]) => x)
+        : [v];
+      const literal = (x: unknown): boolean => (Array.isArray(x) ? x.some(literal) : !isSessionVariable(x));
+      if (values.some(literal)) out.push({ table: table.name, column: k });
+    } else if (table.relationships.has(k)) {
+      const target = lookup(table.relationships.get(k)!.remoteTable);
+      if (target) literalColumnsOf(v, target, lookup, out);
+    }
+  }
+  return out;
+}

@@ -5,7 +5,7 @@
  */
 import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
 import { SvcError } from '../errors.js';
-import { validateBoolExp } from '../permissions/boolexp.js';
+import { isSessionVariable, literalColumnsOf, normalizeTableName, validateBoolExp } from '../permissions/boolexp.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
 import {
   displayName,
@@ -32,7 +32,7 @@ import type {
 export type EnumRows = Map<string, Array<{ value: string; comment: string | null }>>;
 
 class Inconsistency extends Error {
-  constructor(message: string, public readonly code = 'constraint-violation') {
+  constructor(message: string, public readonly code = 'constraint-violation', public readonly bare = false) {
     super(message);
   }
 }
@@ -54,7 +54,9 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
       return true;
     } catch (e) {
       if (e instanceof Inconsistency || e instanceof SvcError) {
-        inconsistent.push({ definition, reason: prefix + e.message, type });
+        // field-name collisions are reported without the object's context, as Hasura does
+        const bare = e instanceof Inconsistency && e.bare;
+        inconsistent.push({ definition, reason: bare ? e.message : prefix + e.message, type });
         return false;
       }
       throw e;
@@ -182,10 +184,18 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
           for (const c of deps.columns) dependencies.push({ dependent, ref, on: { kind: 'column', table: tm.table, column: c } });
           for (const r of deps.relationships) dependencies.push({ dependent, ref, on: { kind: 'relationship', table: tm.table, name: r } });
           for (const cf of deps.computedFields) dependencies.push({ dependent, ref, on: { kind: 'computed_field', table: tm.table, name: cf } });
+          const p = def.permission as Record<string, any>;
+          const typed = [p.filter, p.check].flatMap((e) => literalColumnsOf(e, table, lookup));
+          for (const [col, v] of Object.entries((p.set ?? {}) as Record<string, unknown>)) {
+            if (!isSessionVariable(v)) typed.push({ table: tm.table, column: col });
+          }
+          for (const t of typed) dependencies.push({ dependent, ref, on: { kind: 'column', table: t.table, column: t.column }, onType: true });
           for (const rt of deps.remote) {
             dependencies.push({ dependent, ref, on: { kind: 'table', table: rt.table } });
             for (const c of rt.columns) dependencies.push({ dependent, ref, on: { kind: 'column', table: rt.table, column: c } });
           }
+          // relationships and computed fields used at any depth (also of other tables, through relationships)
+          for (const u of deps.fields) dependencies.push({ dependent, ref, on: u });
         });
       }
     }
@@ -450,6 +460,42 @@ interface PermDeps {
   relationships: Set<string>;
   computedFields: Set<string>;
   remote: Array<{ table: QualifiedTable; columns: Set<string> }>;
+  /** every relationship and computed field a boolean expression uses, with its table */
+  fields: Array<{ kind: 'relationship' | 'computed_field'; table: QualifiedTable; name: string }>;
+}
+
+/**
+ * The relationships and computed fields a (valid) boolean expression uses, at
+ * any depth: `{author: {articles: {…}}}` on article uses article.author and
+ * author.articles. Keys are resolved in validateBoolExp's order.
+ */
+function boolExpFields(e: unknown, table: TableModel, lookup: (t: QualifiedTable) => TableModel | undefined, out: PermDeps['fields']): void {
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return;
+  for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
+    if (k === '_and' || k === '$and' || k === '_or' || k === '$or') {
+      if (Array.isArray(v)) for (const x of v) boolExpFields(x, table, lookup, out);
+    } else if (k === '_not' || k === '$not') {
+      boolExpFields(v, table, lookup, out);
+    } else if (k === '_exists' || k === '$exists') {
+      const ex = v as { _table?: unknown; _where?: unknown } | null;
+      if (!ex || typeof ex !== 'object') continue;
+      let target: TableModel | undefined;
+      try {
+        target = lookup(normalizeTableName(ex._table));
+      } catch {
+        target = undefined;
+      }
+      if (target) boolExpFields(ex._where, target, lookup, out);
+    } else if (table.columnsByName.has(k)) {
+      continue;
+    } else if (table.relationships.has(k)) {
+      out.push({ kind: 'relationship', table: table.name, name: k });
+      const target = lookup(table.relationships.get(k)!.remoteTable);
+      if (target) boolExpFields(v, target, lookup, out);
+    } else if (table.computedFields.has(k)) {
+      out.push({ kind: 'computed_field', table: table.name, name: k });
+    }
+  }
 }
 
 function resolvePermission(
@@ -459,12 +505,13 @@ function resolvePermission(
   perms: RolePermissions,
   lookup: (t: QualifiedTable) => TableModel | undefined,
 ): PermDeps {
-  const deps: PermDeps = { columns: new Set(), relationships: new Set(), computedFields: new Set(), remote: [] };
+  const deps: PermDeps = { columns: new Set(), relationships: new Set(), computedFields: new Set(), remote: [], fields: [] };
   const useExp = (e: unknown) => {
     const r = validateBoolExp(e ?? {}, table, lookup);
     r.columns.forEach((c) => deps.columns.add(c));
     r.relationships.forEach((c) => deps.relationships.add(c));
     deps.remote.push(...r.remote);
+    boolExpFields(e, table, lookup, deps.fields);
   };
   const useCols = (cols: string[]) => cols.forEach((c) => deps.columns.add(c));
   const presets = (set: Record<string, unknown> | undefined) => {

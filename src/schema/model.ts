@@ -130,6 +130,8 @@ export interface Dependency {
   /** what to remove from the metadata when cascading */
   ref: MetadataRef;
   on: SchemaObjectRef;
+  /** the dependent relies on the column's type (compares it with a static value) */
+  onType?: boolean;
 }
 
 export type SchemaObjectRef =

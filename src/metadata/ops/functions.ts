@@ -68,7 +68,7 @@ defineOp('add_computed_field', {
     d.done();
     const comment = a.string('comment', true);
     a.done();
-    const t = findTable(ctx, table);
+    const t = findTable(ctx, table, `${ctx.path}.table`);
     if (t.computed_fields.some((c) => c.name === name)) {
       throw new SvcError(400, 'already-exists', `computed field ${JSON.stringify(name)} already exists`, ctx.path);
     }

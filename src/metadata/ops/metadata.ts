@@ -102,3 +102,26 @@ defineOp('drop_inconsistent_metadata', {
     return SUCCESS;
   },
 });
+
+/** A summary of the schema cache, for debugging. */
+defineOp('dump_internal_state', {
+  kind: 'data',
+  accessMode: () => 'read',
+  async run(ctx) {
+    const c = ctx.state.cache;
+    return {
+      resource_version: c.resourceVersion,
+      tables: [...c.tables.values()].map((t) => ({
+        table: t.name,
+        columns: t.columns.map((col) => ({ name: col.name, graphql_name: col.gqlName, type: col.formatted, nullable: col.nullable })),
+        primary_key: t.primaryKey,
+        relationships: [...t.relationships.values()].map((r) => ({ name: r.name, type: r.kind, remote_table: r.remoteTable, mapping: Object.fromEntries(r.mapping) })),
+        computed_fields: [...t.computedFields.keys()],
+        roles: [...t.permissions.keys()],
+      })),
+      functions: [...c.functions.values()].map((f) => ({ function: f.name, returns: f.returnTable })),
+      roles: [...c.roles],
+      inconsistent_objects: c.inconsistent,
+    };
+  },
+});

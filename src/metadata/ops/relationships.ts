@@ -4,7 +4,9 @@ import { expectObject, parseQualified } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../run.js';
-import { displayName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';
+import { normalizeTableName } from '../../permissions/boolexp.js';
+import type { TableModel } from '../../schema/model.js';
+import { displayName, qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';
 import { findTable } from './tables.js';
 
 function parseUsing(kind: 'object' | 'array', v: unknown, path: string): ObjRelUsing | ArrRelUsing {
@@ -96,16 +98,43 @@ defineOp('rename_relationship', {
     if (allRelNames(t).includes(newName)) {
       throw new SvcError(400, 'already-exists', `column/relationship ${JSON.stringify(newName)} of table ${JSON.stringify(displayName(table))} already exists`, ctx.path);
     }
-    // permissions that traverse the relationship are rewritten
-    const rewrite = (e: unknown): unknown => {
-      if (Array.isArray(e)) return e.map(rewrite);
-      if (e && typeof e === 'object') return Object.fromEntries(Object.entries(e).map(([k, v]) => [k === name ? newName : k, rewrite(v)]));
-      return e;
+    // every permission (of any table) traversing the relationship is rewritten: the
+    // expressions are walked with their table as context, so only uses of this
+    // relationship are renamed (not columns or relationships of the same name elsewhere)
+    const cache = ctx.state.cache;
+    const rewrite = (e: unknown, on: TableModel | undefined): unknown => {
+      if (!on || !e || typeof e !== 'object' || Array.isArray(e)) return e;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
+        if (k === '_and' || k === '$and' || k === '_or' || k === '$or') out[k] = Array.isArray(v) ? v.map((x) => rewrite(x, on)) : v;
+        else if (k === '_not' || k === '$not') out[k] = rewrite(v, on);
+        else if ((k === '_exists' || k === '$exists') && v && typeof v === 'object' && '_where' in v) {
+          let target: TableModel | undefined;
+          try {
+            target = cache.tables.get(qualifiedKey(normalizeTableName((v as { _table?: unknown })._table)));
+          } catch {
+            target = undefined;
+          }
+          out[k] = { ...(v as Record<string, unknown>), _where: rewrite((v as { _where: unknown })._where, target) };
+        } else if (on.columnsByName.has(k)) out[k] = v;
+        else if (on.relationships.has(k)) {
+          const rel = on.relationships.get(k)!;
+          out[sameName(on.name, table) && k === name ? newName : k] = rewrite(v, cache.tables.get(qualifiedKey(rel.remoteTable)));
+        } else out[k] = v;
+      }
+      return out;
     };
-    for (const p of t.select_permissions) p.permission.filter = rewrite(p.permission.filter) as Record<string, unknown>;
-    for (const p of t.update_permissions) p.permission.filter = rewrite(p.permission.filter) as Record<string, unknown>;
-    for (const p of t.delete_permissions) p.permission.filter = rewrite(p.permission.filter) as Record<string, unknown>;
-    for (const p of t.insert_permissions) p.permission.check = rewrite(p.permission.check) as Record<string, unknown>;
+    for (const pt of ctx.state.metadata.tables) {
+      const on = cache.tables.get(qualifiedKey(pt.table));
+      const exp = (e: Record<string, unknown>) => rewrite(e, on) as Record<string, unknown>;
+      for (const p of pt.select_permissions) p.permission.filter = exp(p.permission.filter);
+      for (const p of pt.delete_permissions) p.permission.filter = exp(p.permission.filter);
+      for (const p of pt.insert_permissions) p.permission.check = exp(p.permission.check);
+      for (const p of pt.update_permissions) {
+        p.permission.filter = exp(p.permission.filter);
+        if (p.permission.check) p.permission.check = exp(p.permission.check);
+      }
+    }
     r.name = newName;
     return SUCCESS;
   },

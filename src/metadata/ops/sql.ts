@@ -108,7 +108,7 @@ function applySchemaDiff(ctx: Parameters<Parameters<typeof defineOp>[1]['run']>[
 
   for (const tc of typeChanges) {
     const deps = cache.dependencies.filter(
-      (d) => d.on.kind === 'column' && d.on.table.schema === tc.table.schema && d.on.table.name === tc.table.name && d.on.column === tc.column && d.ref.kind === 'permission',
+      (d) => d.onType && d.on.kind === 'column' && d.on.table.schema === tc.table.schema && d.on.table.name === tc.table.name && d.on.column === tc.column,
     );
     if (deps.length) {
       const names = [...new Set(deps.map((d) => d.dependent))].sort();
@@ -132,8 +132,15 @@ function applySchemaDiff(ctx: Parameters<Parameters<typeof defineOp>[1]['run']>[
     renameTable(md, from, to);
     ctx.state.metadataChanged = true;
   }
+  // relationships resolved by the cache (built on the old names)
+  const oldName = (t: QualifiedTable) => renamedTables.find(([, n]) => n.schema === t.schema && n.name === t.name)?.[0] ?? t;
+  const newName = (t: QualifiedTable) => renamedTables.find(([o]) => o.schema === t.schema && o.name === t.name)?.[1] ?? t;
+  const relTarget = (t: QualifiedTable, rel: string) => {
+    const r = cache.tables.get(`${oldName(t).schema}.${oldName(t).name}`)?.relationships.get(rel);
+    return r ? newName(r.remoteTable) : undefined;
+  };
   for (const [table, from, to] of renamedColumns) {
-    renameColumn(md, table, from, to);
+    renameColumn(md, table, from, to, relTarget);
     ctx.state.metadataChanged = true;
   }
 }
