@@ -276,9 +276,11 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
  * GraphQL name) nor another column's custom GraphQL name.
  */
 function checkFieldConflicts(table: TableModel, name: string): void {
-  if (table.columnsByName.has(name)) fail('field definition conflicts with postgres column');
+  // reported without the "in table …: in relationship …:" context, as Hasura does
+  const bare = (m: string) => new Inconsistency(m, 'constraint-violation', true);
+  if (table.columnsByName.has(name)) throw bare('field definition conflicts with postgres column');
   const custom = table.columns.find((c) => c.gqlName === name);
-  if (custom) fail(`field definition conflicts with custom field name for postgres column ${JSON.stringify(custom.name)}`);
+  if (custom) throw bare(`field definition conflicts with custom field name for postgres column ${JSON.stringify(custom.name)}`);
 }
 
 function validateEnumTable(t: TableModel): void {
