@@ -248,7 +248,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         returnTable,
         sessionArgument,
         inputArgs: inArgs
-          .map((a, i) => ({ name: a.name ?? `arg_${i + 1}`, type: a.type, typeSchema: a.typeSchema, hasDefault: i >= firstDefault }))
+          .map((a, i) => ({ name: argName(inArgs, i), type: a.type, typeSchema: a.typeSchema, hasDefault: i >= firstDefault }))
           .filter((a) => a.name !== sessionArgument),
         meta: fm,
       });
@@ -281,6 +281,13 @@ function checkFieldConflicts(table: TableModel, name: string): void {
   if (table.columnsByName.has(name)) throw bare('field definition conflicts with postgres column');
   const custom = table.columns.find((c) => c.gqlName === name);
   if (custom) throw bare(`field definition conflicts with custom field name for postgres column ${JSON.stringify(custom.name)}`);
+}
+
+/** Unnamed arguments are `arg_1`, `arg_2`, … counting only the unnamed ones (as Hasura names them). */
+function argName(args: Array<{ name: string | null }>, i: number): string {
+  const a = args[i]!;
+  if (a.name) return a.name;
+  return `arg_${args.slice(0, i + 1).filter((x) => !x.name).length}`;
 }
 
 function validateEnumTable(t: TableModel): void {
@@ -424,7 +431,7 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
       ? { kind: 'table', table: { schema: f.returnType.schema, name: f.returnType.name }, set: f.returnsSet }
       : { kind: 'scalar', type: f.returnType.name, typeSchema: f.returnType.schema },
     inputArgs: inArgs
-      .map((a, i) => ({ name: a.name ?? `arg_${i + 1}`, type: a.type, typeSchema: a.typeSchema, hasDefault: i >= firstDefault, i }))
+      .map((a, i) => ({ name: argName(inArgs, i), type: a.type, typeSchema: a.typeSchema, hasDefault: i >= firstDefault, i }))
       .filter((a) => a.i !== tableArgIndex && a.i !== sessionArgIndex)
       .map(({ i: _i, ...rest }) => rest),
     def,
