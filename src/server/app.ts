@@ -18,6 +18,7 @@ import { corsHeaders, corsMatcher } from './cors.js';
 import { graphqlErrorBody, queryErrorBody, toSvcError } from './errors.js';
 import { attachWebsocket } from './websocket.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
+import { createMetrics } from './metrics.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
@@ -202,6 +203,18 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if (!config.databaseUrl) throw new SvcError(400, 'not-supported', 'pg_dump is not available on the embedded database');
       const out = await runPgDump(config.databaseUrl, opts);
       reply.code(200).type('application/sql').send(clean ? cleanDump(out) : out);
+    } catch (e) {
+      sendQueryError(reply, toSvcError(e), false, engine);
+    }
+    return reply;
+  });
+
+  const metrics = createMetrics(engine);
+  app.get('/v1/metrics', async (req, reply) => {
+    try {
+      const session = await resolve(req);
+      if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
+      reply.code(200).type(metrics.contentType).send(await metrics.metrics());
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }
