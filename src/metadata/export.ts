@@ -76,6 +76,16 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
   return ordered;
 }
 
+/** A TableName/FunctionName as stored: a bare string means the public schema. */
+function qualifyName(v: unknown): unknown {
+  if (typeof v === 'string') return { schema: 'public', name: v };
+  if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { name?: unknown }).name === 'string') {
+    const o = v as { schema?: unknown; name: string };
+    return { schema: o.schema ?? 'public', name: o.name };
+  }
+  return v;
+}
+
 /** Fill in every array so internal code never checks for absence. */
 export function normalizeMetadata(raw: unknown): Metadata {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -92,10 +102,27 @@ export function normalizeMetadata(raw: unknown): Metadata {
     if (t.is_enum) out.is_enum = true;
     if (t.configuration) out.configuration = t.configuration;
     for (const k of TABLE_ARRAYS) if (Array.isArray(t[k])) (out[k] as unknown[]) = t[k];
+    // names inside the table's objects may be abbreviated too (`"remote_table": "author"`)
+    const rel = (x: any) => {
+      const u = x?.using;
+      if (!u || typeof u !== 'object') return x;
+      const using = { ...u };
+      if (using.manual_configuration && typeof using.manual_configuration === 'object') {
+        using.manual_configuration = { ...using.manual_configuration, remote_table: qualifyName(using.manual_configuration.remote_table) };
+      }
+      const fk = using.foreign_key_constraint_on;
+      if (fk && typeof fk === 'object' && !Array.isArray(fk) && 'table' in fk) using.foreign_key_constraint_on = { ...fk, table: qualifyName(fk.table) };
+      return { ...x, using };
+    };
+    out.object_relationships = out.object_relationships.map(rel);
+    out.array_relationships = out.array_relationships.map(rel);
+    out.computed_fields = out.computed_fields.map((c: any) =>
+      c?.definition && typeof c.definition === 'object' ? { ...c, definition: { ...c.definition, function: qualifyName(c.definition.function) } } : c,
+    );
     return out;
   });
   for (const k of TOP_ARRAYS) if (Array.isArray(r[k])) (md[k] as unknown[]) = r[k];
-  md.functions = md.functions.map((f: any) => (f && f.function ? f : { function: typeof f === 'string' ? { schema: 'public', name: f } : f }));
+  md.functions = md.functions.map((f: any) => (f && f.function ? { ...f, function: qualifyName(f.function) } : { function: qualifyName(f) }));
   if (r.custom_types && typeof r.custom_types === 'object') md.custom_types = r.custom_types;
   return md;
 }
