@@ -40,7 +40,8 @@ export function cleanDump(sql: string): string {
   const statements: string[] = [];
   let current: string[] = [];
   for (const line of sql.split('\n')) {
-    if (line.startsWith('--') || line.trim() === '') continue;
+    // comments, blank lines and psql meta-commands (\restrict … of newer pg_dump)
+    if (line.startsWith('--') || line.startsWith('\\') || line.trim() === '') continue;
     current.push(line);
     if (line.trimEnd().endsWith(';')) {
       statements.push(current.join('\n'));
