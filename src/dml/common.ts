@@ -11,9 +11,10 @@ import { normalizeTableName } from '../permissions/boolexp.js';
 import { RoleViews, type TableView } from '../permissions/view.js';
 import type { SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
-import { bindParams, compileSql, ident, join, quoteLiteral, raw, sql, type Sql } from '../sql/ast.js';
-import { columnType } from '../permissions/filter.js';
-import { jsonOutput } from '../sql/pgtypes.js';
+import { bindParams, compileSql, type Sql } from '../sql/ast.js';
+import { compileMutation } from '../sql/mutation.js';
+import { mutationError } from '../execute/mutation.js';
+import type { Mutation, MutationResponseField } from '../ir/types.js';
 import type { ColumnModel } from '../schema/model.js';
 
 /** What a DML operation needs: an ExecContext fits, and so does the request's connection in place of `db`. */
@@ -86,34 +87,29 @@ export function returningColumns(ctx: DmlContext, table: TableModel, returning: 
   });
 }
 
-/** The JSON array of the returned rows of the CTE `"_mut"` (text). */
-export function returningSql(ctx: DmlContext, cols: ColumnModel[] | null): Sql {
-  if (!cols) return raw('NULL');
-  const opts = { stringifyNumerics: ctx.config.stringifyNumericTypes };
-  const pairs = cols.map((c) => sql`${raw(quoteLiteral(c.name))}, ${jsonOutput(ident('_m', c.name), columnType(c), opts)}`);
-  return sql`(SELECT coalesce(json_agg(json_build_object(${join(pairs, ', ')})), '[]') FROM "_mut" AS "_m")::text`;
-}
-
-const CHECK_FAILED = 'svc-permission-check-failed';
-
 /**
- * Runs `WITH "_mut" AS (<mutation> RETURNING *, (<check>) AS "__svc_check") …`. A row
- * failing the check makes the statement itself fail (a cast error raised only then), so
- * the change is undone even outside a transaction; the error becomes Hasura's message.
+ * Runs an insert, update or delete (the IR and SQL the GraphQL mutations use)
+ * as one statement: `{affected_rows, returning?}` with the `returning` columns.
+ * A row failing the role's check aborts the statement (so nothing is written
+ * even outside a transaction) with Hasura's message.
  */
-export async function runMutation(ctx: DmlContext, mutation: Sql, returning: ColumnModel[] | null, checkFailed: string): Promise<{ affected_rows: number; returning?: unknown[] }> {
-  const guard = sql`(SELECT (${raw(quoteLiteral(CHECK_FAILED + ':'))} || count(*))::int FROM "_mut" WHERE NOT coalesce("__svc_check", false) HAVING count(*) > 0)`;
-  const statement = sql`WITH "_mut" AS (${mutation}) SELECT (SELECT count(*) FROM "_mut")::text AS "affected", ${guard} AS "failed", ${returningSql(ctx, returning)} AS "returning"`;
+export async function runMutation(ctx: DmlContext, m: Mutation, returning: ColumnModel[] | null): Promise<{ affected_rows: number; returning?: unknown[] }> {
+  const fields: MutationResponseField[] = [{ alias: 'affected_rows', kind: 'affected_rows' }];
+  if (returning) fields.push({ alias: 'returning', kind: 'returning', fields: returning.map((c) => ({ alias: c.name, kind: 'column', column: c })) });
+  const compiled = compileMutation(m, { kind: 'multi', fields }, { stringifyNumerics: ctx.config.stringifyNumericTypes });
+  if (compiled.kind === 'constant') return JSON.parse(compiled.json);
+  const c = compileSql(compiled.write);
+  checkSessionVars(c.sessionVars, ctx.session);
+  const values = bindParams(c, ctx.session.vars, {});
   let row;
   try {
-    row = await runStatement(ctx, statement);
+    // event triggers read the session (in the request's transaction)
+    await ctx.db.query(`select set_config('svc.user', $1, true)`, [JSON.stringify(ctx.session.vars)]);
+    row = (await ctx.db.query(c.text, values)).rows[0] ?? {};
   } catch (e) {
-    if (e instanceof SvcError && e.message.includes(CHECK_FAILED)) throw new SvcError(400, 'permission-error', `Check constraint violation. ${checkFailed}`, '$.args');
-    throw e;
+    throw mutationError(e, compiled.raises, '$.args', { text: c.text, params: values }, '$');
   }
-  const out: { affected_rows: number; returning?: unknown[] } = { affected_rows: Number(row.affected) };
-  if (returning) out.returning = JSON.parse(row.returning ?? '[]');
-  return out;
+  return JSON.parse(row.result ?? 'null');
 }
 
 /** Runs one statement; returns its first row. */

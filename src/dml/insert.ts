@@ -6,11 +6,10 @@
  * role's update permission, whose filter limits the rows updated.
  */
 import { SvcError, err400 } from '../errors.js';
-import { isSessionVariable } from '../permissions/boolexp.js';
-import { FilterBuilder, columnType } from '../permissions/filter.js';
+import type { ColumnValue, ConflictTarget, Insert, InsertRow, OnConflict } from '../ir/types.js';
+import { columnType, permissionFilter } from '../permissions/filter.js';
+import { presetValue } from '../permissions/mutation.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
-import { ident, join, raw, sql, type Sql } from '../sql/ast.js';
-import { Aliases, andSql, boolExpSql, tableSql, valueSql } from '../sql/boolexp.js';
 import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, type DmlContext } from './common.js';
 
 interface InsertArgs {
@@ -40,70 +39,59 @@ export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ af
   // returning columns are checked first (as Hasura does)
   const returning = returningColumns(ctx, table, a.returning);
 
-  // columns and values
+  // values: the presets win over what the objects say
   const presets = ins?.set ?? {};
-  const columns: ColumnModel[] = [];
-  const rows: Array<Map<string, unknown>> = objects.map((o, i) => {
+  const rows: InsertRow[] = objects.map((o, i) => {
     const obj = requireObject(o, `$.args.objects[${i}]`);
-    const m = new Map<string, unknown>();
+    const values: ColumnValue[] = [];
     for (const [k, v] of Object.entries(obj)) {
       const col = table.columnsByName.get(k);
       if (!col) throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, `$.args.objects[${i}]`);
       if (ins && !ins.columns.includes(k) && !(k in presets)) {
         throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to insert column ${JSON.stringify(k)}`, `$.args.objects[${i}]`);
       }
-      m.set(k, v);
+      if (!(k in presets)) values.push({ column: col, value: { ref: { kind: 'literal', value: v }, type: columnType(col), numberText: 'binary' } });
     }
-    for (const k of Object.keys(presets)) m.delete(k);
-    return m;
+    return { values, objectRels: [], arrayRels: [] };
   });
-  for (const c of table.columns) if (rows.some((r) => r.has(c.name)) || c.name in presets) columns.push(c);
-
-  const aliases = new Aliases();
-  const t = '_t';
-  const valueOf = (c: ColumnModel, r: Map<string, unknown>): Sql => {
-    if (c.name in presets) {
-      const p = presets[c.name];
-      const ref = isSessionVariable(p) ? { kind: 'session' as const, name: p.toLowerCase() } : { kind: 'literal' as const, value: p };
-      return valueSql({ ref, type: columnType(c) });
-    }
-    if (!r.has(c.name)) return raw('DEFAULT');
-    return valueSql({ ref: { kind: 'literal', value: r.get(c.name) }, type: columnType(c) });
+  const presetValues = table.columns.filter((c) => c.name in presets).map((c) => presetValue(c, presets[c.name]));
+  const columns = table.columns.filter((c) => c.name in presets || rows.some((r) => r.values.some((v) => v.column === c)));
+  const insert: Insert = {
+    table,
+    rows,
+    presets: presetValues,
+    onConflict: onConflict(ctx, table, a.on_conflict, columns, admin),
+    check: ins ? permissionFilter(ctx.cache, table, ins.check) : null,
+    updateCheck: null,
   };
-  const values = join(rows.map((r) => sql`(${join(columns.map((c) => valueOf(c, r)), ', ')})`), ', ');
-  const colList = columns.length ? sql`(${join(columns.map((c) => ident(c.name)), ', ')}) VALUES ${values}` : raw('DEFAULT VALUES');
-  const conflict = onConflict(ctx, table, a.on_conflict, columns, admin, t, aliases);
-  const check = ins ? boolExpSql(new FilterBuilder(ctx.cache, { sessionVariables: true, nullSafeEq: true }).build(ins.check, table), t, aliases) : raw('true');
-  const mutation = sql`INSERT INTO ${tableSql(table)} AS ${ident(t)} ${colList}${conflict} RETURNING *, (${check}) AS "__svc_check"`;
-  return runMutation(ctx, mutation, returning, 'insert check constraint failed');
+  return runMutation(ctx, { kind: 'insert', insert }, returning);
 }
 
-function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: ColumnModel[], admin: boolean, t: string, aliases: Aliases): Sql {
-  if (oc === undefined || oc === null) return raw('');
+function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: ColumnModel[], admin: boolean): OnConflict | null {
+  if (oc === undefined || oc === null) return null;
   const o = requireObject(oc, '$.args.on_conflict') as { action?: unknown; constraint?: unknown; constraint_on?: unknown };
   if (o.action === undefined) throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
   if (o.action !== 'ignore' && o.action !== 'update') throw err400('parse-failed', `unexpected action: ${JSON.stringify(o.action)}; expecting "ignore" or "update"`, '$.args.on_conflict.action');
   if (o.constraint !== undefined && o.constraint_on !== undefined) throw err400('unexpected-payload', "'constraint' and 'constraint_on' cannot be set at a time", '$.args.on_conflict');
-  let target: Sql = raw('');
+  let target: ConflictTarget | null = null;
   if (typeof o.constraint === 'string') {
-    target = sql` ON CONSTRAINT ${ident(o.constraint)}`;
+    target = { kind: 'constraint', name: o.constraint };
   } else if (o.constraint_on !== undefined) {
     const cols = Array.isArray(o.constraint_on) ? o.constraint_on : [o.constraint_on];
-    const names = cols.map((c, i) => {
-      if (typeof c !== 'string' || !table.columnsByName.has(c)) throw err400('not-exists', `column ${JSON.stringify(c)} does not exist`, `$.args.on_conflict.constraint_on[${i}]`);
-      return ident(c);
-    });
-    target = sql` (${join(names, ', ')})`;
+    target = {
+      kind: 'columns',
+      columns: cols.map((c, i) => {
+        const col = typeof c === 'string' ? table.columnsByName.get(c) : undefined;
+        if (!col) throw err400('not-exists', `column ${JSON.stringify(c)} does not exist`, `$.args.on_conflict.constraint_on[${i}]`);
+        return col;
+      }),
+    };
   }
-  if (o.action === 'ignore') return sql` ON CONFLICT${target} DO NOTHING`;
-  if (o.constraint === undefined && o.constraint_on === undefined) {
-    throw err400('unexpected-payload', "Expecting 'constraint' or 'constraint_on' when the 'action' is 'update'", '$.args.on_conflict');
-  }
+  if (o.action === 'ignore') return { action: 'ignore', target };
+  if (!target) throw err400('unexpected-payload', "Expecting 'constraint' or 'constraint_on' when the 'action' is 'update'", '$.args.on_conflict');
   const upd = admin ? undefined : table.permissions.get(ctx.session.role)?.update;
   if (!admin && !upd) throw err400('permission-denied', `upsert is not allowed for role ${JSON.stringify(ctx.session.role)}`, '$.args.on_conflict');
   const updatable = columns.filter((c) => admin || upd!.columns.includes(c.name));
-  if (updatable.length === 0) return sql` ON CONFLICT${target} DO NOTHING`;
-  const set = join(updatable.map((c) => sql`${ident(c.name)} = EXCLUDED.${ident(c.name)}`), ', ');
-  const where = upd ? boolExpSql(new FilterBuilder(ctx.cache, { sessionVariables: true, nullSafeEq: true }).build(upd.filter, table), t, aliases) : null;
-  return sql` ON CONFLICT${target} DO UPDATE SET ${set}${where ? sql` WHERE ${andSql([where])}` : raw('')}`;
+  if (updatable.length === 0) return { action: 'ignore', target };
+  return { action: 'update', target, columns: updatable, presets: [], where: upd ? permissionFilter(ctx.cache, table, upd.filter) : null };
 }

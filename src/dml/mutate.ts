@@ -7,26 +7,20 @@
  * is verified on the updated rows.
  */
 import { SvcError, err400 } from '../errors.js';
-import { isSessionVariable } from '../permissions/boolexp.js';
-import { FilterBuilder, columnType, pathKey } from '../permissions/filter.js';
+import { andExp, type BoolExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
+import { columnType, pathKey, permissionFilter } from '../permissions/filter.js';
+import { presetValue } from '../permissions/mutation.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
-import { ident, join, raw, sql, type Sql } from '../sql/ast.js';
-import { Aliases, andSql, boolExpSql, tableSql, valueSql } from '../sql/boolexp.js';
 import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, type DmlContext } from './common.js';
 import { whereBuilder } from './select.js';
 
-const T = '_t';
-
-function permFilter(ctx: DmlContext, table: TableModel, exp: unknown, aliases: Aliases): Sql {
-  return boolExpSql(new FilterBuilder(ctx.cache, { sessionVariables: true, nullSafeEq: true }).build(exp, table), T, aliases);
-}
-
-function userWhere(ctx: DmlContext, table: TableModel, where: unknown, aliases: Aliases): Sql {
+function userWhere(ctx: DmlContext, table: TableModel, where: unknown): BoolExp {
   if (where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
-  return boolExpSql(whereBuilder(ctx).build(where, table, '$.args.where'), T, aliases);
+  return whereBuilder(ctx).build(where, table, '$.args.where');
 }
 
 const OPERATORS = ['$set', '$inc', '$mul', '$default'] as const;
+const OP: Record<(typeof OPERATORS)[number], UpdateOp> = { $set: 'set', $inc: 'inc', $mul: 'mul', $default: 'default' };
 
 export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
   const a = requireObject(args) as Record<string, unknown>;
@@ -39,8 +33,7 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
   }
   const returning = returningColumns(ctx, table, a.returning);
   const presets = upd?.set ?? {};
-  const aliases = new Aliases();
-  const sets: Sql[] = [];
+  const items: UpdateItem[] = [];
   const seen = new Set<string>();
   const column = (op: string, name: string): ColumnModel => {
     const path = `$.args${pathKey(op)}`;
@@ -61,29 +54,22 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
     if (v === undefined || v === null) continue;
     if (op === '$default') {
       if (!Array.isArray(v)) throw err400('parse-failed', 'expecting an array of columns', `$.args['$default']`);
-      for (const n of v) sets.push(sql`${ident(column(op, String(n)).name)} = DEFAULT`);
+      for (const n of v) items.push({ column: column(op, String(n)), op: 'default', value: null });
       continue;
     }
     for (const [name, value] of Object.entries(requireObject(v, `$.args${pathKey(op)}`))) {
       const col = column(op, name);
-      const val = valueSql({ ref: { kind: 'literal', value }, type: columnType(col) });
-      const target = ident(col.name);
-      if (op === '$set') sets.push(sql`${target} = ${val}`);
-      else if (op === '$inc') sets.push(sql`${target} = ${ident(T, col.name)} + ${val}`);
-      else sets.push(sql`${target} = ${ident(T, col.name)} * ${val}`);
+      items.push({ column: col, op: OP[op], value: { ref: { kind: 'literal', value }, type: columnType(col), numberText: 'binary' } });
     }
   }
   for (const [name, p] of Object.entries(presets)) {
-    const col = table.columnsByName.get(name)!;
-    const ref = isSessionVariable(p) ? { kind: 'session' as const, name: p.toLowerCase() } : { kind: 'literal' as const, value: p };
-    sets.push(sql`${ident(col.name)} = ${valueSql({ ref, type: columnType(col) })}`);
+    const pv = presetValue(table.columnsByName.get(name)!, p);
+    items.push({ column: pv.column, op: 'set', value: pv.value });
   }
-  if (sets.length === 0) throw err400('unexpected-payload', 'atleast one of $set, $inc, $mul has to be present', '$.args');
-  const conds = [userWhere(ctx, table, a.where, aliases)];
-  if (upd) conds.push(permFilter(ctx, table, upd.filter, aliases));
-  const check = upd?.check ? permFilter(ctx, table, upd.check, aliases) : raw('true');
-  const mutation = sql`UPDATE ${tableSql(table)} AS ${ident(T)} SET ${join(sets, ', ')} WHERE ${andSql(conds)} RETURNING *, (${check}) AS "__svc_check"`;
-  return runMutation(ctx, mutation, returning, 'update check constraint failed');
+  if (items.length === 0) throw err400('unexpected-payload', 'atleast one of $set, $inc, $mul has to be present', '$.args');
+  const where = andExp(userWhere(ctx, table, a.where), upd ? permissionFilter(ctx.cache, table, upd.filter) : null);
+  const check = upd?.check ? permissionFilter(ctx.cache, table, upd.check) : null;
+  return runMutation(ctx, { kind: 'update', update: { table, items, where, check } }, returning);
 }
 
 export async function runDmlDelete(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
@@ -96,9 +82,6 @@ export async function runDmlDelete(ctx: DmlContext, args: unknown): Promise<{ af
     throw new SvcError(400, 'permission-denied', `delete on ${tableDisplay(table)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
   }
   const returning = returningColumns(ctx, table, a.returning);
-  const aliases = new Aliases();
-  const conds = [userWhere(ctx, table, a.where, aliases)];
-  if (del) conds.push(permFilter(ctx, table, del.filter, aliases));
-  const mutation = sql`DELETE FROM ${tableSql(table)} AS ${ident(T)} WHERE ${andSql(conds)} RETURNING *, true AS "__svc_check"`;
-  return runMutation(ctx, mutation, returning, '');
+  const where = andExp(userWhere(ctx, table, a.where), del ? permissionFilter(ctx.cache, table, del.filter) : null);
+  return runMutation(ctx, { kind: 'delete', delete: { table, where } }, returning);
 }

@@ -19,9 +19,11 @@ export function fromPgError(e: unknown, statement?: { text: string; params: unkn
       }
     : { message: e instanceof Error ? e.message : String(e) };
   if (!pg) return new SvcError(500, 'unexpected', 'database query error', '$', internal);
+  // expected errors (the caller's data) carry no internal details, as in Hasura's mkTxErrorHandler
+  const message = normalizeMessage(pg.message);
   const cls = pg.code.slice(0, 2);
   if (cls === '22') {
-    return new SvcError(400, pg.code === '22025' ? 'bad-request' : 'data-exception', pg.message, '$', internal);
+    return new SvcError(400, pg.code === '22025' ? 'bad-request' : 'data-exception', message, '$');
   }
   if (cls === '23') {
     const prefix: Record<string, [string, string]> = {
@@ -33,11 +35,21 @@ export function fromPgError(e: unknown, statement?: { text: string; params: unkn
       '23P01': ['constraint-violation', 'Exclusion violation. '],
     };
     const [code, p] = prefix[pg.code] ?? ['constraint-violation', ''];
-    return new SvcError(400, code, p + pg.message, '$', internal);
+    return new SvcError(400, code, p + message, '$');
   }
-  if (pg.code === '42P10') return new SvcError(400, 'constraint-error', 'there is no unique or exclusion constraint on target column(s)', '$', internal);
-  if (pg.code === 'P0001') return new SvcError(400, 'unexpected', pg.message, '$', internal);
+  if (pg.code === '42P10') return new SvcError(400, 'constraint-error', 'there is no unique or exclusion constraint on target column(s)', '$');
+  if (pg.code === '42704') return new SvcError(400, 'constraint-error', message, '$');
+  if (pg.code === 'P0001') return new SvcError(400, 'unexpected', message, '$', internal);
   return new SvcError(500, 'unexpected', 'database query error', '$', internal);
+}
+
+/**
+ * PostgreSQL 13+ names the relation in not-null violations
+ * (`null value in column "x" of relation "t" violates …`); Hasura's messages
+ * (PostgreSQL 12) do not.
+ */
+function normalizeMessage(m: string): string {
+  return m.replace(/^(null value in column "(?:[^"]|"")*") of relation "(?:[^"]|"")*"( violates not-null constraint)$/, '$1$2');
 }
 
 export interface ErrorFormat {

@@ -12,7 +12,9 @@ import { bindParams, compileSql } from '../sql/ast.js';
 import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
 import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
 import type { ExecContext, GraphQLRequest } from './interface.js';
+import { executeMutationPlan } from './mutation.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
+import { useBackendOnlyPermissions } from '../server/auth/authenticator.js';
 import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
@@ -35,9 +37,11 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
 /** The plan for a request (from the cache when possible) and its coerced variables. */
 export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache): { plan: QueryPlan; variables: Record<string, unknown> } {
   if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
-  const rs = getRoleSchema(ctx.cache, ctx.session.role);
-  // the output format (stringified numerics) is part of the compiled statement
-  const key = PlanCache.key(ctx.cache, ctx.session.role, req.query, req.operationName, ctx.config.stringifyNumericTypes ? 's' : '');
+  const backendOnly = useBackendOnlyPermissions(ctx.session);
+  const rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly);
+  // the output format (stringified numerics) and the schema variant are part of the compiled statement
+  const variant = `${ctx.config.stringifyNumericTypes ? 's' : ''}${backendOnly ? 'b' : ''}`;
+  const key = PlanCache.key(ctx.cache, ctx.session.role, req.query, req.operationName, variant);
   const op = cache.operation(key, ctx.cache) ?? parseDocument(req.query, req.operationName);
   const vars = coerceVariables(rs.schema, op.def, req.variables ?? {});
   const hit = cache.plan(key, ctx.cache, vars.values);
@@ -47,8 +51,20 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
   }
   planCacheStats.misses++;
   const plan = compilePlan(rs, op, vars, compileOptions(ctx));
-  cache.put(key, ctx.cache, op, plan);
+  if (worthCaching(plan)) cache.put(key, ctx.cache, op, plan);
   return { plan, variables: vars.values };
+}
+
+/**
+ * A mutation shaped by its variables (objects given as a variable) is rarely
+ * repeated with the same values and its plan holds them; a large one (many
+ * objects written in the query) costs more memory than compiling it again.
+ */
+function worthCaching(plan: QueryPlan): boolean {
+  if (plan.opType !== 'mutation') return true;
+  if (plan.structural.size > 0) return false;
+  const size = plan.fields.reduce((n, f) => n + (f.kind === 'mutation' ? f.plan.write.text.length + (f.plan.output?.text.length ?? 0) : 0), 0);
+  return size <= 64 * 1024;
 }
 
 export function checkSessionVariables(plan: QueryPlan, session: Session): void {
@@ -76,10 +92,15 @@ export async function executePlan(ctx: ExecContext, plan: QueryPlan, variables: 
 export function dataResponse(plan: QueryPlan, results: string[]): string {
   const parts: string[] = [];
   for (const f of plan.fields) {
-    const value = f.kind === 'const' ? f.json : results[f.column]!;
+    const value = f.kind === 'const' ? f.json : f.kind === 'db' ? results[f.column]! : 'null';
     parts.push(`${JSON.stringify(f.alias)}:${value}`);
   }
   return `{"data":{${parts.join(',')}}}`;
+}
+
+/** The `data` of a mutation: one JSON text per root field, in order. */
+function mutationResponse(plan: QueryPlan, results: string[]): string {
+  return `{"data":{${plan.fields.map((f, i) => `${JSON.stringify(f.alias)}:${results[i]}`).join(',')}}}`;
 }
 
 /**
@@ -89,7 +110,10 @@ export function dataResponse(plan: QueryPlan, results: string[]): string {
 export async function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
   try {
     const { plan, variables } = planRequest(ctx, req, opts.planCache);
-    if (plan.opType === 'mutation') throw new SvcError(400, 'not-supported', 'mutations are not supported yet', '$');
+    if (plan.opType === 'mutation') {
+      checkSessionVariables(plan, ctx.session);
+      return mutationResponse(plan, await executeMutationPlan(ctx, plan, variables));
+    }
     const results = await executePlan(ctx, plan, variables);
     return dataResponse(plan, results);
   } catch (e) {
@@ -121,6 +145,7 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody): Promi
   const op = parseDocument(req.query, req.operationName);
   const coerced = coerceVariables(rs.schema, op.def, req.variables ?? {});
   const { opType, fields } = operationRootFields(rs, op, coerced);
+  if (opType === 'mutation') throw new SvcError(400, 'invalid-params', 'only queries can be explained', '$');
   const out: FieldPlanExplain[] = [];
   for (const f of fields) {
     if (f.kind === 'const') {

@@ -16,6 +16,7 @@ import { introspectionRoot } from '../schema/graphql/introspection.js';
 import type { RoleSchema } from '../schema/graphql/schema.js';
 import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
 import { compileSql, type CompiledSql } from '../sql/ast.js';
+import { compileMutation, type RaisedError } from '../sql/mutation.js';
 import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
 
 export type OperationType = 'query' | 'mutation' | 'subscription';
@@ -23,7 +24,19 @@ export type OperationType = 'query' | 'mutation' | 'subscription';
 export type PlanField =
   | { alias: string; kind: 'const'; json: string }
   /** column `column` of the plan's statement */
-  | { alias: string; kind: 'db'; column: number; ir: RootField };
+  | { alias: string; kind: 'db'; column: number; ir: RootField }
+  /** a mutation root field: its own statements, run in the operation's transaction */
+  | { alias: string; kind: 'mutation'; plan: MutationFieldPlan; ir: RootField };
+
+/** The statements of one mutation root field (see sql/mutation.ts). */
+export interface MutationFieldPlan {
+  /** returns "result", or "affected" and "rows" for `output` */
+  write: CompiledSql;
+  output: CompiledSql | null;
+  raises: RaisedError[];
+  /** where database errors are reported */
+  errorPath: string;
+}
 
 export interface QueryPlan {
   opType: OperationType;
@@ -86,6 +99,7 @@ function rootField(
 
 export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
+  if (opType === 'mutation') return compileMutationPlan(ctx, fields, opts);
   const dbFields = fields.filter((f) => f.kind !== 'const');
   let statement: QueryPlan['statement'] = null;
   let sessionVars: string[] = [];
@@ -97,6 +111,21 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   let col = 0;
   const planFields: PlanField[] = fields.map((f) => (f.kind === 'const' ? { alias: f.alias, kind: 'const', json: f.json } : { alias: f.alias, kind: 'db', column: col++, ir: f }));
   return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars };
+}
+
+function compileMutationPlan(ctx: DocumentContext, fields: RootField[], opts: SelectCompileOptions): QueryPlan {
+  const sessionVars = new Set<string>();
+  const planFields = fields.map((f): PlanField => {
+    if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
+    if (f.kind !== 'mutation') throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
+    const c = compileMutation(f.mutation, f.output, opts);
+    if (c.kind === 'constant') return { alias: f.alias, kind: 'const', json: c.json };
+    const write = compileSql(c.write);
+    const output = c.output ? compileSql(c.output) : null;
+    for (const v of [...write.sessionVars, ...(output?.sessionVars ?? [])]) sessionVars.add(v);
+    return { alias: f.alias, kind: 'mutation', plan: { write, output, raises: c.raises, errorPath: f.errorPath }, ir: f };
+  });
+  return { opType: 'mutation', structural: ctx.structural, fields: planFields, statement: null, sessionVars: [...sessionVars] };
 }
 
 export function statementName(text: string): string {

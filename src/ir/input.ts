@@ -17,6 +17,8 @@ import {
   type ValueNode,
 } from 'graphql';
 import { SvcError } from '../errors.js';
+import { scientificShow } from '../sql/numbers.js';
+import { checkGeoJson } from './geojson.js';
 
 export type InVal =
   | { kind: 'null' }
@@ -96,7 +98,8 @@ export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputTyp
   if (t instanceof GraphQLList) {
     const inner = t.ofType as GraphQLInputType;
     if (node.kind === Kind.LIST) {
-      return { kind: 'list', items: node.values.map((v, i) => coerceLiteral(v, inner, `${path}[${i}]`, scope)!) };
+      // an absent variable in a list is null
+      return { kind: 'list', items: node.values.map((v, i) => coerceLiteral(v, inner, `${path}[${i}]`, scope) ?? { kind: 'null' as const }) };
     }
     return { kind: 'list', items: [coerceLiteral(node, inner, path, scope)!] };
   }
@@ -108,7 +111,9 @@ export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputTyp
       const name = f.name.value;
       const def = defs[name];
       if (!def) throw validationError(`field ${JSON.stringify(name)} not found in type: '${t.name}'`, `${path}.${name}`);
-      fields.push([name, coerceLiteral(f.value, def.type, `${path}.${name}`, scope)!]);
+      // a field given by an absent variable is absent
+      const v = coerceLiteral(f.value, def.type, `${path}.${name}`, scope);
+      if (v !== undefined) fields.push([name, v]);
     }
     checkRequired(t, fields, path);
     return { kind: 'object', type: t, fields };
@@ -208,6 +213,14 @@ export function coerceJson(value: unknown, type: GraphQLInputType, path: string)
 }
 
 const INT_NAMES: Record<string, string> = { Int: 'Int32', smallint: 'Int16', bigint: 'Int64' };
+const INT_BOUNDS: Record<string, [number, number]> = {
+  Int: [-(2 ** 31), 2 ** 31 - 1],
+  smallint: [-(2 ** 15), 2 ** 15 - 1],
+  bigint: [-(2 ** 63), 2 ** 63 - 1],
+};
+
+/** A scalar value that does not parse as its type (Hasura: `parse-failed`). */
+export const parseError = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 const FLOAT_NAMES: Record<string, string> = { Float: 'Float', float8: 'Double', numeric: 'Scientific', money: 'Scientific' };
 const TEXT_NAMES = new Set(['String', 'citext', 'bpchar', 'ID']);
 const ANY_JSON = new Set(['json', 'jsonb']);
@@ -244,7 +257,12 @@ export function checkScalar(name: string, value: unknown, path: string): void {
   }
   if (kind === 'String') return;
   if (INT_NAMES[name]) {
-    if (kind !== 'Number' || !Number.isInteger(value)) fail(INT_NAMES[name]!);
+    if (kind !== 'Number') fail(INT_NAMES[name]!);
+    const [lo, hi] = INT_BOUNDS[name]!;
+    const n = value as number;
+    if (!Number.isInteger(n) || n < lo || n > hi) {
+      throw parseError(`The value ${scientificShow(String(n)) ?? String(n)} lies outside the bounds or is not an integer.  Maybe it is a float, or is there integer overflow?`, path);
+    }
     return;
   }
   if (FLOAT_NAMES[name]) {
@@ -253,6 +271,7 @@ export function checkScalar(name: string, value: unknown, path: string): void {
   }
   if (GEO.has(name)) {
     if (kind !== 'Object') fail('Object');
+    checkGeoJson(value, path);
     return;
   }
   if (TEXT_NAMES.has(name)) fail('Text');

@@ -6,6 +6,7 @@
  * inlined text.
  */
 import type { ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../schema/model.js';
+import type { NumberText } from '../sql/numbers.js';
 import type { PgType } from '../sql/pgtypes.js';
 
 export type ValueRef =
@@ -21,6 +22,8 @@ export interface TypedValue {
   ref: ValueRef;
   type: PgType;
   array?: boolean;
+  /** how a number written into a `numeric` is spelled (it fixes the stored scale; see sql/numbers.ts) */
+  numberText?: NumberText;
 }
 
 export type CompareOp =
@@ -104,7 +107,9 @@ export type FunctionArg =
 
 export type SelectSource =
   | { kind: 'table'; table: TableModel }
-  | { kind: 'function'; schema: string; name: string; args: FunctionArg[]; table: TableModel };
+  | { kind: 'function'; schema: string; name: string; args: FunctionArg[]; table: TableModel }
+  /** the rows a mutation wrote (its `returning`), as values of the table's row type */
+  | { kind: 'mutated'; table: TableModel };
 
 /** How a nested select is tied to its parent row. */
 export type Correlation =
@@ -148,10 +153,82 @@ export type AggregateOpField =
   | { alias: string; kind: 'count'; columns: ColumnModel[] | null; distinct: boolean }
   | { alias: string; kind: 'op'; op: AggregateOp; fields: Array<{ alias: string; kind: 'column'; column: ColumnModel } | { alias: string; kind: 'typename'; name: string }> };
 
+// ---- mutations -------------------------------------------------------------------
+
+/** A value written into a column. */
+export interface ColumnValue {
+  column: ColumnModel;
+  value: TypedValue;
+}
+
+export type ConflictTarget = { kind: 'constraint'; name: string } | { kind: 'columns'; columns: ColumnModel[] };
+
+/** `ON CONFLICT`: ignore the row, or update some columns of the existing row (where `where` holds). */
+export type OnConflict =
+  | { action: 'ignore'; target: ConflictTarget | null }
+  | { action: 'update'; target: ConflictTarget; columns: ColumnModel[]; presets: ColumnValue[]; where: BoolExp | null };
+
+/** One object to insert, with the related objects inserted before (object relationships) and after (array relationships) it. */
+export interface InsertRow {
+  values: ColumnValue[];
+  /** each inserts one row whose columns give this row's mapped columns */
+  objectRels: Array<{ rel: RelationshipModel; insert: Insert }>;
+  /** rows taking this row's mapped columns */
+  arrayRels: Array<{ rel: RelationshipModel; insert: Insert }>;
+}
+
+export interface Insert {
+  table: TableModel;
+  rows: InsertRow[];
+  /** permission presets: columns set whatever the input says */
+  presets: ColumnValue[];
+  onConflict: OnConflict | null;
+  /** the role's insert check (null: none) */
+  check: BoolExp | null;
+  /** the role's update check, for rows an upsert updated (null: the insert check applies) */
+  updateCheck: BoolExp | null;
+}
+
+export type UpdateOp = 'set' | 'inc' | 'mul' | 'default' | 'append' | 'prepend' | 'delete_key' | 'delete_elem' | 'delete_at_path';
+
+export interface UpdateItem {
+  column: ColumnModel;
+  op: UpdateOp;
+  /** null for `default` */
+  value: TypedValue | null;
+}
+
+export interface Update {
+  table: TableModel;
+  /** including the permission's presets (as `set`) */
+  items: UpdateItem[];
+  /** the caller's condition and the permission filter */
+  where: BoolExp;
+  /** the role's post-update check (null: none) */
+  check: BoolExp | null;
+}
+
+export interface Delete {
+  table: TableModel;
+  where: BoolExp;
+}
+
+export type Mutation = { kind: 'insert'; insert: Insert } | { kind: 'update'; update: Update } | { kind: 'delete'; delete: Delete };
+
+export type MutationResponseField =
+  | { alias: string; kind: 'affected_rows' }
+  | { alias: string; kind: 'returning'; fields: Field[] }
+  | { alias: string; kind: 'typename'; name: string };
+
+/** `multi`: `{affected_rows, returning}`; `single`: the one row written (or null). */
+export type MutationOutput = { kind: 'multi'; fields: MutationResponseField[] } | { kind: 'single'; fields: Field[] };
+
 /** One root field of an operation, ready to compile. */
 export type RootField =
   | { alias: string; kind: 'select'; select: Select }
   | { alias: string; kind: 'select_one'; select: Select }
   | { alias: string; kind: 'aggregate'; select: AggregateSelect }
   /** a value computed without the database (`__typename`, introspection) */
-  | { alias: string; kind: 'const'; json: string };
+  | { alias: string; kind: 'const'; json: string }
+  /** `errorPath`: where database errors of the mutation are reported (`$.selectionSet.insert_x.args.objects`) */
+  | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string };

@@ -6,14 +6,31 @@
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import type { TableModel } from '../schema/model.js';
 import { SESSION, constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
+import { numberText, plainDecimalText, type NumberText } from './numbers.js';
 import { arrayTypeSql, isGeography, typeSql, valueInput, type PgType } from './pgtypes.js';
 
-/** Fresh table aliases for one statement. */
+/**
+ * Fresh table aliases for one statement, and what conditions on other tables
+ * read: the table itself, or (in a statement that inserts into it through a
+ * data-modifying CTE, whose rows the rest of the statement cannot see) the
+ * table together with the rows inserted so far.
+ */
 export class Aliases {
   private n = 0;
+  private readonly sources = new Map<string, Sql>();
   next(prefix = 't'): string {
     this.n += 1;
     return `_${prefix}${this.n}`;
+  }
+
+  /** The FROM item standing for table `t` (without alias). */
+  source(t: TableModel): Sql {
+    return this.sources.get(t.key) ?? tableSql(t);
+  }
+
+  /** From now on conditions on `t` read `src` (a parenthesized subquery of t's row type). */
+  setSource(t: TableModel, src: Sql): void {
+    this.sources.set(t.key, src);
   }
 }
 
@@ -59,11 +76,11 @@ export function boolExpSql(e: BoolExp, alias: string, aliases: Aliases): Sql {
         ...(e.filter ? [boolExpSql(e.filter, r, aliases)] : []),
         boolExpSql(e.exp, r, aliases),
       ];
-      return sql`EXISTS (SELECT 1 FROM ${tableSql(e.target)} AS ${ident(r)} WHERE ${andSql(conds)})`;
+      return sql`EXISTS (SELECT 1 FROM ${aliases.source(e.target)} AS ${ident(r)} WHERE ${andSql(conds)})`;
     }
     case 'exists': {
       const r = aliases.next('t');
-      return sql`EXISTS (SELECT 1 FROM ${tableSql(e.table)} AS ${ident(r)} WHERE ${boolExpSql(e.exp, r, aliases)})`;
+      return sql`EXISTS (SELECT 1 FROM ${aliases.source(e.table)} AS ${ident(r)} WHERE ${boolExpSql(e.exp, r, aliases)})`;
     }
   }
 }
@@ -82,9 +99,12 @@ export function targetSql(t: ColumnTarget, alias: string): Sql {
 }
 
 /** Text of a literal for a parameter of type t. */
-export function encodeValue(value: unknown, t: PgType, array = false): string | null {
+export function encodeValue(value: unknown, t: PgType, array = false, how?: NumberText): string | null {
   if (value === null || value === undefined) return null;
-  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t)));
+  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t, false, how)));
+  if (how && t.name === 'numeric' && t.schema === 'pg_catalog') value = numberText(value, how);
+  // money does not read exponents
+  if (t.name === 'money' && ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'string')) value = plainDecimalText(String(value)) ?? value;
   if (t.name === 'json' || t.name === 'jsonb') return JSON.stringify(value);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
@@ -97,20 +117,20 @@ export function pgArrayLiteral(items: Array<string | null>): string {
 }
 
 /** The parameter (or session reference) holding a value, before the cast. */
-export function refParam(ref: ValueRef, t: PgType, array = false): Sql {
+export function refParam(ref: ValueRef, t: PgType, array = false, how?: NumberText): Sql {
   switch (ref.kind) {
     case 'literal':
-      return constParam(encodeValue(ref.value, t, array));
+      return constParam(encodeValue(ref.value, t, array, how));
     case 'variable':
-      return param({ kind: 'var', name: ref.name, path: ref.path, encode: (v) => encodeValue(v, t, array) });
+      return param({ kind: 'var', name: ref.name, path: ref.path, encode: (v) => encodeValue(v, t, array, how) });
     case 'session':
       return param({ kind: 'sessionVar', name: ref.name });
   }
 }
 
 export function valueSql(v: TypedValue): Sql {
-  if (v.array) return sql`(${refParam(v.ref, v.type, true)})::${arrayTypeSql(v.type)}`;
-  return valueInput(refParam(v.ref, v.type), v.type);
+  if (v.array) return sql`(${refParam(v.ref, v.type, true, v.numberText)})::${arrayTypeSql(v.type)}`;
+  return valueInput(refParam(v.ref, v.type, false, v.numberText), v.type);
 }
 
 const BINARY: Record<string, string> = {

@@ -23,21 +23,30 @@ import { SESSION, constParam, ident, join, param, quoteLiteral, raw, sql, type S
 import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.js';
 import { jsonOutput, typeSql, type OutputOptions, type PgType } from './pgtypes.js';
 
-export interface SelectCompileOptions extends OutputOptions {}
+export interface SelectCompileOptions extends OutputOptions {
+  /** the FROM item of a `mutated` source (a set-returning expression of the table's row type) */
+  mutatedRows?: Sql;
+}
 
 interface Parent {
   alias: string;
   corr: Correlation;
 }
 
-class Compiler {
-  readonly aliases = new Aliases();
-  constructor(readonly opts: SelectCompileOptions) {}
+export class SelectCompiler {
+  constructor(
+    readonly opts: SelectCompileOptions,
+    readonly aliases = new Aliases(),
+  ) {}
 
   // ---- FROM / WHERE -------------------------------------------------------
 
   from(src: SelectSource, alias: string, parent?: Parent): Sql {
     if (src.kind === 'table') return sql`${tableSql(src.table)} AS ${ident(alias)}`;
+    if (src.kind === 'mutated') {
+      if (!this.opts.mutatedRows) throw new Error('no mutated rows to select from');
+      return sql`${this.opts.mutatedRows} AS ${ident(alias)}`;
+    }
     return sql`${ident(src.schema, src.name)}(${this.args(src.args, parent)}) AS ${ident(alias)}`;
   }
 
@@ -253,6 +262,8 @@ class Compiler {
         return this.aggregate(f.select);
       case 'const':
         return sql`${constParam(f.json)}::json`;
+      case 'mutation':
+        throw new Error('mutations are compiled by sql/mutation.ts');
     }
   }
 }
@@ -276,16 +287,16 @@ function jsonPathExpr(expr: Sql, path: (string | number)[]): Sql {
 
 /** The JSON expression of one root field (a scalar subquery). */
 export function rootFieldSql(f: RootField, opts: SelectCompileOptions): Sql {
-  return new Compiler(opts).root(f);
+  return new SelectCompiler(opts).root(f);
 }
 
 /** One statement returning every root field's JSON text as columns "0", "1", … */
 export function rootStatementSql(fields: RootField[], opts: SelectCompileOptions): Sql {
-  const c = new Compiler(opts);
+  const c = new SelectCompiler(opts);
   return sql`SELECT ${join(fields.map((f, i) => sql`(${c.root(f)})::text AS ${ident(String(i))}`), ', ')}`;
 }
 
 /** A root field as a standalone statement (explain): `SELECT <json> AS "root"`. */
 export function fieldStatementSql(f: RootField, opts: SelectCompileOptions): Sql {
-  return sql`SELECT ${new Compiler(opts).root(f)} AS "root"`;
+  return sql`SELECT ${new SelectCompiler(opts).root(f)} AS "root"`;
 }

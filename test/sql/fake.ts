@@ -10,6 +10,7 @@ import { getRoleSchema } from '../../src/schema/graphql/schema.js';
 import type { SchemaCache } from '../../src/schema/model.js';
 import { compileSql } from '../../src/sql/ast.js';
 import { fieldStatementSql } from '../../src/sql/select.js';
+import { compileMutation } from '../../src/sql/mutation.js';
 import { operationRootFields } from '../../src/execute/plan.js';
 import { parse } from 'graphql';
 
@@ -88,3 +89,17 @@ export function sqlOf(cache: SchemaCache, role: string, query: string, variables
 }
 
 export { DocumentContext };
+
+/** The statements of each mutation root field: `write`, then `output` when the response needs a second statement. */
+export function mutationSqlOf(cache: SchemaCache, role: string, query: string, variables: Record<string, unknown> = {}): string[][] {
+  const rs = getRoleSchema(cache, role);
+  const op = selectOperation(parse(query), undefined);
+  const vars = coerceVariables(rs.schema, op.def, variables);
+  const { fields } = operationRootFields(rs, op, vars);
+  return fields.map((f) => {
+    if (f.kind !== 'mutation') return [];
+    const c = compileMutation(f.mutation, f.output, { stringifyNumerics: false });
+    if (c.kind === 'constant') return [c.json];
+    return [compileSql(c.write).text, ...(c.output ? [compileSql(c.output).text] : [])];
+  });
+}

@@ -23,6 +23,7 @@ import type { DocumentContext } from '../../ir/document.js';
 import { validationError, type InVal } from '../../ir/input.js';
 import type { AggregateOp, BoolExp, ColumnOp, CompareOp, OrderByItem, OrderByTarget, TypedValue, ValueRef } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
+import { RoleMutationAccess } from '../../permissions/mutation.js';
 import type { RoleViews, TableView } from '../../permissions/view.js';
 import { pgType, type PgType } from '../../sql/pgtypes.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../model.js';
@@ -64,10 +65,40 @@ export class RoleSchemaBuilder {
   constructor(
     readonly cache: SchemaCache,
     readonly views: RoleViews,
+    /** what the role may write (backend-only insert permissions included when asked for) */
+    readonly access: RoleMutationAccess = new RoleMutationAccess(cache, views.role),
   ) {}
 
   get role(): string {
     return this.views.role;
+  }
+
+  /** The role's select view of a table, or (no select permission) a view with no columns, for `where` arguments of mutations. */
+  viewOrEmpty(t: TableModel): TableView {
+    return (
+      this.views.view(t) ?? {
+        table: t,
+        role: this.role,
+        columns: [],
+        objectRelationships: [],
+        arrayRelationships: [],
+        computedFields: [],
+        allowAggregations: false,
+        filter: null,
+        limit: null,
+      }
+    );
+  }
+
+  /** Columns among `cols` whose names and types can be expressed in GraphQL. */
+  gqlColumns(t: TableModel, cols: ColumnModel[]): Array<{ column: ColumnModel; gql: ColumnGqlType }> {
+    const out: Array<{ column: ColumnModel; gql: ColumnGqlType }> = [];
+    for (const c of cols) {
+      if (!isGraphQLName(c.gqlName)) continue;
+      const gql = this.columnGqlType(t, c);
+      if (gql) out.push({ column: c, gql });
+    }
+    return out;
   }
 
   register<T extends GraphQLNamedType>(name: string, make: () => T): T {
@@ -135,13 +166,7 @@ export class RoleSchemaBuilder {
 
   /** Visible columns whose names and types can be expressed in GraphQL. */
   columns(v: TableView): Array<{ column: ColumnModel; gql: ColumnGqlType }> {
-    const out: Array<{ column: ColumnModel; gql: ColumnGqlType }> = [];
-    for (const c of v.columns) {
-      if (!isGraphQLName(c.gqlName)) continue;
-      const gql = this.columnGqlType(v.table, c);
-      if (gql) out.push({ column: c, gql });
-    }
-    return out;
+    return this.gqlColumns(v.table, v.columns);
   }
 
   columnOutputType(c: { column: ColumnModel; gql: ColumnGqlType }): GraphQLOutputType {

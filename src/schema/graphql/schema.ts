@@ -7,9 +7,11 @@
  * a provider adds field configs whose `extensions.svc` parser returns the IR.
  */
 import { GraphQLObjectType, GraphQLSchema, type GraphQLNamedType } from 'graphql';
+import { RoleMutationAccess } from '../../permissions/mutation.js';
 import { RoleViews } from '../../permissions/view.js';
 import type { SchemaCache } from '../model.js';
 import { RoleSchemaBuilder } from './builder.js';
+import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
 import { functionRootFields, tableRootFields, type RootFieldConfig } from './select.js';
 
@@ -36,19 +38,24 @@ export function registerRootFieldProvider(p: RootFieldProvider): void {
   providers.push(p);
 }
 
-const KEY = (role: string) => `graphql:${role}`;
+const KEY = (role: string, backendOnly: boolean) => `graphql:${role}${backendOnly ? ':backend' : ''}`;
 
-export function getRoleSchema(cache: SchemaCache, role: string): RoleSchema {
-  const hit = cache.perRole.get(KEY(role)) as RoleSchema | undefined;
+/**
+ * The role's schema. `backendOnly`: the request may use backend-only insert
+ * permissions (admin credentials and `x-svc-use-backend-only-permissions: true`).
+ */
+export function getRoleSchema(cache: SchemaCache, role: string, backendOnly = false): RoleSchema {
+  const key = KEY(role, backendOnly);
+  const hit = cache.perRole.get(key) as RoleSchema | undefined;
   if (hit) return hit;
-  const built = buildRoleSchema(cache, role);
-  cache.perRole.set(KEY(role), built);
+  const built = buildRoleSchema(cache, role, backendOnly);
+  cache.perRole.set(key, built);
   return built;
 }
 
-export function buildRoleSchema(cache: SchemaCache, role: string): RoleSchema {
+export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = false): RoleSchema {
   const views = new RoleViews(cache, role);
-  const b = new RoleSchemaBuilder(cache, views);
+  const b = new RoleSchemaBuilder(cache, views, new RoleMutationAccess(cache, role, backendOnly));
   const query: Record<string, RootFieldConfig> = {};
   const mutation: Record<string, RootFieldConfig> = {};
   for (const t of cache.tables.values()) {
@@ -57,6 +64,7 @@ export function buildRoleSchema(cache: SchemaCache, role: string): RoleSchema {
     if (v && isGraphQLName(b.tableName(t))) Object.assign(query, tableRootFields(b, v));
   }
   for (const fn of views.functions()) Object.assign(query, functionRootFields(b, fn));
+  for (const t of cache.tables.values()) Object.assign(mutation, tableMutationFields(b, t));
   for (const p of providers) {
     const r = p(b);
     Object.assign(query, r.query ?? {});

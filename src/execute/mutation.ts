@@ -1,0 +1,72 @@
+/**
+ * Running mutations: every root field of the operation, in order, in one
+ * transaction that first sets `svc.user` to the session (event triggers read
+ * it). A failing field rolls back all of them. Database errors become
+ * Hasura's errors, reported at the field's path.
+ */
+import { asPgError, type Conn } from '../db/db.js';
+import { SvcError } from '../errors.js';
+import { AFFECTED_PARAM, ROWS_PARAM, raisedError, type RaisedError } from '../sql/mutation.js';
+import { bindParams, quoteLiteral, type CompiledSql } from '../sql/ast.js';
+import { fromPgError } from './errors.js';
+import type { ExecContext } from './interface.js';
+import type { MutationFieldPlan, QueryPlan } from './plan.js';
+
+/**
+ * A database error of a mutation statement as an SvcError at `path` (our raises:
+ * failed checks, nested inserts writing nothing) or `pgPath` (the database's own).
+ */
+export function mutationError(e: unknown, raises: RaisedError[], path: string, statement: { text: string; params: unknown[] }, pgPath = path): SvcError {
+  if (e instanceof SvcError) return e;
+  const pg = asPgError(e);
+  const raised = pg ? raisedError(pg.message, raises) : undefined;
+  if (raised) return new SvcError(400, raised.code, raised.message, path);
+  const err = fromPgError(e, { ...statement, prepared: false });
+  return err.status < 500 ? new SvcError(err.status, err.code, err.message, pgPath, err.internal) : err;
+}
+
+async function run(c: Conn, compiled: CompiledSql, ctx: ExecContext, variables: Record<string, unknown>, plan: MutationFieldPlan): Promise<Record<string, string | null>> {
+  const values = bindParams(compiled, ctx.session.vars, variables);
+  try {
+    const r = await c.query(compiled.text, values);
+    return r.rows[0] ?? {};
+  } catch (e) {
+    throw mutationError(e, plan.raises, plan.errorPath, { text: compiled.text, params: values });
+  }
+}
+
+/** Runs one mutation root field on the transaction's connection; returns its JSON text. */
+export async function runMutationField(c: Conn, ctx: ExecContext, plan: MutationFieldPlan, variables: Record<string, unknown>): Promise<string> {
+  const w = await run(c, plan.write, ctx, variables, plan);
+  if (!plan.output) return w.result ?? 'null';
+  const o = await run(c, plan.output, ctx, { ...variables, [ROWS_PARAM]: w.rows, [AFFECTED_PARAM]: w.affected ?? '0' }, plan);
+  return o.result ?? 'null';
+}
+
+/** The session as `svc.user` holds it (lower-cased `x-svc-*` names). */
+export function sessionJson(ctx: ExecContext): string {
+  return JSON.stringify(ctx.session.vars);
+}
+
+/** Runs a mutation plan; returns the JSON text of every root field in order. */
+export async function executeMutationPlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string[]> {
+  const fields = plan.fields;
+  if (!fields.some((f) => f.kind === 'mutation')) return fields.map((f) => (f.kind === 'const' ? f.json : 'null'));
+  return ctx.db.withConn(async (c) => {
+    // one round trip opens the transaction and sets the session
+    await c.query(`begin; select set_config('svc.user', ${quoteLiteral(sessionJson(ctx))}, true)`);
+    try {
+      const out: string[] = [];
+      for (const f of fields) {
+        if (f.kind === 'const') out.push(f.json);
+        else if (f.kind === 'mutation') out.push(await runMutationField(c, ctx, f.plan, variables));
+        else throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
+      }
+      await c.query('commit');
+      return out;
+    } catch (e) {
+      await c.query('rollback').catch(() => undefined);
+      throw e;
+    }
+  });
+}
