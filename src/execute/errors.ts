@@ -1,7 +1,7 @@
 /**
  * Errors of the GraphQL path: PostgreSQL errors mapped to Hasura's codes, and
  * the GraphQL error envelopes (`/v1/graphql`: `{errors: [{extensions: {path,
- * code}, message}]}`; `/v1alpha1/graphql`: `{errors: [{path, error, code}]}`).
+ * code}, message}]}`, on `/v1alpha1/graphql` with HTTP 400).
  */
 import { asPgError } from '../db/db.js';
 import { SvcError } from '../errors.js';
@@ -59,12 +59,8 @@ export interface ErrorFormat {
   includeInternal?: boolean;
 }
 
+/** The same envelope on both endpoints; `/v1alpha1/graphql` signals errors with HTTP 400 instead (see server/app.ts). */
 export function errorObject(e: SvcError, fmt: ErrorFormat): Record<string, unknown> {
-  if (fmt.v1alpha1) {
-    const o: Record<string, unknown> = { path: e.path, error: e.message, code: e.code };
-    if (fmt.includeInternal && e.internal !== undefined) o.internal = e.internal;
-    return o;
-  }
   const ext: Record<string, unknown> = { path: e.path, code: e.code };
   if (fmt.includeInternal && e.internal !== undefined) ext.internal = e.internal;
   return { extensions: ext, message: e.message };

@@ -151,12 +151,14 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
         for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1));
         reply.code(200).type('application/json').send(`[${parts.join(',')}]`);
       } else {
-        reply.code(200).type('application/json').send(await runOne(body, session, headers, v1alpha1));
+        const out = await runOne(body, session, headers, v1alpha1);
+        // /v1alpha1/graphql answers errors with HTTP 400 (v1 always answers 200)
+        reply.code(v1alpha1 && out.startsWith('{"errors"') ? 400 : 200).type('application/json').send(out);
       }
     } catch (e) {
       const err = toSvcError(e);
       if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
-      reply.code(err.code === 'invalid-json' ? err.status : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
+      reply.code(err.code === 'invalid-json' ? err.status : v1alpha1 ? Math.max(err.status, 400) : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
     }
     return reply;
   };

@@ -241,6 +241,6 @@ describe('explain and v1alpha1', () => {
 
   test('v1alpha1 error envelope', async () => {
     const r = JSON.parse(await runGraphQL(f.ctx(), { query: '{ nope { id } }' }, { v1alpha1: true }));
-    assert.deepEqual(r, { errors: [{ path: '$.selectionSet.nope', error: 'field "nope" not found in type: \'query_root\'', code: 'validation-failed' }] });
+    assert.deepEqual(r, { errors: [{ extensions: { path: '$.selectionSet.nope', code: 'validation-failed' }, message: 'field "nope" not found in type: \'query_root\'' }] });
   });
 });
