@@ -6,6 +6,7 @@
  * anywhere else is used "structurally": its value shapes the plan, so the
  * plan is cached per value of that variable.
  */
+import { jsonKind } from '../json.js';
 import {
   GraphQLEnumType,
   GraphQLInputObjectType,
@@ -226,20 +227,6 @@ const TEXT_NAMES = new Set(['String', 'citext', 'bpchar', 'ID']);
 const ANY_JSON = new Set(['json', 'jsonb']);
 const GEO = new Set(['geometry', 'geography']);
 
-function jsonKind(v: unknown): string {
-  if (v === null) return 'Null';
-  if (Array.isArray(v)) return 'Array';
-  switch (typeof v) {
-    case 'string':
-      return 'String';
-    case 'number':
-      return 'Number';
-    case 'boolean':
-      return 'Boolean';
-    default:
-      return 'Object';
-  }
-}
 
 /**
  * Scalar values follow Hasura: a string is accepted for every type (the

@@ -4,6 +4,7 @@
  * failed, expected Object, but encountered String"), each with a JSON path.
  */
 import { SvcError } from '../errors.js';
+import { jsonKind } from '../json.js';
 import type { QualifiedName } from './types.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -11,16 +12,7 @@ export type Obj = Record<string, unknown>;
 
 const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 
-export function jsonKind(v: unknown): string {
-  if (v === null) return 'Null';
-  if (Array.isArray(v)) return 'Array';
-  switch (typeof v) {
-    case 'string': return 'String';
-    case 'number': return 'Number';
-    case 'boolean': return 'Boolean';
-    default: return 'Object';
-  }
-}
+export { jsonKind };
 
 export function expectObject(v: unknown, path: string, what = 'Object'): Obj {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {

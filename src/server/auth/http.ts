@@ -76,20 +76,7 @@ export function redactUrl(url: string): string {
 }
 
 /** aeson-style JSON type name of a value, used in Hasura-compatible error messages. */
-export function jsonTypeName(v: unknown): string {
-  if (v === null) return 'Null';
-  if (Array.isArray(v)) return 'Array';
-  switch (typeof v) {
-    case 'string':
-      return 'String';
-    case 'number':
-      return 'Number';
-    case 'boolean':
-      return 'Boolean';
-    default:
-      return 'Object';
-  }
-}
+export { jsonKind as jsonTypeName } from '../../json.js';
 
 /** aeson-style path element: `.key` for identifiers, `['key']` otherwise. */
 export function jsonPathKey(key: string): string {
