@@ -19,7 +19,6 @@ export function renameTable(md: Metadata, from: QualifiedTable, to: QualifiedTab
       if (r.using.foreign_key_constraint_on) fix(r.using.foreign_key_constraint_on.table);
     }
   }
-  for (const f of md.functions) void f;
 }
 
 /** Where a relationship of a table leads (names as they are now). */

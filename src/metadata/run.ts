@@ -62,7 +62,7 @@ const key = (o: InconsistentObject) => JSON.stringify([o.type, o.definition]);
 export async function runQueryRequest(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown> {
   const { ops, bulk } = flatten(body, session);
   // access mode: a read-only run_sql cannot share a transaction with writes
-  const modes: AccessMode[] = ops.map((o) => o.def.accessMode?.(o.args) ?? (o.def.kind === 'metadata' ? 'write' : 'write'));
+  const modes: AccessMode[] = ops.map((o) => o.def.accessMode?.(o.args) ?? 'write');
   const forced = modes.indexOf('read-only-forced');
   if (forced >= 0) {
     const w = modes.indexOf('write');

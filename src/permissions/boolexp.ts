@@ -60,7 +60,7 @@ export function validateBoolExp(exp: unknown, table: TableModel, lookup: Lookup,
       r.remote.push({ table: t, columns: sub.columns });
     } else if (table.columnsByName.has(k)) {
       r.columns.add(k);
-      validateColumnOps(v, table, k, lookup, r);
+      validateColumnOps(v, table, r);
     } else if (table.relationships.has(k)) {
       const rel = table.relationships.get(k)!;
       r.relationships.add(k);
@@ -71,7 +71,7 @@ export function validateBoolExp(exp: unknown, table: TableModel, lookup: Lookup,
       for (const x of sub.remote) r.remote.push(x);
     } else if (table.computedFields.has(k)) {
       // scalar computed fields may be compared like columns
-      validateColumnOps(v, table, k, lookup, r, true);
+      validateColumnOps(v, table, r);
     } else {
       throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`);
     }
@@ -79,7 +79,7 @@ export function validateBoolExp(exp: unknown, table: TableModel, lookup: Lookup,
   return r;
 }
 
-function validateColumnOps(v: unknown, table: TableModel, column: string, lookup: Lookup, r: BoolExpRefs, computed = false): void {
+function validateColumnOps(v: unknown, table: TableModel, r: BoolExpRefs): void {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return; // shorthand equality
   const ops = Object.entries(v as Record<string, unknown>);
   if (ops.length === 0) return;
@@ -96,8 +96,6 @@ function validateColumnOps(v: unknown, table: TableModel, column: string, lookup
       r.columns.add(arg);
     }
   }
-  void computed;
-  void lookup;
 }
 
 export function normalizeTableName(t: unknown): QualifiedTable {

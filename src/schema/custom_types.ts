@@ -2,7 +2,7 @@
  * Validation of `set_custom_types` (input objects, objects with relationships
  * to tables, scalars, enums) with Hasura's messages.
  */
-import { displayName, qualifiedKey, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
+import { displayName, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
 import type { TableModel } from './model.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
@@ -85,7 +85,6 @@ export function validateCustomTypes(ct: CustomTypes, pgScalars: Set<string>, loo
         }
       }
       if (!tm) problems.push(`the remote table ${q(displayName(table))} for relationship ${q(r.name)} of object type ${q(o.name)} does not exist`);
-      void qualifiedKey;
     }
   }
   return problems;
