@@ -68,32 +68,29 @@ function track(ctx: OpContext, table: QualifiedTable, isEnum: boolean, configura
   return SUCCESS;
 }
 
+/** `{table, is_enum?, configuration?}`: the v2 form, also accepted by v1. */
+function trackWithTableKey(ctx: OpContext, args: unknown) {
+  const a = reader(args);
+  const table = a.table();
+  const isEnum = a.bool('is_enum', false);
+  const configuration = parseConfiguration(a.raw('configuration'), a.sub('configuration'));
+  a.done();
+  return track(ctx, table, isEnum, configuration);
+}
+
 /** v1 accepts a bare table name, `{schema, name, is_enum}` or `{table, is_enum}`. */
 function trackV1(ctx: OpContext, args: unknown) {
   if (typeof args === 'string') return track(ctx, parseQualified(args, '$'), false, {});
   const o = expectObject(args, '$');
-  if ('table' in o) {
-    const a = reader(args);
-    const table = a.table();
-    const isEnum = a.bool('is_enum', false);
-    const configuration = parseConfiguration(a.raw('configuration'), a.sub('configuration'));
-    a.done();
-    return track(ctx, table, isEnum, configuration);
-  }
-  const table = parseQualified({ schema: o.schema, name: o.name }, ctx.path);
+  if ('table' in o) return trackWithTableKey(ctx, args);
+  const table = parseQualified({ schema: o.schema, name: o.name }, '$');
   return track(ctx, table, o.is_enum === true, {});
 }
 
 defineOp('track_table', {
   kind: 'metadata',
   async run(ctx, args, version) {
-    if (version === 1) return trackV1(ctx, args);
-    const a = reader(args);
-    const table = a.table();
-    const isEnum = a.bool('is_enum', false);
-    const configuration = parseConfiguration(a.raw('configuration'), a.sub('configuration'));
-    a.done();
-    return track(ctx, table, isEnum, configuration);
+    return version === 1 ? trackV1(ctx, args) : trackWithTableKey(ctx, args);
   },
 });
 
