@@ -4,7 +4,7 @@
 // `node bench/run.mjs --help` for options; bench/README.md for what is measured and how.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -359,11 +359,12 @@ function makeTargets(ports) {
 async function startTarget(t) {
   const started = Date.now();
   const logFile = join(LOG_DIR, `${t.name}.log`);
-  const out = createWriteStream(logFile);
-  const child = spawn(t.cmd, t.args, { cwd: t.cwd, env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // the server writes its log to the file itself: the runner (which also runs the
+  // load generator) must not spend CPU copying log lines during the measurement
+  const fd = openSync(logFile, 'a');
+  const child = spawn(t.cmd, t.args, { cwd: t.cwd, env: t.env, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
   children.add(child);
-  child.stdout.pipe(out);
-  child.stderr.pipe(out);
   t.child = child;
   t.logFile = logFile;
   t.base = `http://127.0.0.1:${t.port}`;

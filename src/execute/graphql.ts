@@ -4,8 +4,8 @@
  * Also `/v1/graphql/explain`.
  */
 import { SvcError } from '../errors.js';
-import { coerceVariables } from '../ir/document.js';
-import { getRoleSchema } from '../schema/graphql/schema.js';
+import { coerceVariables, variableCoercer } from '../ir/document.js';
+import { getRoleSchema, type RoleSchema } from '../schema/graphql/schema.js';
 import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
 import { bindParams, compileSql } from '../sql/ast.js';
@@ -38,20 +38,25 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
 export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache): { plan: QueryPlan; variables: Record<string, unknown> } {
   if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
   const backendOnly = useBackendOnlyPermissions(ctx.session);
-  const rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly);
   // the output format (stringified numerics) and the schema variant are part of the compiled statement
-  const variant = `${ctx.config.stringifyNumericTypes ? 's' : ''}${backendOnly ? 'b' : ''}`;
-  const key = PlanCache.key(ctx.cache, ctx.session.role, req.query, req.operationName, variant);
-  const op = cache.operation(key, ctx.cache) ?? parseDocument(req.query, req.operationName);
-  const vars = coerceVariables(rs.schema, op.def, req.variables ?? {});
-  const hit = cache.plan(key, ctx.cache, vars.values);
+  const variant = ctx.config.stringifyNumericTypes ? (backendOnly ? 'sb' : 's') : backendOnly ? 'b' : '';
+  const sub = PlanCache.subKey(ctx.session.role, req.operationName, variant);
+  let entry = cache.get(req.query, sub, ctx.cache);
+  let rs: RoleSchema | undefined;
+  if (!entry) {
+    rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly);
+    const op = parseDocument(req.query, req.operationName);
+    entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
+  }
+  const vars = entry.coerce(req.variables ?? {});
+  const hit = PlanCache.plan(entry, vars.values);
   if (hit) {
     planCacheStats.hits++;
     return { plan: hit, variables: vars.values };
   }
   planCacheStats.misses++;
-  const plan = compilePlan(rs, op, vars, compileOptions(ctx));
-  if (worthCaching(plan)) cache.put(key, ctx.cache, op, plan);
+  const plan = compilePlan(rs ?? getRoleSchema(ctx.cache, ctx.session.role, backendOnly), entry.op, vars, compileOptions(ctx));
+  if (worthCaching(plan)) PlanCache.addPlan(entry, plan);
   return { plan, variables: vars.values };
 }
 
@@ -67,35 +72,18 @@ function worthCaching(plan: QueryPlan): boolean {
   return size <= 64 * 1024;
 }
 
-export function checkSessionVariables(plan: QueryPlan, session: Session): void {
+function checkSessionVariables(plan: QueryPlan, session: Session): void {
   for (const v of plan.sessionVars) {
     if (session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
   }
 }
 
-/** Runs the plan's statement; returns the JSON text of each database field. */
-export async function executePlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string[]> {
-  if (!plan.statement) return [];
-  checkSessionVariables(plan, ctx.session);
-  const { name, compiled } = plan.statement;
-  const values = bindParams(compiled, ctx.session.vars, variables);
-  let row: Record<string, string | null>;
-  try {
-    const r = await ctx.db.prepared(name, compiled.text, values);
-    row = r.rows[0] ?? {};
-  } catch (e) {
-    throw fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared });
-  }
-  return plan.fields.flatMap((f) => (f.kind === 'db' ? [row[String(f.column)] ?? 'null'] : []));
-}
-
-export function dataResponse(plan: QueryPlan, results: string[]): string {
-  const parts: string[] = [];
-  for (const f of plan.fields) {
-    const value = f.kind === 'const' ? f.json : f.kind === 'db' ? results[f.column]! : 'null';
-    parts.push(`${JSON.stringify(f.alias)}:${value}`);
-  }
-  return `{"data":{${parts.join(',')}}}`;
+/** The response of a read plan from its statement's row (JSON text per column). */
+function readResponse(plan: QueryPlan, row: Record<string, string | null>): string {
+  const { texts, columns } = plan.response!;
+  let out = texts[0]!;
+  for (let i = 0; i < columns.length; i++) out += (row[columns[i]!] ?? 'null') + texts[i + 1]!;
+  return out;
 }
 
 /** The `data` of a mutation: one JSON text per root field, in order. */
@@ -105,20 +93,29 @@ function mutationResponse(plan: QueryPlan, results: string[]): string {
 
 /**
  * `/v1/graphql` (and `/v1alpha1/graphql` with `v1alpha1`): the response JSON
- * text, `{"data":…}` or `{"errors":[…]}`.
+ * text, `{"data":…}` or `{"errors":[…]}`. A read is planned synchronously (a
+ * plan-cache hit is a few lookups) and answered from its one statement's row.
  */
-export async function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
-  try {
-    const { plan, variables } = planRequest(ctx, req, opts.planCache);
-    if (plan.opType === 'mutation') {
-      checkSessionVariables(plan, ctx.session);
-      return mutationResponse(plan, await executeMutationPlan(ctx, plan, variables));
-    }
-    const results = await executePlan(ctx, plan, variables);
-    return dataResponse(plan, results);
-  } catch (e) {
+export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
+  const fail = (e: unknown): string => {
     if (!(e instanceof SvcError)) ctx.log.error({ err: e instanceof Error ? { message: e.message, stack: e.stack } : e }, 'graphql execution failed');
     return errorResponse(e, errorFormat(ctx, opts));
+  };
+  try {
+    const { plan, variables } = planRequest(ctx, req, opts.planCache);
+    checkSessionVariables(plan, ctx.session);
+    if (plan.opType === 'mutation') {
+      return executeMutationPlan(ctx, plan, variables).then((results) => mutationResponse(plan, results), fail);
+    }
+    if (!plan.statement) return Promise.resolve(readResponse(plan, {}));
+    const { name, compiled } = plan.statement;
+    const values = bindParams(compiled, ctx.session.vars, variables);
+    return ctx.db.prepared(name, compiled.text, values).then(
+      (r) => readResponse(plan, r.rows[0] ?? {}),
+      (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
+    );
+  } catch (e) {
+    return Promise.resolve(fail(e));
   }
 }
 

@@ -46,6 +46,11 @@ export interface QueryPlan {
   statement: { name: string; compiled: CompiledSql } | null;
   /** session variables the statement reads (must be present) */
   sessionVars: string[];
+  /**
+   * reads: the response text is `texts[0] + row[columns[0]] + texts[1] + …`,
+   * the statement's JSON columns spliced between the constant parts
+   */
+  response?: { texts: string[]; columns: string[] };
 }
 
 export function parseDocument(query: string, operationName: string | null | undefined): Operation {
@@ -110,7 +115,25 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   }
   let col = 0;
   const planFields: PlanField[] = fields.map((f) => (f.kind === 'const' ? { alias: f.alias, kind: 'const', json: f.json } : { alias: f.alias, kind: 'db', column: col++, ir: f }));
-  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars };
+  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields) };
+}
+
+function responseTemplate(fields: PlanField[]): QueryPlan['response'] {
+  const texts: string[] = [];
+  const columns: string[] = [];
+  let text = '{"data":{';
+  fields.forEach((f, i) => {
+    text += `${i > 0 ? ',' : ''}${JSON.stringify(f.alias)}:`;
+    if (f.kind === 'db') {
+      texts.push(text);
+      columns.push(String(f.column));
+      text = '';
+    } else {
+      text += f.kind === 'const' ? f.json : 'null';
+    }
+  });
+  texts.push(`${text}}}`);
+  return { texts, columns };
 }
 
 function compileMutationPlan(ctx: DocumentContext, fields: RootField[], opts: SelectCompileOptions): QueryPlan {

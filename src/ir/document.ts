@@ -75,25 +75,42 @@ export interface CoercedVariables {
   types: Map<string, GraphQLInputType>;
 }
 
-/** Checks the request's variables against the operation's definitions. */
-export function coerceVariables(schema: GraphQLSchema, op: OperationDefinitionNode, given: Record<string, unknown>): CoercedVariables {
-  const values: Record<string, unknown> = {};
-  const types = new Map<string, GraphQLInputType>();
-  for (const d of op.variableDefinitions ?? []) {
+/** Checks a request's variables against the operation's definitions (built once per operation and role schema). */
+export type VariableCoercer = (given: Record<string, unknown>) => CoercedVariables;
+
+export function variableCoercer(schema: GraphQLSchema, op: OperationDefinitionNode): VariableCoercer {
+  const defs = (op.variableDefinitions ?? []).map((d) => {
     const name = d.variable.name.value;
     const type = typeFromAst(schema, d.type);
-    if (!type) throw validationError(`variable ${JSON.stringify(name)} is declared as ${typeNodeName(d.type)}, but the type is not found in the schema`, '$.variableValues');
-    types.set(name, type);
-    let v = Object.prototype.hasOwnProperty.call(given, name) ? given[name] : undefined;
-    if (v === undefined && d.defaultValue) v = astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined });
-    if (v === undefined) {
-      if (type instanceof GraphQLNonNull) throw validationError(`expecting a value for non-nullable variable: ${JSON.stringify(name)}`, '$.variableValues');
-      continue;
+    return {
+      name,
+      type,
+      missing: type ? undefined : `variable ${JSON.stringify(name)} is declared as ${typeNodeName(d.type)}, but the type is not found in the schema`,
+      defaultValue: d.defaultValue ? astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined }) : undefined,
+      path: `$.variableValues.${name}`,
+    };
+  });
+  const types = new Map<string, GraphQLInputType>();
+  for (const d of defs) if (d.type) types.set(d.name, d.type);
+  return (given) => {
+    const values: Record<string, unknown> = {};
+    for (const d of defs) {
+      if (d.missing) throw validationError(d.missing, '$.variableValues');
+      let v = Object.prototype.hasOwnProperty.call(given, d.name) ? given[d.name] : undefined;
+      if (v === undefined) v = d.defaultValue;
+      if (v === undefined) {
+        if (d.type instanceof GraphQLNonNull) throw validationError(`expecting a value for non-nullable variable: ${JSON.stringify(d.name)}`, '$.variableValues');
+        continue;
+      }
+      coerceJson(v, d.type!, d.path);
+      values[d.name] = v;
     }
-    coerceJson(v, type, `$.variableValues.${name}`);
-    values[name] = v;
-  }
-  return { values, types };
+    return { values, types };
+  };
+}
+
+export function coerceVariables(schema: GraphQLSchema, op: OperationDefinitionNode, given: Record<string, unknown>): CoercedVariables {
+  return variableCoercer(schema, op)(given);
 }
 
 /** A field of a selection set after collection: every node answering one response key. */

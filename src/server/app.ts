@@ -5,6 +5,7 @@
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
+import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine.js';
@@ -15,17 +16,22 @@ import { VERSION } from '../version.js';
 import type { Session } from './auth/session.js';
 import { isAdmin } from './auth/session.js';
 import { corsHeaders, corsMatcher } from './cors.js';
-import { graphqlErrorBody, queryErrorBody, toSvcError } from './errors.js';
+import { queryErrorBody, toSvcError } from './errors.js';
 import { attachWebsocket } from './websocket.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
+import { graphqlHttp } from './graphqlHttp.js';
+import { httpLogWriter } from './httpLog.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
+  /** the session without a promise when no webhook/JWT is involved, else undefined */
+  resolveNow?(headers: Record<string, string | string[] | undefined>): Session | undefined;
   describe(): Record<string, unknown>;
 }
 
 export interface GraphQLHandlers {
+  /** may throw (allow-list) or return a promise that resolves to the response text */
   run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean }): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
 }
@@ -35,8 +41,19 @@ const notFound = () => new SvcError(404, 'not-found', 'resource does not exist')
 
 export async function buildApp(engine: Engine, auth: SessionResolver, gql: GraphQLHandlers): Promise<FastifyInstance> {
   const config: Config = engine.config;
-  const app = Fastify({ bodyLimit: config.bodyLimit, logger: false, return503OnClosing: true });
   const allowOrigin = corsMatcher(config);
+  const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
+  // GraphQL POSTs are answered on node:http directly (graphqlHttp.ts); Fastify serves the rest
+  const fast = graphqlHttp(engine, auth, gql, allowOrigin);
+  const app = Fastify({
+    bodyLimit: config.bodyLimit,
+    logger: false,
+    return503OnClosing: true,
+    serverFactory: (handler) => createServer((req, res) => {
+      if (!fast.handle(req, res)) handler(req, res);
+    }),
+  });
+  app.addHook('preClose', async () => fast.close());
   const enabled = (api: 'graphql' | 'metadata' | 'pgdump' | 'config') => config.enabledApis.has(api);
 
   // bodies are parsed here so that malformed JSON gets Hasura's error, not fastify's
@@ -61,26 +78,11 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   });
 
   app.addHook('onResponse', async (req, reply) => {
+    if (!logRequest) return;
     const started = (req as FastifyRequest & { startedAt?: bigint }).startedAt;
     const ms = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
-    if (config.enabledLogTypes.includes('http-log')) {
-      const failure = (reply as FastifyReply & { svcError?: SvcError }).svcError;
-      const level = reply.statusCode >= 500 ? 'error' : 'info';
-      engine.log[level](
-        {
-          type: 'http-log',
-          detail: {
-            operation: {
-              request_id: req.headers['x-request-id'] ?? req.id,
-              query_execution_time: ms === undefined ? undefined : ms / 1000,
-              ...(failure ? { error: { path: failure.path, error: failure.message, code: failure.code } } : {}),
-            },
-            http_info: { url: req.url, method: req.method, status: reply.statusCode, ip: req.ip, latency_ms: ms && Math.round(ms * 100) / 100 },
-          },
-        },
-        'request',
-      );
-    }
+    const failure = (reply as FastifyReply & { svcError?: SvcError }).svcError;
+    logRequest({ req: req.raw, status: reply.statusCode, ms, requestId: req.id, failure });
   });
 
   // gzip when the client accepts it (Hasura compresses every response then)
@@ -137,48 +139,6 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     }
     return reply;
   });
-
-  const graphqlRoute = (v1alpha1: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!enabled('graphql')) return sendQueryError(reply, notFound(), true);
-    let session: Session | undefined;
-    try {
-      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
-      session = await resolve(req);
-      const body = req.body;
-      const headers = req.headers as Record<string, string | string[] | undefined>;
-      if (Array.isArray(body)) {
-        const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1));
-        reply.code(200).type('application/json').send(`[${parts.join(',')}]`);
-      } else {
-        const out = await runOne(body, session, headers, v1alpha1);
-        // /v1alpha1/graphql answers errors with HTTP 400 (v1 always answers 200)
-        reply.code(v1alpha1 && out.startsWith('{"errors"') ? 400 : 200).type('application/json').send(out);
-      }
-    } catch (e) {
-      const err = toSvcError(e);
-      if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
-      reply.code(err.code === 'invalid-json' ? err.status : v1alpha1 ? Math.max(err.status, 400) : 200).type('application/json').send(JSON.stringify(graphqlErrorBody(err, showInternal(session))));
-    }
-    return reply;
-  };
-
-  const runOne = async (one: unknown, session: Session, headers: Record<string, string | string[] | undefined>, v1alpha1: boolean): Promise<string> => {
-    if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
-      const e = one && typeof one === 'object' && !('query' in one)
-        ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
-        : new SvcError(400, 'parse-failed', 'parsing GQLQueryText failed, expected String', '$.query');
-      return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
-    }
-    try {
-      return await gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1 });
-    } catch (e) {
-      return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
-    }
-  };
-
-  app.post('/v1/graphql', graphqlRoute(false));
-  app.post('/v1alpha1/graphql', graphqlRoute(true));
 
   app.post('/v1/graphql/explain', async (req, reply) => {
     if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);

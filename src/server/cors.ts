@@ -1,13 +1,14 @@
 /**
  * CORS as the reference describes: `--cors-domain` (CSV with wildcards, `*`
  * default) echoes the allowed origin with credentials; `--disable-cors`
- * sends no CORS headers.
+ * sends no CORS headers. A request without an `Origin` header is not a
+ * cross-origin request and gets none either (as Hasura's middleware does).
  */
 import type { Config } from '../config/config.js';
 
 export function corsMatcher(config: Config): (origin: string | undefined) => string | undefined {
   if (config.disableCors) return () => undefined;
-  if (config.corsDomain === '*') return (origin) => origin ?? '*';
+  if (config.corsDomain === '*') return (origin) => origin;
   const patterns = config.corsDomain.map((d) => new RegExp(`^${d.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`));
   return (origin) => (origin && patterns.some((p) => p.test(origin)) ? origin : undefined);
 }

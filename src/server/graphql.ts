@@ -16,7 +16,7 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
 });
 
 export const graphqlHandlers: GraphQLHandlers = {
-  async run(engine, session, req, headers, opts) {
+  run(engine, session, req, headers, opts) {
     if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
     return runGraphQL(context(engine, session, headers), req, opts);
   },

@@ -20,7 +20,7 @@ export interface RunningSvc {
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
   return pino(
     { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
-    destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+    destination ?? pino.destination({ dest: 1, sync: false, minLength: 12_288, periodicFlush: 250 }),
   ) as unknown as Logger;
 }
 

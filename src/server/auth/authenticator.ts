@@ -174,33 +174,49 @@ export class Authenticator {
     }
   }
 
-  private async resolveInner(raw: RequestHeaders): Promise<Session> {
+  /**
+   * The caller when no webhook or JWT is involved (no secret, the admin
+   * secret sent, or the unauthorized role): answered without a promise, as
+   * the GraphQL hot path wants. `undefined` means: call `resolve`.
+   */
+  resolveNow(raw: RequestHeaders): Session | undefined {
     const headers = normalizeHeaders(raw);
     if (this.secretHash === undefined) return this.fromHeaders(headers, true);
-
     const sent = headers.get(ADMIN_SECRET_HEADER) ?? headers.get(ACCESS_KEY_HEADER);
+    if (sent === undefined && (this.webhook || this.jwt)) return undefined;
+    return this.resolveWithoutHooks(headers, sent);
+  }
+
+  private resolveWithoutHooks(headers: Map<string, string>, sent: string | undefined): Session {
     if (sent !== undefined) {
-      if (!timingSafeEqual(sha256(sent), this.secretHash)) {
+      if (!timingSafeEqual(sha256(sent), this.secretHash!)) {
         throw err401('access-denied', `invalid ${ADMIN_SECRET_HEADER}/${ACCESS_KEY_HEADER}`);
       }
       return this.fromHeaders(headers, true);
-    }
-    if (this.webhook) {
-      const r = await this.webhook.resolve(headers);
-      const session: Session = { role: r.role, vars: { ...r.vars, [ROLE_HEADER]: r.role }, hasAdminCredentials: false };
-      if (r.expiresAt !== undefined) session.expiresAt = r.expiresAt;
-      return session;
-    }
-    if (this.jwt) {
-      const s = await this.jwt.resolve(headers, this.unauthorizedRole);
-      if (s.expiresAt === undefined) delete s.expiresAt;
-      return s;
     }
     if (this.unauthorizedRole !== undefined) {
       const role = this.unauthorizedRole;
       return { role, vars: { ...sessionVarsFromHeaders(headers), [ROLE_HEADER]: role }, hasAdminCredentials: false };
     }
     throw err401('access-denied', `${ADMIN_SECRET_HEADER}/${ACCESS_KEY_HEADER} required, but not found`);
+  }
+
+  private async resolveInner(raw: RequestHeaders): Promise<Session> {
+    const headers = normalizeHeaders(raw);
+    if (this.secretHash === undefined) return this.fromHeaders(headers, true);
+    const sent = headers.get(ADMIN_SECRET_HEADER) ?? headers.get(ACCESS_KEY_HEADER);
+    if (sent === undefined && this.webhook) {
+      const r = await this.webhook.resolve(headers);
+      const session: Session = { role: r.role, vars: { ...r.vars, [ROLE_HEADER]: r.role }, hasAdminCredentials: false };
+      if (r.expiresAt !== undefined) session.expiresAt = r.expiresAt;
+      return session;
+    }
+    if (sent === undefined && this.jwt) {
+      const s = await this.jwt.resolve(headers, this.unauthorizedRole);
+      if (s.expiresAt === undefined) delete s.expiresAt;
+      return s;
+    }
+    return this.resolveWithoutHooks(headers, sent);
   }
 
   /** Admin-capable caller: role from `x-svc-role` (admin when absent), variables from the headers. */

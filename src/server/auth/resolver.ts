@@ -10,6 +10,8 @@ import type { Session, RequestHeaders } from './session.js';
 
 export interface SessionResolverImpl {
   resolve(headers: RequestHeaders): Promise<Session>;
+  /** the session without a promise when no webhook/JWT is involved, else undefined */
+  resolveNow?(headers: RequestHeaders): Session | undefined;
   describe(): Record<string, unknown>;
   /** resolves once ready (JWK set fetched); rejects when the first JWK fetch failed (fatal in Hasura) */
   ready?(): Promise<void>;
@@ -20,6 +22,7 @@ export function createSessionResolver(config: Config, log: Logger): SessionResol
   const auth = new Authenticator(authOptionsFromConfig(config), log);
   return {
     resolve: (headers) => auth.resolve(headers),
+    resolveNow: (headers) => auth.resolveNow(headers),
     describe: () => ({ ...auth.describe() }),
     ready: () => auth.ready(),
     close: () => auth.close(),

@@ -1,0 +1,184 @@
+/**
+ * POST /v1/graphql and /v1alpha1/graphql on plain `node:http`, in front of
+ * Fastify (which serves every other route). This is the hot path: a request
+ * costs body read → JSON.parse → authenticate → plan-cache lookup → one
+ * prepared statement → the response text PostgreSQL built, with no framework
+ * hooks, reply objects or promise chains in between. Measured on the bench
+ * (issue 7): Fastify's routing and hooks cost ~25 % of the CPU of a
+ * primary-key lookup.
+ *
+ * Behaviour is the Fastify routes' one: CORS headers, body limit (413),
+ * malformed JSON (400 invalid-json), batched requests, gzip when accepted,
+ * the http-log line, 503 while closing.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzip } from 'node:zlib';
+import type { Engine } from '../engine.js';
+import { SvcError } from '../errors.js';
+import type { GraphQLRequest } from '../execute/interface.js';
+import type { GraphQLHandlers, SessionResolver } from './app.js';
+import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
+import { corsHeaders } from './cors.js';
+import { graphqlErrorBody, toSvcError } from './errors.js';
+import { httpLogWriter } from './httpLog.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+interface Answer {
+  status: number;
+  body: string;
+  error?: SvcError;
+}
+const ROUTES = new Map([
+  ['/v1/graphql', false],
+  ['/v1alpha1/graphql', true],
+]);
+
+export interface GraphQLHttp {
+  /** handles the request when it is a GraphQL POST; false = not ours */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
+  /** new requests get 503 from now on (server closing) */
+  close(): void;
+}
+
+export function graphqlHttp(
+  engine: Engine,
+  auth: SessionResolver,
+  gql: GraphQLHandlers,
+  allowOrigin: (origin: string | undefined) => string | undefined,
+): GraphQLHttp {
+  const config = engine.config;
+  const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
+  const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
+  let closing = false;
+  let nextId = 0;
+
+  /** one request object of the body → its response text */
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean): string | Promise<string> => {
+    if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
+      const e = one && typeof one === 'object' && !('query' in one)
+        ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
+        : new SvcError(400, 'parse-failed', 'parsing GQLQueryText failed, expected String', '$.query');
+      return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
+    }
+    try {
+      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1 });
+    } catch (e) {
+      return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
+    }
+  };
+
+  const failed = (e: unknown, session: Session | undefined, v1alpha1: boolean): Answer => {
+    const err = toSvcError(e);
+    if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
+    const status = err.code === 'invalid-json' ? err.status : v1alpha1 ? Math.max(err.status, 400) : 200;
+    return { status, body: JSON.stringify(graphqlErrorBody(err, showInternal(session))), error: err };
+  };
+
+  // /v1alpha1/graphql answers errors with HTTP 400 (v1 always answers 200)
+  const single = (v1alpha1: boolean) => (out: string): Answer => ({ status: v1alpha1 && out.startsWith('{"errors"') ? 400 : 200, body: out });
+
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean): Answer | Promise<Answer> => {
+    if (Array.isArray(body)) {
+      return (async () => {
+        const parts: string[] = [];
+        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1));
+        return { status: 200, body: `[${parts.join(',')}]` };
+      })();
+    }
+    const out = runOne(body, session, headers, v1alpha1);
+    return typeof out === 'string' ? single(v1alpha1)(out) : out.then(single(v1alpha1));
+  };
+
+  /**
+   * The response to a body. Without a webhook or JWT to consult and with a
+   * cached plan, the only promise on the way is the statement's.
+   */
+  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean): Answer | Promise<Answer> => {
+    let session: Session | undefined;
+    try {
+      let body: unknown;
+      if (text !== '') {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new SvcError(400, 'invalid-json', 'invalid json');
+        }
+      }
+      session = auth.resolveNow?.(headers);
+      if (session) return withSession(body, session, headers, v1alpha1);
+      return auth.resolve(headers).then(
+        (s) => withSession(body, s, headers, v1alpha1),
+        (e) => failed(e, undefined, v1alpha1),
+      );
+    } catch (e) {
+      return failed(e, session, v1alpha1);
+    }
+  };
+
+  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, status: number, body: string, error?: SvcError) => {
+    const headers: Record<string, string | number> = corsHeaders(allowOrigin(req.headers.origin), req.headers['access-control-request-headers'] as string | undefined);
+    headers['content-type'] = JSON_TYPE;
+    const finish = (payload: string | Buffer) => {
+      headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      res.writeHead(status, headers);
+      res.end(payload);
+      logRequest?.({ req, status, ms: Number(process.hrtime.bigint() - started) / 1e6, requestId: `req-${(nextId++).toString(36)}`, failure: error });
+    };
+    const accept = req.headers['accept-encoding'];
+    if (typeof accept === 'string' && /\bgzip\b/.test(accept)) {
+      headers['content-encoding'] = 'gzip';
+      gzip(body, (err, zipped) => {
+        if (err) {
+          delete headers['content-encoding'];
+          finish(body);
+        } else finish(zipped);
+      });
+    } else finish(body);
+  };
+
+  return {
+    handle(req, res) {
+      if (req.method !== 'POST') return false;
+      const url = req.url ?? '';
+      const q = url.indexOf('?');
+      const v1alpha1 = ROUTES.get(q < 0 ? url : url.slice(0, q));
+      if (v1alpha1 === undefined || !config.enabledApis.has('graphql')) return false;
+      const started = process.hrtime.bigint();
+      if (closing) {
+        res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
+        res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
+        return true;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let tooLarge = false;
+      req.on('data', (c: Buffer) => {
+        if (tooLarge) return;
+        size += c.length;
+        if (size > config.bodyLimit) {
+          tooLarge = true;
+          const e = new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`);
+          res.setHeader('connection', 'close');
+          send(req, res, started, 413, JSON.stringify({ path: e.path, error: e.message, code: e.code }), e);
+          req.resume();
+          return;
+        }
+        chunks.push(c);
+      });
+      req.on('end', () => {
+        if (tooLarge) return;
+        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        const done = (r: Answer) => send(req, res, started, r.status, r.body, r.error);
+        const r = answer(text, req.headers, v1alpha1);
+        if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
+        else done(r);
+      });
+      req.on('error', () => res.destroy());
+      return true;
+    },
+    close() {
+      closing = true;
+    },
+  };
+}
