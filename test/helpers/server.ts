@@ -31,7 +31,8 @@ export function devnull(): Writable {
   return new Writable({ write: (_chunk, _enc, cb) => cb() });
 }
 
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+/** `logTo`: where the server's log lines go (default: discarded). */
+export async function startTestServer(overrides: Partial<Config> = {}, logTo: Writable = devnull()): Promise<TestServer> {
   const database = overrides.databaseUrl ? undefined : await createTestDatabase();
   const config: Config = {
     ...defaultConfig(),
@@ -45,7 +46,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   };
   let svc;
   try {
-    svc = await startSvc(config, createLogger(config, devnull()));
+    svc = await startSvc(config, createLogger(config, logTo));
   } catch (e) {
     await database?.drop();
     throw e;
