@@ -49,7 +49,7 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
   const vars = entry.coerce(req.variables ?? {});
-  const hit = PlanCache.plan(entry, vars.values);
+  const hit = PlanCache.plan(entry, vars.values, vars.types);
   if (hit) {
     planCacheStats.hits++;
     return { plan: hit, variables: vars.values };
@@ -61,13 +61,14 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
 }
 
 /**
- * A mutation shaped by its variables (objects given as a variable) is rarely
- * repeated with the same values and its plan holds them; a large one (many
- * objects written in the query) costs more memory than compiling it again.
+ * A mutation whose plan holds a variable's whole value is rarely repeated
+ * with the same value (objects given as a variable are keyed by their shape,
+ * their leaves are parameters); a large one (many objects written in the
+ * query) costs more memory than compiling it again.
  */
 function worthCaching(plan: QueryPlan): boolean {
   if (plan.opType !== 'mutation') return true;
-  if (plan.structural.size > 0) return false;
+  for (const k of plan.structural.values()) if (k.kind === 'value') return false;
   const size = plan.fields.reduce((n, f) => n + (f.kind === 'mutation' ? f.plan.write.text.length + (f.plan.output?.text.length ?? 0) : 0), 0);
   return size <= 64 * 1024;
 }

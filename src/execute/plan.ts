@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { parse, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { SvcError } from '../errors.js';
-import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation } from '../ir/document.js';
+import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation, type StructuralKey } from '../ir/document.js';
 import { validationError } from '../ir/input.js';
 import type { RootField } from '../ir/types.js';
 import { svcExt } from '../schema/graphql/builder.js';
@@ -40,8 +40,8 @@ export interface MutationFieldPlan {
 
 export interface QueryPlan {
   opType: OperationType;
-  /** variables whose values shaped this plan */
-  structural: Map<string, unknown>;
+  /** variables whose values (or shapes) shaped this plan */
+  structural: Map<string, StructuralKey>;
   fields: PlanField[];
   statement: { name: string; compiled: CompiledSql } | null;
   /** session variables the statement reads (must be present) */

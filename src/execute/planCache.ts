@@ -11,7 +11,8 @@
  * approximate LRU: each hit stamps its entry; when the cache is over capacity
  * the least recently stamped quarter goes.
  */
-import type { Operation, VariableCoercer } from '../ir/document.js';
+import type { GraphQLInputType } from 'graphql';
+import { sameKey, type Operation, type VariableCoercer } from '../ir/document.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { QueryPlan } from './plan.js';
 
@@ -72,9 +73,9 @@ export class PlanCache {
   }
 
   /** The entry's plan built for the same values of its structural variables. */
-  static plan(e: PlanCacheEntry, variables: Record<string, unknown>): QueryPlan | undefined {
+  static plan(e: PlanCacheEntry, variables: Record<string, unknown>, types: Map<string, GraphQLInputType>): QueryPlan | undefined {
     const plans = e.plans;
-    for (let i = 0; i < plans.length; i++) if (sameStructure(plans[i]!, variables)) return plans[i];
+    for (let i = 0; i < plans.length; i++) if (sameStructure(plans[i]!, variables, types)) return plans[i];
     return undefined;
   }
 
@@ -105,10 +106,10 @@ export class PlanCache {
   }
 }
 
-function sameStructure(p: QueryPlan, variables: Record<string, unknown>): boolean {
+function sameStructure(p: QueryPlan, variables: Record<string, unknown>, types: Map<string, GraphQLInputType>): boolean {
   if (p.structural.size === 0) return true;
-  for (const [name, value] of p.structural) {
-    if (JSON.stringify(variables[name]) !== JSON.stringify(value)) return false;
+  for (const [name, key] of p.structural) {
+    if (!sameKey(key, variables[name], types.get(name))) return false;
   }
   return true;
 }

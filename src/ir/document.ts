@@ -22,7 +22,7 @@ import {
   type SelectionSetNode,
   type TypeNode,
 } from 'graphql';
-import { astToJson, coerceJson, coerceLiteral, validationError, type InVal, type VariableScope } from './input.js';
+import { astToJson, coerceJson, coerceLiteral, shapeOf, validationError, type InVal, type VariableScope } from './input.js';
 
 export interface Operation {
   def: OperationDefinitionNode;
@@ -70,6 +70,14 @@ function typeNodeName(node: TypeNode): string {
   return node.kind === Kind.NAMED_TYPE ? node.name.value : typeNodeName(node.type);
 }
 
+/** What a plan depends on of a variable: its whole value (as JSON text), or its shape only (see shapeOf). */
+export type StructuralKey = { kind: 'value'; json: string } | { kind: 'shape'; shape: string };
+
+/** Does a variable's value give the same key? */
+export function sameKey(k: StructuralKey, value: unknown, type: GraphQLInputType | undefined): boolean {
+  return k.kind === 'value' ? JSON.stringify(value ?? null) === k.json : !!type && shapeOf(value, type) === k.shape;
+}
+
 export interface CoercedVariables {
   values: Record<string, unknown>;
   types: Map<string, GraphQLInputType>;
@@ -86,7 +94,7 @@ export function variableCoercer(schema: GraphQLSchema, op: OperationDefinitionNo
       name,
       type,
       missing: type ? undefined : `variable ${JSON.stringify(name)} is declared as ${typeNodeName(d.type)}, but the type is not found in the schema`,
-      defaultValue: d.defaultValue ? astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined }) : undefined,
+      defaultValue: d.defaultValue ? astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined, markShape: () => undefined }) : undefined,
       path: `$.variableValues.${name}`,
     };
   });
@@ -126,8 +134,8 @@ export interface CollectedField {
 }
 
 export class DocumentContext implements VariableScope {
-  /** structural variables and the values the plan was built for */
-  readonly structural = new Map<string, unknown>();
+  /** structural variables and the values (or shapes) the plan was built for */
+  readonly structural = new Map<string, StructuralKey>();
   constructor(
     readonly schema: GraphQLSchema,
     readonly fragments: Map<string, FragmentDefinitionNode>,
@@ -136,7 +144,11 @@ export class DocumentContext implements VariableScope {
   ) {}
 
   markStructural(name: string): void {
-    if (!this.structural.has(name)) this.structural.set(name, this.values[name]);
+    if (this.structural.get(name)?.kind !== 'value') this.structural.set(name, { kind: 'value', json: JSON.stringify(this.values[name] ?? null) });
+  }
+
+  markShape(name: string): void {
+    if (!this.structural.has(name)) this.structural.set(name, { kind: 'shape', shape: shapeOf(this.values[name], this.types.get(name)!) });
   }
 
   /** Collects the fields of selection sets on one parent type. */

@@ -23,7 +23,8 @@ import { checkGeoJson } from './geojson.js';
 
 export type InVal =
   | { kind: 'null' }
-  | { kind: 'scalar'; type: GraphQLScalarType; value: unknown; variable?: string }
+  /** `variable` (+ `path` inside it): the value is that variable's, bound per request */
+  | { kind: 'scalar'; type: GraphQLScalarType; value: unknown; variable?: string; path?: (string | number)[] }
   | { kind: 'enum'; type: GraphQLEnumType; value: string; variable?: string }
   /** `variable`: the whole list is a variable (usable as one array parameter; reading `items` makes it structural) */
   | { kind: 'list'; items: InVal[]; variable?: string; itemType?: GraphQLScalarType | GraphQLEnumType }
@@ -38,6 +39,8 @@ export interface VariableScope {
   types: Map<string, GraphQLInputType>;
   /** a variable's value shapes the plan */
   markStructural(name: string): void;
+  /** only a variable's shape (keys, list lengths, nulls, enum values) shapes the plan */
+  markShape(name: string): void;
 }
 
 export function typeString(t: GraphQLInputType): string {
@@ -174,9 +177,70 @@ function coerceVariableUse(name: string, type: GraphQLInputType, path: string, s
       return lazy;
     }
   }
-  scope.markStructural(name);
-  if (value === undefined) return undefined;
-  return coerceJson(value, type, path);
+  // an object or list given by a variable: its shape is part of the plan; its scalar leaves
+  // are parameters (reading a leaf's value at compile time makes the whole value structural)
+  if (value === undefined) {
+    scope.markStructural(name);
+    return undefined;
+  }
+  const coerced = coerceJson(value, type, path);
+  scope.markShape(name);
+  return leavesAsVariable(coerced, name, [], value, scope);
+}
+
+/**
+ * The scalar leaves of a variable's coerced value as references to the
+ * variable at their JSON path. `value` is a getter that marks the variable
+ * structural: a parser that needs the value itself gets a plan keyed by it.
+ */
+function leavesAsVariable(v: InVal, name: string, path: (string | number)[], json: unknown, scope: VariableScope): InVal {
+  switch (v.kind) {
+    case 'scalar': {
+      const { type } = v;
+      const value = v.value;
+      return {
+        kind: 'scalar',
+        type,
+        variable: name,
+        path,
+        get value() {
+          scope.markStructural(name);
+          return value;
+        },
+      };
+    }
+    case 'list': {
+      // a non-list value coerced to a one-item list keeps the item's path
+      const items = Array.isArray(json) ? v.items.map((x, i) => leavesAsVariable(x, name, [...path, i], json[i], scope)) : v.items.map((x) => leavesAsVariable(x, name, path, json, scope));
+      return { kind: 'list', items };
+    }
+    case 'object':
+      return { kind: 'object', type: v.type, fields: v.fields.map(([k, x]) => [k, leavesAsVariable(x, name, [...path, k], (json as Record<string, unknown>)[k], scope)]) };
+    default:
+      return v;
+  }
+}
+
+/** The shape of a variable's value under its declared type: what a plan built for it depends on. */
+export function shapeOf(value: unknown, type: GraphQLInputType): string {
+  if (value === null || value === undefined) return 'n';
+  const t = nullable(type);
+  if (t instanceof GraphQLList) {
+    const inner = t.ofType as GraphQLInputType;
+    return Array.isArray(value) ? `[${value.map((x) => shapeOf(x, inner)).join(',')}]` : `1${shapeOf(value, inner)}`;
+  }
+  if (t instanceof GraphQLInputObjectType) {
+    if (typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+    const defs = t.getFields();
+    const parts: string[] = [];
+    for (const [k, x] of Object.entries(value as Record<string, unknown>)) {
+      const def = defs[k];
+      parts.push(`${JSON.stringify(k)}:${def ? shapeOf(x, def.type) : '?'}`);
+    }
+    return `{${parts.join(',')}}`;
+  }
+  if (t instanceof GraphQLEnumType) return JSON.stringify(value);
+  return 's';
 }
 
 /** Checks a JSON value (a variable's) against a type. */

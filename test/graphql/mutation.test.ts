@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { printSchema, validateSchema } from 'graphql';
-import { runGraphQL } from '../../src/execute/graphql.js';
+import { planCacheStats, resetPlanCacheStats, runGraphQL } from '../../src/execute/graphql.js';
 import { getRoleSchema } from '../../src/schema/graphql/schema.js';
 import { emptyMetadata, fixture, table, type Fixture } from './helpers.js';
 
@@ -201,6 +201,55 @@ describe('nested inserts', () => {
     const denied = await run('mutation { insert_article(objects: [{title: "not me", author: {data: {name: "someone else"}}}]) { affected_rows } }', undefined, 'nested', { 'x-svc-name': 'me myself' });
     assert.equal(denied.errors[0].message, 'Check constraint violation. insert check constraint failed');
     assert.equal(await count(`select count(*) as n from author where name = 'someone else'`), 0);
+  });
+});
+
+describe('objects given as variables', () => {
+  test('same shape → the cached plan, with this request\'s values', async () => {
+    const q = 'mutation ($o: article_insert_input!) { insert_article(objects: [$o]) { returning { title author_id is_published } } }';
+    const a = await newAuthor('shape-1');
+    resetPlanCacheStats();
+    const one = await run(q, { o: { title: 'first', author_id: a, is_published: true } });
+    const two = await run(q, { o: { title: 'second', author_id: a, is_published: false } });
+    assert.deepEqual(one.data.insert_article.returning, [{ title: 'first', author_id: a, is_published: true }]);
+    assert.deepEqual(two.data.insert_article.returning, [{ title: 'second', author_id: a, is_published: false }]);
+    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 1 });
+    // another shape (a key left out, a null) is another plan
+    const three = await run(q, { o: { title: 'third', author_id: a } });
+    const four = await run(q, { o: { title: 'fourth', author_id: a, is_published: null } });
+    assert.deepEqual(three.data.insert_article.returning, [{ title: 'third', author_id: a, is_published: false }]);
+    assert.deepEqual(four.data.insert_article.returning, [{ title: 'fourth', author_id: a, is_published: null }]);
+    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 3 });
+  });
+
+  test('lists of objects: the length is part of the shape; nested objects too', async () => {
+    const q = 'mutation ($os: [author_insert_input!]!) { insert_author(objects: $os) { affected_rows returning { name articles { title } } } }';
+    resetPlanCacheStats();
+    const r1 = await run(q, { os: [{ name: 'L1', articles: { data: [{ title: 'L1a' }] } }] });
+    const r2 = await run(q, { os: [{ name: 'L2', articles: { data: [{ title: 'L2a' }] } }] });
+    const r3 = await run(q, { os: [{ name: 'L3', articles: { data: [{ title: 'L3a' }, { title: 'L3b' }] } }, { name: 'L4' }] });
+    assert.deepEqual(r1.data.insert_author.returning, [{ name: 'L1', articles: [{ title: 'L1a' }] }]);
+    assert.deepEqual(r2.data.insert_author.returning, [{ name: 'L2', articles: [{ title: 'L2a' }] }]);
+    assert.equal(r3.data.insert_author.affected_rows, 4);
+    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 2 });
+  });
+
+  test('an upsert given by a variable keys the plan by its constraint and columns', async () => {
+    const q = 'mutation ($o: author_insert_input!) { insert_author_one(object: $o) { name rating } }';
+    await run(q, { o: { name: 'ups', rating: 1 } });
+    const kept = await run(q, { o: { name: 'ups', rating: 2, }, }).catch(() => null);
+    assert.equal(kept?.errors?.[0]?.extensions?.code, 'constraint-violation');
+    const up = await run('mutation ($o: author_insert_input!, $c: author_on_conflict) { insert_author_one(object: $o, on_conflict: $c) { name rating } }', {
+      o: { name: 'ups', rating: 3 },
+      c: { constraint: 'author_name_key', update_columns: ['rating'] },
+    });
+    assert.deepEqual(up.data.insert_author_one, { name: 'ups', rating: 3 });
+    const none = await run('mutation ($o: author_insert_input!, $c: author_on_conflict) { insert_author_one(object: $o, on_conflict: $c) { name rating } }', {
+      o: { name: 'ups', rating: 4 },
+      c: { constraint: 'author_name_key', update_columns: [] },
+    });
+    assert.equal(none.data.insert_author_one, null);
+    assert.equal(await count("select rating as n from author where name = 'ups'"), 3);
   });
 });
 

@@ -220,6 +220,30 @@ describe('plan cache', () => {
     assert.deepEqual({ ...planCacheStats }, { hits: 2, misses: 1 });
   });
 
+  test('an object variable keys the plan by its shape; its leaves are parameters', async () => {
+    resetPlanCacheStats();
+    const q = 'query($w: author_bool_exp) { author(where: $w, order_by: {id: asc}) { id } }';
+    assert.equal(await run(q, { w: { name: { _eq: 'A1' } } }), '{"data":{"author":[{"id":1}]}}');
+    assert.equal(await run(q, { w: { name: { _eq: 'A3' } } }), '{"data":{"author":[{"id":3}]}}');
+    assert.equal(await run(q, { w: { name: { _in: ['A2', 'A3'] } } }).then((t) => t.replace(/\s/g, '')), '{"data":{"author":[{"id":2},{"id":3}]}}');
+    assert.equal(await run(q, { w: { name: { _in: ['A1', 'A2'] } } }).then((t) => t.replace(/\s/g, '')), '{"data":{"author":[{"id":1},{"id":2}]}}');
+    assert.equal(await run(q, { w: { _and: [{ id: { _gt: 1 } }, { id: { _lt: 3 } }] } }), '{"data":{"author":[{"id":2}]}}');
+    assert.equal(await run(q, { w: { _and: [{ id: { _gt: 0 } }, { id: { _lt: 2 } }] } }), '{"data":{"author":[{"id":1}]}}');
+    // same shapes → hits: the second of each pair
+    assert.deepEqual({ ...planCacheStats }, { hits: 3, misses: 3 });
+  });
+
+  test('values a plan is built from (not parameters) still key it by value', async () => {
+    resetPlanCacheStats();
+    const q = 'query($w: author_bool_exp, $o: [author_order_by!]) { author(where: $w, order_by: $o) { id } }';
+    const ids = async (v: Record<string, unknown>) => (JSON.parse(await run(q, v)).data.author as Array<{ id: number }>).map((a) => a.id);
+    assert.deepEqual(await ids({ w: { rating: { _is_null: true } }, o: [{ id: 'asc' }] }), [3]);
+    assert.deepEqual(await ids({ w: { rating: { _is_null: false } }, o: [{ id: 'asc' }] }), [1, 2]);
+    assert.deepEqual(await ids({ w: { rating: { _is_null: false } }, o: [{ id: 'desc' }] }), [2, 1]);
+    assert.deepEqual(await ids({ w: { rating: { _is_null: true } }, o: [{ id: 'asc' }] }), [3]);
+    assert.equal(planCacheStats.misses, 3);
+  });
+
   test('plans are per role and per schema version', async () => {
     const cache = new PlanCache();
     const ctx = f.ctx('user', { 'x-svc-user-id': '1' });

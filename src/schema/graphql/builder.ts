@@ -537,7 +537,8 @@ export function listItems(v: InVal): InVal[] {
 }
 
 export function refOf(v: InVal): ValueRef {
-  if ((v.kind === 'scalar' || v.kind === 'enum') && v.variable) return { kind: 'variable', name: v.variable, path: [] };
+  if (v.kind === 'scalar' && v.variable) return { kind: 'variable', name: v.variable, path: v.path ?? [] };
+  if (v.kind === 'enum' && v.variable) return { kind: 'variable', name: v.variable, path: [] };
   if (v.kind === 'null') return { kind: 'literal', value: null };
   if (v.kind === 'scalar' || v.kind === 'enum') return { kind: 'literal', value: v.value };
   return { kind: 'literal', value: inValToJson(v) };
