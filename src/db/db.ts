@@ -25,6 +25,20 @@ export interface Conn extends Queryable {
   prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike>;
   /** simple-protocol query returning one result per statement, rows as arrays */
   multi(text: string): Promise<Array<{ command: string; fields: string[]; rows: (string | null)[][] }>>;
+  /**
+   * Sends the statements back to back without waiting for each answer (on a
+   * server: one round trip) and settles each. Every statement runs even when
+   * an earlier one failed (inside a transaction block it then fails with
+   * "current transaction is aborted", and `commit` rolls back).
+   */
+  pipeline(statements: readonly Statement[]): Promise<Array<PromiseSettledResult<QueryResultLike>>>;
+}
+
+/** A statement of a pipeline; `name` makes it a named prepared statement. */
+export interface Statement {
+  text: string;
+  values?: unknown[];
+  name?: string;
 }
 
 export interface TxOptions {
@@ -43,6 +57,8 @@ export interface Db extends Queryable {
   notify(channel: string, payload: string): Promise<void>;
   /** statements executed so far (for tests and metrics) */
   readonly statementCount: number;
+  /** waits for the database so far: a pipeline of statements is one (for tests and metrics) */
+  readonly roundTrips: number;
   close(): Promise<void>;
 }
 
@@ -101,6 +117,7 @@ async function loadPgliteExtensions(): Promise<Record<string, unknown>> {
 
 class PoolDb implements Db {
   statementCount = 0;
+  roundTrips = 0;
   constructor(
     readonly kind: 'pg' | 'pglite',
     private readonly pool: pg.Pool,
@@ -111,11 +128,13 @@ class PoolDb implements Db {
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
     this.statementCount++;
+    this.roundTrips++;
     return this.pool.query(text, values as any[]);
   }
 
   prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike> {
     this.statementCount++;
+    this.roundTrips++;
     return this.pool.query(this.usePrepared ? { name, text, values } : { text, values });
   }
 
@@ -152,14 +171,38 @@ class PoolDb implements Db {
     return {
       query(text, values) {
         self.statementCount++;
+        self.roundTrips++;
         return client.query(text, values as any[]);
       },
       prepared(name, text, values) {
         self.statementCount++;
+        self.roundTrips++;
         return client.query(self.usePrepared ? { name, text, values } : { text, values });
+      },
+      async pipeline(statements) {
+        self.statementCount += statements.length;
+        self.roundTrips += self.kind === 'pg' ? 1 : statements.length;
+        const send = (st: Statement) =>
+          client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] });
+        if (self.kind !== 'pg') {
+          // PGlite is in-process: nothing to save by pipelining
+          const out: Array<PromiseSettledResult<QueryResultLike>> = [];
+          for (const st of statements) out.push(await send(st).then((value) => ({ status: 'fulfilled' as const, value }), (reason) => ({ status: 'rejected' as const, reason })));
+          return out;
+        }
+        // node-postgres' pipeline mode, for this checkout only: every statement is written at
+        // once (each with its own Sync) and answered in order
+        const c = client as pg.PoolClient & { pipeline: boolean };
+        c.pipeline = true;
+        try {
+          return await Promise.allSettled(statements.map(send));
+        } finally {
+          c.pipeline = false;
+        }
       },
       async multi(text) {
         self.statementCount++;
+        self.roundTrips++;
         const r = (await client.query({ text, rowMode: 'array' } as pg.QueryConfig)) as unknown as pg.QueryResult | pg.QueryResult[];
         const list = Array.isArray(r) ? r : [r];
         return list.map((x) => ({ command: x.command, fields: (x.fields ?? []).map((f) => f.name), rows: x.rows as any }));

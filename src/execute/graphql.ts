@@ -56,7 +56,10 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
   }
   planCacheStats.misses++;
   const plan = compilePlan(rs ?? getRoleSchema(ctx.cache, ctx.session.role, backendOnly), entry.op, vars, compileOptions(ctx));
-  if (worthCaching(plan)) PlanCache.addPlan(entry, plan);
+  if (worthCaching(plan)) {
+    plan.cached = true;
+    PlanCache.addPlan(entry, plan);
+  }
   return { plan, variables: vars.values };
 }
 

@@ -4,10 +4,10 @@
  * it). A failing field rolls back all of them. Database errors become
  * Hasura's errors, reported at the field's path.
  */
-import { asPgError, type Conn } from '../db/db.js';
+import { asPgError, type Conn, type Statement } from '../db/db.js';
 import { SvcError } from '../errors.js';
 import { AFFECTED_PARAM, ROWS_PARAM, raisedError, type RaisedError } from '../sql/mutation.js';
-import { bindParams, quoteLiteral, type CompiledSql } from '../sql/ast.js';
+import { bindParams, type CompiledSql } from '../sql/ast.js';
 import { fromPgError } from './errors.js';
 import type { ExecContext } from './interface.js';
 import type { MutationFieldPlan, QueryPlan } from './plan.js';
@@ -48,19 +48,60 @@ export function sessionJson(ctx: ExecContext): string {
   return JSON.stringify(ctx.session.vars);
 }
 
-/** Runs a mutation plan; returns the JSON text of every root field in order. */
+const BEGIN: Statement = { text: 'begin' };
+const COMMIT: Statement = { text: 'commit' };
+const setSession = (ctx: ExecContext): Statement => ({ name: 'svc_set_session', text: "select set_config('svc.user', $1, true)", values: [sessionJson(ctx)] });
+
+/** The first failure of a pipeline as the caller's error (a write's is mapped by `onWrite`). */
+function firstFailure(results: Array<PromiseSettledResult<unknown>>, onWrite: (i: number, e: unknown) => SvcError | undefined): SvcError | undefined {
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (r.status === 'rejected') return onWrite(i, r.reason) ?? fromPgError(r.reason, { text: '', params: [], prepared: false });
+  }
+  return undefined;
+}
+
+/**
+ * Runs a mutation plan; returns the JSON text of every root field in order.
+ * All root fields run in one transaction that first sets `svc.user`. When no
+ * field needs a second statement (`returning` reading relationships), the
+ * whole transaction is one pipeline: begin, set the session, every write,
+ * commit — one round trip to the server.
+ */
 export async function executeMutationPlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string[]> {
   const fields = plan.fields;
   if (!fields.some((f) => f.kind === 'mutation')) return fields.map((f) => (f.kind === 'const' ? f.json : 'null'));
+  for (const f of fields) if (f.kind === 'db') throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
+  const writes = fields.flatMap((f) => (f.kind === 'mutation' ? [f.plan] : []));
   return ctx.db.withConn(async (c) => {
-    // one round trip opens the transaction and sets the session
-    await c.query(`begin; select set_config('svc.user', ${quoteLiteral(sessionJson(ctx))}, true)`);
+    if (writes.every((w) => !w.output)) {
+      const params = writes.map((w) => bindParams(w.write, ctx.session.vars, variables));
+      const statements: Statement[] = [BEGIN, setSession(ctx)];
+      writes.forEach((w, i) => statements.push({ text: w.write.text, values: params[i], name: plan.cached ? w.name : undefined }));
+      statements.push(COMMIT);
+      const results = await c.pipeline(statements);
+      const failure = firstFailure(results, (i, e) => {
+        const w = writes[i - 2];
+        return w && mutationError(e, w.raises, w.errorPath, { text: w.write.text, params: params[i - 2]! });
+      });
+      if (failure) {
+        // a failed write leaves the transaction aborted and `commit` rolled it back; anything else: make sure
+        if ((results.at(-1) as PromiseFulfilledResult<{ command?: string }>).value?.command !== 'ROLLBACK') await c.query('rollback').catch(() => undefined);
+        throw failure;
+      }
+      let k = 2;
+      return fields.map((f) => (f.kind === 'const' ? f.json : ((results[k++] as PromiseFulfilledResult<{ rows: any[] }>).value.rows[0]?.result ?? 'null')));
+    }
+    const opened = firstFailure(await c.pipeline([BEGIN, setSession(ctx)]), () => undefined);
+    if (opened) {
+      await c.query('rollback').catch(() => undefined);
+      throw opened;
+    }
     try {
       const out: string[] = [];
       for (const f of fields) {
         if (f.kind === 'const') out.push(f.json);
         else if (f.kind === 'mutation') out.push(await runMutationField(c, ctx, f.plan, variables));
-        else throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
       }
       await c.query('commit');
       return out;

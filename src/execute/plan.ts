@@ -36,6 +36,8 @@ export interface MutationFieldPlan {
   raises: RaisedError[];
   /** where database errors are reported */
   errorPath: string;
+  /** prepared-statement name of `write` (used when the plan is cached) */
+  name: string;
 }
 
 export interface QueryPlan {
@@ -51,6 +53,8 @@ export interface QueryPlan {
    * the statement's JSON columns spliced between the constant parts
    */
   response?: { texts: string[]; columns: string[] };
+  /** the plan is in the plan cache: its statements are worth preparing */
+  cached?: boolean;
 }
 
 export function parseDocument(query: string, operationName: string | null | undefined): Operation {
@@ -146,7 +150,7 @@ function compileMutationPlan(ctx: DocumentContext, fields: RootField[], opts: Se
     const write = compileSql(c.write);
     const output = c.output ? compileSql(c.output) : null;
     for (const v of [...write.sessionVars, ...(output?.sessionVars ?? [])]) sessionVars.add(v);
-    return { alias: f.alias, kind: 'mutation', plan: { write, output, raises: c.raises, errorPath: f.errorPath }, ir: f };
+    return { alias: f.alias, kind: 'mutation', plan: { write, output, raises: c.raises, errorPath: f.errorPath, name: statementName(write.text) }, ir: f };
   });
   return { opType: 'mutation', structural: ctx.structural, fields: planFields, statement: null, sessionVars: [...sessionVars] };
 }
