@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { Batch, type BatchError } from './batch.js';
 
 export interface QueryResultLike {
   rows: any[];
@@ -32,6 +33,12 @@ export interface Conn extends Queryable {
    * "current transaction is aborted", and `commit` rolls back).
    */
   pipeline(statements: readonly Statement[]): Promise<Array<PromiseSettledResult<QueryResultLike>>>;
+  /**
+   * Runs the statements as one transaction, in one round trip on a server
+   * (see batch.ts). Rejects with the first error, its `batchIndex` telling
+   * which statement failed; nothing of the batch is then kept.
+   */
+  batch(statements: readonly Statement[]): Promise<QueryResultLike[]>;
 }
 
 /** A statement of a pipeline; `name` makes it a named prepared statement. */
@@ -198,6 +205,35 @@ class PoolDb implements Db {
           return await Promise.allSettled(statements.map(send));
         } finally {
           c.pipeline = false;
+        }
+      },
+      async batch(statements) {
+        self.statementCount += statements.length;
+        if (self.kind === 'pg') {
+          self.roundTrips++;
+          return new Promise<QueryResultLike[]>((resolve, reject) => {
+            client.query(new Batch(statements, self.usePrepared, (err, results) => (err ? reject(err) : resolve(results!))) as never);
+          });
+        }
+        // PGlite: the same transaction, statement by statement
+        self.roundTrips += statements.length + 2;
+        await client.query('begin');
+        const out: QueryResultLike[] = [];
+        try {
+          for (let i = 0; i < statements.length; i++) {
+            const st = statements[i]!;
+            try {
+              out.push(await client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] }));
+            } catch (e) {
+              (e as BatchError).batchIndex = i;
+              throw e;
+            }
+          }
+          await client.query('commit');
+          return out;
+        } catch (e) {
+          await client.query('rollback').catch(() => undefined);
+          throw e;
         }
       },
       async multi(text) {

@@ -4,7 +4,8 @@
  * it). A failing field rolls back all of them. Database errors become
  * Hasura's errors, reported at the field's path.
  */
-import { asPgError, type Conn, type Statement } from '../db/db.js';
+import type { BatchError } from '../db/batch.js';
+import { asPgError, type Conn, type QueryResultLike, type Statement } from '../db/db.js';
 import { SvcError } from '../errors.js';
 import { AFFECTED_PARAM, ROWS_PARAM, raisedError, type RaisedError } from '../sql/mutation.js';
 import { bindParams, type CompiledSql } from '../sql/ast.js';
@@ -49,24 +50,20 @@ export function sessionJson(ctx: ExecContext): string {
 }
 
 const BEGIN: Statement = { text: 'begin' };
-const COMMIT: Statement = { text: 'commit' };
 const setSession = (ctx: ExecContext): Statement => ({ name: 'svc_set_session', text: "select set_config('svc.user', $1, true)", values: [sessionJson(ctx)] });
 
-/** The first failure of a pipeline as the caller's error (a write's is mapped by `onWrite`). */
-function firstFailure(results: Array<PromiseSettledResult<unknown>>, onWrite: (i: number, e: unknown) => SvcError | undefined): SvcError | undefined {
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i]!;
-    if (r.status === 'rejected') return onWrite(i, r.reason) ?? fromPgError(r.reason, { text: '', params: [], prepared: false });
-  }
-  return undefined;
+/** The first failure of a pipeline, as an SvcError. */
+function firstFailure(results: Array<PromiseSettledResult<unknown>>): SvcError | undefined {
+  const r = results.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+  return r && fromPgError(r.reason, { text: '', params: [], prepared: false });
 }
 
 /**
  * Runs a mutation plan; returns the JSON text of every root field in order.
  * All root fields run in one transaction that first sets `svc.user`. When no
  * field needs a second statement (`returning` reading relationships), the
- * whole transaction is one pipeline: begin, set the session, every write,
- * commit — one round trip to the server.
+ * whole transaction is one batch (the session and every write, one implicit
+ * transaction): one round trip to the server.
  */
 export async function executeMutationPlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string[]> {
   const fields = plan.fields;
@@ -75,24 +72,22 @@ export async function executeMutationPlan(ctx: ExecContext, plan: QueryPlan, var
   const writes = fields.flatMap((f) => (f.kind === 'mutation' ? [f.plan] : []));
   return ctx.db.withConn(async (c) => {
     if (writes.every((w) => !w.output)) {
+      // the session and every write: one transaction, one round trip
       const params = writes.map((w) => bindParams(w.write, ctx.session.vars, variables));
-      const statements: Statement[] = [BEGIN, setSession(ctx)];
+      const statements: Statement[] = [setSession(ctx)];
       writes.forEach((w, i) => statements.push({ text: w.write.text, values: params[i], name: plan.cached ? w.name : undefined }));
-      statements.push(COMMIT);
-      const results = await c.pipeline(statements);
-      const failure = firstFailure(results, (i, e) => {
-        const w = writes[i - 2];
-        return w && mutationError(e, w.raises, w.errorPath, { text: w.write.text, params: params[i - 2]! });
-      });
-      if (failure) {
-        // a failed write leaves the transaction aborted and `commit` rolled it back; anything else: make sure
-        if ((results.at(-1) as PromiseFulfilledResult<{ command?: string }>).value?.command !== 'ROLLBACK') await c.query('rollback').catch(() => undefined);
-        throw failure;
+      let results: QueryResultLike[];
+      try {
+        results = await c.batch(statements);
+      } catch (e) {
+        const i = ((e as BatchError).batchIndex ?? 0) - 1;
+        const w = writes[i];
+        throw w ? mutationError(e, w.raises, w.errorPath, { text: w.write.text, params: params[i]! }) : fromPgError(e, { text: '', params: [], prepared: false });
       }
-      let k = 2;
-      return fields.map((f) => (f.kind === 'const' ? f.json : ((results[k++] as PromiseFulfilledResult<{ rows: any[] }>).value.rows[0]?.result ?? 'null')));
+      let k = 1;
+      return fields.map((f) => (f.kind === 'const' ? f.json : (results[k++]!.rows[0]?.result ?? 'null')));
     }
-    const opened = firstFailure(await c.pipeline([BEGIN, setSession(ctx)]), () => undefined);
+    const opened = firstFailure(await c.pipeline([BEGIN, setSession(ctx)]));
     if (opened) {
       await c.query('rollback').catch(() => undefined);
       throw opened;
