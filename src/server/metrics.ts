@@ -35,6 +35,14 @@ export function createMetrics(engine: Engine): client.Registry {
     },
   });
   new client.Gauge({
+    name: 'svc_db_round_trips_total',
+    help: 'waits for PostgreSQL (a batch or pipeline of statements is one)',
+    registers: [registry],
+    collect() {
+      this.set(engine.db.roundTrips);
+    },
+  });
+  new client.Gauge({
     name: 'svc_metadata_resource_version',
     help: 'version of the metadata the schema cache was built from',
     registers: [registry],

@@ -56,6 +56,7 @@ describe('no admin secret, defaults', () => {
     const m = await get(s.url, '/v1/metrics', { 'x-svc-role': 'admin' });
     assert.equal(m.status, 200);
     assert.match(m.text, /svc_plan_cache_hits_total \d+/);
+    assert.match(m.text, /svc_db_round_trips_total \d+/);
   });
 
   test('unknown paths are 404 not-found', async () => {
