@@ -17,9 +17,11 @@ const listedSet = new Set(listed);
 describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
   let server: TestServer | undefined;
   const byId = new Map<string, ConformanceResult>();
+  let postgis = true;
 
   before(async () => {
     server = await startConformanceServer();
+    postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
     const results = await runConformance({ url: server.url, filter: (id) => listedSet.has(id) });
     for (const r of results) byId.set(r.id, r);
   });
@@ -46,12 +48,18 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
     classes.set(cls, [...(classes.get(cls) ?? []), id]);
   }
   for (const [cls, ids] of classes) {
-    test(cls, () => {
+    test(cls, (t) => {
       const failures: string[] = [];
       for (const id of ids) {
         const r = byId.get(id);
         if (!r) failures.push(`${id}: not run`);
         else if (r.status !== 'pass') failures.push(`${id}: ${r.message}${r.diff ? `\n${r.diff.replace(/^/gm, '    ')}` : ''}`);
+      }
+      // a machine whose PostgreSQL has no PostGIS cannot run the setup SQL of these classes
+      // (.ci/run installs it; with PostGIS present this never skips)
+      if (!postgis && failures.length > 0 && failures.every((f) => f.includes('class setup failed') && f.includes('"code":"postgres-error"'))) {
+        t.skip('PostGIS is not installed on this PostgreSQL (Debian: postgresql-15-postgis-3)');
+        return;
       }
       assert.ok(failures.length === 0, `${failures.length} of ${ids.length} listed items failed:\n${failures.join('\n')}`);
     });
