@@ -175,6 +175,9 @@ class PoolDb implements Db {
 
   private wrap(client: pg.PoolClient): Conn {
     const self = this;
+    // a named prepared statement when it has a name and prepared statements are on
+    const send = (st: Statement) =>
+      client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] });
     return {
       query(text, values) {
         self.statementCount++;
@@ -184,13 +187,11 @@ class PoolDb implements Db {
       prepared(name, text, values) {
         self.statementCount++;
         self.roundTrips++;
-        return client.query(self.usePrepared ? { name, text, values } : { text, values });
+        return send({ name, text, values });
       },
       async pipeline(statements) {
         self.statementCount += statements.length;
         self.roundTrips += self.kind === 'pg' ? 1 : statements.length;
-        const send = (st: Statement) =>
-          client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] });
         if (self.kind !== 'pg') {
           // PGlite is in-process: nothing to save by pipelining
           const out: Array<PromiseSettledResult<QueryResultLike>> = [];
@@ -223,7 +224,7 @@ class PoolDb implements Db {
           for (let i = 0; i < statements.length; i++) {
             const st = statements[i]!;
             try {
-              out.push(await client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] }));
+              out.push(await send(st));
             } catch (e) {
               (e as BatchError).batchIndex = i;
               throw e;
