@@ -8,7 +8,7 @@ import type { Queryable } from '../db/db.js';
 import { SvcError, err400 } from '../errors.js';
 import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
-import { RoleViews, type TableView } from '../permissions/view.js';
+import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js';
 import type { SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
@@ -56,13 +56,16 @@ export function roleViews(ctx: DmlContext): RoleViews {
   return v;
 }
 
-export const tableDisplay = (t: TableModel) => JSON.stringify(t.name.schema === 'public' ? t.name.name : `${t.name.schema}.${t.name.name}`);
+export { tableDisplay };
 
 /** The role's select view of a table, or Hasura's permission error. */
 export function selectView(ctx: DmlContext, t: TableModel, suffix = '', path = '$.args'): TableView {
-  const v = roleViews(ctx).view(t);
-  if (!v) throw new SvcError(400, 'permission-denied', `select on ${tableDisplay(t)} for role ${JSON.stringify(ctx.session.role)} is not allowed. ${suffix}`, path);
-  return v;
+  return roleViews(ctx).requireTable(t, path, suffix);
+}
+
+/** `where` of update/delete is a read: the role needs select permission (Hasura's message). */
+export function whereNeedsSelect(ctx: DmlContext, t: TableModel, op: 'update' | 'delete'): TableView {
+  return selectView(ctx, t, `; ${JSON.stringify(op)} is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`);
 }
 
 export function checkSessionVars(sessionVars: string[], session: Session): void {
@@ -71,19 +74,16 @@ export function checkSessionVars(sessionVars: string[], session: Session): void 
   }
 }
 
-/** `returning` columns of a mutation: existing, and selectable by the role. */
+/** `returning` columns of a mutation: existing, and selectable by the role (which needs select permission). */
 export function returningColumns(ctx: DmlContext, table: TableModel, returning: unknown): ColumnModel[] | null {
   if (returning === undefined || returning === null) return null;
   if (!Array.isArray(returning)) throw err400('parse-failed', 'expecting an array for returning', '$.args.returning');
-  const admin = isAdminSession(ctx);
-  const sel = admin ? null : table.permissions.get(ctx.session.role)?.select;
+  const views = roleViews(ctx);
+  const view = views.requireTable(table, '$.args', '; "returning" can only be used if the role has "select" permission on the table');
   return returning.map((c) => {
     const col = typeof c === 'string' ? table.columnsByName.get(c) : undefined;
     if (!col) throw new SvcError(400, 'permission-denied', `no such column exists : ${JSON.stringify(c)}`, '$.args.returning');
-    if (!admin && !sel?.columns.includes(col.name)) {
-      throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to select column ${JSON.stringify(col.name)}`, '$.args.returning');
-    }
-    return col;
+    return views.requireColumn(view, col.name, '$.args.returning');
   });
 }
 

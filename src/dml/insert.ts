@@ -29,7 +29,7 @@ export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ af
   const admin = isAdminSession(ctx);
   const perms = admin ? undefined : table.permissions.get(ctx.session.role);
   if (!admin && !perms?.insert) {
-    throw new SvcError(400, 'permission-denied', `insert on ${tableDisplay(table)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
+    throw new SvcError(400, 'permission-denied', `insert on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
   }
   const ins = perms?.insert;
   const objects = Array.isArray(a.objects) ? a.objects : a.objects && typeof a.objects === 'object' ? [a.objects] : null;
