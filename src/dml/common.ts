@@ -8,7 +8,9 @@ import type { Queryable } from '../db/db.js';
 import { SvcError, err400 } from '../errors.js';
 import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
+import { RoleMutationAccess } from '../permissions/mutation.js';
 import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js';
+import { useBackendOnlyPermissions } from '../server/auth/authenticator.js';
 import type { SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
@@ -46,14 +48,27 @@ export function lookupTableArg(ctx: DmlContext, t: unknown, path = '$.args.table
   return table;
 }
 
-const viewsMemo = new WeakMap<SchemaCache, Map<string, RoleViews>>();
-
-export function roleViews(ctx: DmlContext): RoleViews {
-  let m = viewsMemo.get(ctx.cache);
-  if (!m) viewsMemo.set(ctx.cache, (m = new Map()));
-  let v = m.get(ctx.session.role);
-  if (!v) m.set(ctx.session.role, (v = new RoleViews(ctx.cache, ctx.session.role)));
+/** Per schema cache and key, built once (filters are converted once). */
+function memoized<T>(memo: WeakMap<SchemaCache, Map<string, T>>, cache: SchemaCache, key: string, make: () => T): T {
+  let m = memo.get(cache);
+  if (!m) memo.set(cache, (m = new Map()));
+  let v = m.get(key);
+  if (v === undefined) m.set(key, (v = make()));
   return v;
+}
+
+const viewsMemo = new WeakMap<SchemaCache, Map<string, RoleViews>>();
+const accessMemo = new WeakMap<SchemaCache, Map<string, RoleMutationAccess>>();
+
+/** What the request's role may read. */
+export function roleViews(ctx: DmlContext): RoleViews {
+  return memoized(viewsMemo, ctx.cache, ctx.session.role, () => new RoleViews(ctx.cache, ctx.session.role));
+}
+
+/** What the request's role may write: backend-only insert permissions only when the request may use them. */
+export function roleAccess(ctx: DmlContext): RoleMutationAccess {
+  const backendOnly = useBackendOnlyPermissions(ctx.session);
+  return memoized(accessMemo, ctx.cache, `${backendOnly ? 'b' : 'f'}:${ctx.session.role}`, () => new RoleMutationAccess(ctx.cache, ctx.session.role, backendOnly));
 }
 
 export { tableDisplay };
