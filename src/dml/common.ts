@@ -8,7 +8,9 @@ import type { Queryable } from '../db/db.js';
 import { SvcError, err400 } from '../errors.js';
 import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
-import { RoleViews, type TableView } from '../permissions/view.js';
+import { RoleMutationAccess } from '../permissions/mutation.js';
+import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js';
+import { useBackendOnlyPermissions } from '../server/auth/authenticator.js';
 import type { SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
@@ -46,23 +48,39 @@ export function lookupTableArg(ctx: DmlContext, t: unknown, path = '$.args.table
   return table;
 }
 
-const viewsMemo = new WeakMap<SchemaCache, Map<string, RoleViews>>();
-
-export function roleViews(ctx: DmlContext): RoleViews {
-  let m = viewsMemo.get(ctx.cache);
-  if (!m) viewsMemo.set(ctx.cache, (m = new Map()));
-  let v = m.get(ctx.session.role);
-  if (!v) m.set(ctx.session.role, (v = new RoleViews(ctx.cache, ctx.session.role)));
+/** Per schema cache and key, built once (filters are converted once). */
+function memoized<T>(memo: WeakMap<SchemaCache, Map<string, T>>, cache: SchemaCache, key: string, make: () => T): T {
+  let m = memo.get(cache);
+  if (!m) memo.set(cache, (m = new Map()));
+  let v = m.get(key);
+  if (v === undefined) m.set(key, (v = make()));
   return v;
 }
 
-export const tableDisplay = (t: TableModel) => JSON.stringify(t.name.schema === 'public' ? t.name.name : `${t.name.schema}.${t.name.name}`);
+const viewsMemo = new WeakMap<SchemaCache, Map<string, RoleViews>>();
+const accessMemo = new WeakMap<SchemaCache, Map<string, RoleMutationAccess>>();
+
+/** What the request's role may read. */
+export function roleViews(ctx: DmlContext): RoleViews {
+  return memoized(viewsMemo, ctx.cache, ctx.session.role, () => new RoleViews(ctx.cache, ctx.session.role));
+}
+
+/** What the request's role may write: backend-only insert permissions only when the request may use them. */
+export function roleAccess(ctx: DmlContext): RoleMutationAccess {
+  const backendOnly = useBackendOnlyPermissions(ctx.session);
+  return memoized(accessMemo, ctx.cache, `${backendOnly ? 'b' : 'f'}:${ctx.session.role}`, () => new RoleMutationAccess(ctx.cache, ctx.session.role, backendOnly));
+}
+
+export { tableDisplay };
 
 /** The role's select view of a table, or Hasura's permission error. */
 export function selectView(ctx: DmlContext, t: TableModel, suffix = '', path = '$.args'): TableView {
-  const v = roleViews(ctx).view(t);
-  if (!v) throw new SvcError(400, 'permission-denied', `select on ${tableDisplay(t)} for role ${JSON.stringify(ctx.session.role)} is not allowed. ${suffix}`, path);
-  return v;
+  return roleViews(ctx).requireTable(t, path, suffix);
+}
+
+/** `where` of update/delete is a read: the role needs select permission (Hasura's message). */
+export function whereNeedsSelect(ctx: DmlContext, t: TableModel, op: 'update' | 'delete'): TableView {
+  return selectView(ctx, t, `; ${JSON.stringify(op)} is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`);
 }
 
 export function checkSessionVars(sessionVars: string[], session: Session): void {
@@ -71,19 +89,16 @@ export function checkSessionVars(sessionVars: string[], session: Session): void 
   }
 }
 
-/** `returning` columns of a mutation: existing, and selectable by the role. */
+/** `returning` columns of a mutation: existing, and selectable by the role (which needs select permission). */
 export function returningColumns(ctx: DmlContext, table: TableModel, returning: unknown): ColumnModel[] | null {
   if (returning === undefined || returning === null) return null;
   if (!Array.isArray(returning)) throw err400('parse-failed', 'expecting an array for returning', '$.args.returning');
-  const admin = isAdminSession(ctx);
-  const sel = admin ? null : table.permissions.get(ctx.session.role)?.select;
+  const views = roleViews(ctx);
+  const view = views.requireTable(table, '$.args', '; "returning" can only be used if the role has "select" permission on the table');
   return returning.map((c) => {
     const col = typeof c === 'string' ? table.columnsByName.get(c) : undefined;
     if (!col) throw new SvcError(400, 'permission-denied', `no such column exists : ${JSON.stringify(c)}`, '$.args.returning');
-    if (!admin && !sel?.columns.includes(col.name)) {
-      throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to select column ${JSON.stringify(col.name)}`, '$.args.returning');
-    }
-    return col;
+    return views.requireColumn(view, col.name, '$.args.returning');
   });
 }
 

@@ -1,16 +1,17 @@
 /**
  * /v1/query `insert` (Hasura v1 DML): `{table, objects, returning?, on_conflict?}`
- * → `{affected_rows, returning?}`. For a role: only its insertable columns,
- * its presets applied, and its check verified on every inserted row (a failed
- * check raises, so the surrounding transaction rolls back); upserts need the
- * role's update permission, whose filter limits the rows updated.
+ * → `{affected_rows, returning?}`. For a role: only its insertable columns
+ * (a preset column given is an error), its presets applied, and its check
+ * verified on every inserted row (a failed check raises, so the surrounding
+ * transaction rolls back); upserts need the role's update permission, whose
+ * filter limits the rows updated. A backend-only insert permission exists only
+ * for requests that may use it (see permissions/mutation.ts).
  */
 import { SvcError, err400 } from '../errors.js';
 import type { ColumnValue, ConflictTarget, Insert, InsertRow, OnConflict } from '../ir/types.js';
-import { columnType, permissionFilter } from '../permissions/filter.js';
-import { presetValue } from '../permissions/mutation.js';
+import { columnType } from '../permissions/filter.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
-import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, type DmlContext } from './common.js';
+import { lookupTableArg, requireObject, returningColumns, roleAccess, runMutation, tableDisplay, type DmlContext } from './common.js';
 
 interface InsertArgs {
   table?: unknown;
@@ -26,12 +27,11 @@ export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ af
     throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
   }
   const table = lookupTableArg(ctx, a.table);
-  const admin = isAdminSession(ctx);
-  const perms = admin ? undefined : table.permissions.get(ctx.session.role);
-  if (!admin && !perms?.insert) {
-    throw new SvcError(400, 'permission-denied', `insert on ${tableDisplay(table)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
+  const access = roleAccess(ctx);
+  const ins = access.insert(table);
+  if (!ins) {
+    throw new SvcError(400, 'permission-denied', `insert on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
   }
-  const ins = perms?.insert;
   const objects = Array.isArray(a.objects) ? a.objects : a.objects && typeof a.objects === 'object' ? [a.objects] : null;
   if (!objects) throw err400('parse-failed', 'expecting an array of objects', '$.args.objects');
   if (objects.length === 0) throw err400('unexpected-payload', 'objects should not be empty', '$.args.objects');
@@ -39,35 +39,38 @@ export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ af
   // returning columns are checked first (as Hasura does)
   const returning = returningColumns(ctx, table, a.returning);
 
-  // values: the presets win over what the objects say
-  const presets = ins?.set ?? {};
+  // a column the permission presets is not the client's to give (Hasura: an error, not a silent replacement)
+  const preset = new Set(ins.presets.map((p) => p.column.name));
+  const insertable = new Set(ins.columns.map((c) => c.name));
   const rows: InsertRow[] = objects.map((o, i) => {
     const obj = requireObject(o, `$.args.objects[${i}]`);
     const values: ColumnValue[] = [];
     for (const [k, v] of Object.entries(obj)) {
       const col = table.columnsByName.get(k);
       if (!col) throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, `$.args.objects[${i}]`);
-      if (ins && !ins.columns.includes(k) && !(k in presets)) {
+      if (preset.has(k)) {
+        throw new SvcError(400, 'not-supported', `column ${JSON.stringify(k)} is not insertable for role ${JSON.stringify(ctx.session.role)}`, `$.args.objects[${i}]`);
+      }
+      if (!insertable.has(k)) {
         throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to insert column ${JSON.stringify(k)}`, `$.args.objects[${i}]`);
       }
-      if (!(k in presets)) values.push({ column: col, value: { ref: { kind: 'literal', value: v }, type: columnType(col), numberText: 'binary' } });
+      values.push({ column: col, value: { ref: { kind: 'literal', value: v }, type: columnType(col), numberText: 'binary' } });
     }
     return { values, objectRels: [], arrayRels: [] };
   });
-  const presetValues = table.columns.filter((c) => c.name in presets).map((c) => presetValue(c, presets[c.name]));
-  const columns = table.columns.filter((c) => c.name in presets || rows.some((r) => r.values.some((v) => v.column === c)));
+  const columns = table.columns.filter((c) => preset.has(c.name) || rows.some((r) => r.values.some((v) => v.column === c)));
   const insert: Insert = {
     table,
     rows,
-    presets: presetValues,
-    onConflict: onConflict(ctx, table, a.on_conflict, columns, admin),
-    check: ins ? permissionFilter(ctx.cache, table, ins.check) : null,
+    presets: ins.presets,
+    onConflict: onConflict(ctx, table, a.on_conflict, columns),
+    check: ins.check,
     updateCheck: null,
   };
   return runMutation(ctx, { kind: 'insert', insert }, returning);
 }
 
-function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: ColumnModel[], admin: boolean): OnConflict | null {
+function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: ColumnModel[]): OnConflict | null {
   if (oc === undefined || oc === null) return null;
   const o = requireObject(oc, '$.args.on_conflict') as { action?: unknown; constraint?: unknown; constraint_on?: unknown };
   if (o.action === undefined) throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
@@ -89,9 +92,9 @@ function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: Co
   }
   if (o.action === 'ignore') return { action: 'ignore', target };
   if (!target) throw err400('unexpected-payload', "Expecting 'constraint' or 'constraint_on' when the 'action' is 'update'", '$.args.on_conflict');
-  const upd = admin ? undefined : table.permissions.get(ctx.session.role)?.update;
-  if (!admin && !upd) throw err400('permission-denied', `upsert is not allowed for role ${JSON.stringify(ctx.session.role)}`, '$.args.on_conflict');
-  const updatable = columns.filter((c) => admin || upd!.columns.includes(c.name));
-  if (updatable.length === 0) return { action: 'ignore', target };
-  return { action: 'update', target, columns: updatable, presets: [], where: upd ? permissionFilter(ctx.cache, table, upd.filter) : null };
+  const upd = roleAccess(ctx).update(table);
+  if (!upd) throw err400('permission-denied', `upsert is not allowed for role ${JSON.stringify(ctx.session.role)}`, '$.args.on_conflict');
+  const updatable = columns.filter((c) => upd.columns.includes(c));
+  if (updatable.length === 0 && upd.presets.length === 0) return { action: 'ignore', target };
+  return { action: 'update', target, columns: updatable, presets: upd.presets, where: upd.filter };
 }

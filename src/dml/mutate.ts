@@ -2,16 +2,17 @@
  * /v1/query `update` and `delete` (Hasura v1 DML).
  *   update: `{table, where, $set?, $inc?, $mul?, $default?, returning?}`
  *   delete: `{table, where, returning?}`
- * For a role: its update/delete filter is ANDed into the where, only its
- * updatable columns may be set, its presets are applied and its update check
- * is verified on the updated rows.
+ * For a role: the where is a read (select permission required, checked as
+ * every request's boolean expression is), its update/delete filter is ANDed
+ * into it, only its updatable columns may be set, its presets are applied
+ * and its update check is verified on the updated rows.
  */
 import { SvcError, err400 } from '../errors.js';
 import { andExp, type BoolExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
 import { columnType, pathKey, permissionFilter } from '../permissions/filter.js';
 import { presetValue } from '../permissions/mutation.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
-import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, type DmlContext } from './common.js';
+import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, whereNeedsSelect, type DmlContext } from './common.js';
 import { whereBuilder } from './select.js';
 
 function userWhere(ctx: DmlContext, table: TableModel, where: unknown): BoolExp {
@@ -29,8 +30,9 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
   const admin = isAdminSession(ctx);
   const upd = admin ? undefined : table.permissions.get(ctx.session.role)?.update;
   if (!admin && !upd) {
-    throw new SvcError(400, 'permission-denied', `update on ${tableDisplay(table)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
+    throw new SvcError(400, 'permission-denied', `update on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
   }
+  whereNeedsSelect(ctx, table, 'update');
   const returning = returningColumns(ctx, table, a.returning);
   const presets = upd?.set ?? {};
   const items: UpdateItem[] = [];
@@ -79,8 +81,9 @@ export async function runDmlDelete(ctx: DmlContext, args: unknown): Promise<{ af
   const admin = isAdminSession(ctx);
   const del = admin ? undefined : table.permissions.get(ctx.session.role)?.delete;
   if (!admin && !del) {
-    throw new SvcError(400, 'permission-denied', `delete on ${tableDisplay(table)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
+    throw new SvcError(400, 'permission-denied', `delete on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
   }
+  whereNeedsSelect(ctx, table, 'delete');
   const returning = returningColumns(ctx, table, a.returning);
   const where = andExp(userWhere(ctx, table, a.where), del ? permissionFilter(ctx.cache, table, del.filter) : null);
   return runMutation(ctx, { kind: 'delete', delete: { table, where } }, returning);

@@ -9,19 +9,19 @@
  */
 import { SvcError, err400 } from '../errors.js';
 import type { BoolExp, Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
-import { FilterBuilder, lookupTable } from '../permissions/filter.js';
+import { FilterBuilder } from '../permissions/filter.js';
 import type { TableView } from '../permissions/view.js';
 import type { TableModel } from '../schema/model.js';
 import { ident, join, sql } from '../sql/ast.js';
 import { Aliases, andSql, boolExpSql, tableSql } from '../sql/boolexp.js';
 import { rootFieldSql } from '../sql/select.js';
-import { isAdminSession, lookupTableArg, requireObject, roleViews, runStatement, selectView, type DmlContext } from './common.js';
+import { lookupTableArg, requireObject, roleViews, runStatement, selectView, type DmlContext } from './common.js';
 
 const notSupported = (m: string, p: string) => new SvcError(400, 'not-supported', m, p);
 
+/** The builder of a role's `where`: checked against its select permissions (see permissions/filter.ts). */
 export function whereBuilder(ctx: DmlContext): FilterBuilder {
-  const views = roleViews(ctx);
-  return new FilterBuilder(ctx.cache, { sessionVariables: false, targetFilter: (t) => views.view(t)?.filter ?? null });
+  return new FilterBuilder(ctx.cache, { sessionVariables: false, views: roleViews(ctx) });
 }
 
 function parseCount(v: unknown, path: string): number | null {
@@ -63,21 +63,14 @@ function orderTarget(ctx: DmlContext, view: TableView, parts: string[], path: st
   const col = t.columnsByName.get(head);
   if (col) {
     if (rest.length > 0) throw err400('unexpected-payload', `${JSON.stringify(head)} is a Postgres column and cannot be chained further`, path);
-    checkColumn(ctx, view, head, path);
-    return { kind: 'column', column: col };
+    return { kind: 'column', column: roleViews(ctx).requireColumn(view, head, path) };
   }
   const rel = t.relationships.get(head);
   if (!rel) throw err400('not-exists', `no such column exists : ${JSON.stringify(head)}`, path);
   if (rel.kind === 'array') throw err400('unexpected-payload', `${JSON.stringify(head)} is an array relationship and can't be used in order_by`, path);
   if (rest.length === 0) throw err400('unexpected-payload', `${JSON.stringify(head)} is a relationship and should be expanded`, path);
-  const rv = selectView(ctx, lookupTable(ctx.cache, rel.remoteTable)!);
+  const rv = roleViews(ctx).requireRelationship(view, rel, path);
   return { kind: 'object', rel, target: rv.table, filter: rv.filter, next: orderTarget(ctx, rv, rest, path) };
-}
-
-function checkColumn(ctx: DmlContext, view: TableView, column: string, path: string): void {
-  if (!view.columns.some((c) => c.name === column)) {
-    throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to select column ${JSON.stringify(column)}`, path);
-  }
 }
 
 interface SelectSpec {
@@ -120,8 +113,7 @@ function parseColumns(ctx: DmlContext, view: TableView, cols: unknown, path: str
         if (view.table.relationships.has(c)) throw err400('unexpected-payload', `${JSON.stringify(c)} is a relationship and should be expanded`, p);
         throw err400('not-exists', `no such column exists : ${JSON.stringify(c)}`, p);
       }
-      checkColumn(ctx, view, c, p);
-      push({ alias: c, kind: 'column', column: col });
+      push({ alias: c, kind: 'column', column: roleViews(ctx).requireColumn(view, c, p) });
       return;
     }
     const spec = requireObject(c, p) as SelectSpec & { name?: unknown; alias?: unknown };
@@ -129,8 +121,8 @@ function parseColumns(ctx: DmlContext, view: TableView, cols: unknown, path: str
     const rel = view.table.relationships.get(spec.name);
     if (!rel) throw err400('not-exists', `no such relationship exists : ${JSON.stringify(spec.name)}`, p);
     const alias = typeof spec.alias === 'string' ? spec.alias : spec.name;
-    const remote = lookupTable(ctx.cache, rel.remoteTable)!;
-    const rv = selectView(ctx, remote, '', p);
+    const rv = roleViews(ctx).requireRelationship(view, rel, p);
+    const remote = rv.table;
     const fields = parseColumns(ctx, rv, spec.columns, `${p}.columns`);
     if (rel.kind === 'object') {
       if (spec.where !== undefined || spec.order_by !== undefined || spec.limit !== undefined || spec.offset !== undefined) {
@@ -172,8 +164,7 @@ export async function runDmlCount(ctx: DmlContext, args: unknown): Promise<{ cou
     if (!Array.isArray(a.distinct)) throw err400('parse-failed', 'expecting an array for distinct', '$.args.distinct');
     distinct = a.distinct.map((c, i) => {
       if (typeof c !== 'string' || !table.columnsByName.has(c)) throw err400('not-exists', `no such column exists : ${JSON.stringify(c)}`, `$.args.distinct[${i}]`);
-      if (!isAdminSession(ctx)) checkColumn(ctx, view, c, `$.args.distinct[${i}]`);
-      return c;
+      return roleViews(ctx).requireColumn(view, c, `$.args.distinct[${i}]`).name;
     });
   }
   const aliases = new Aliases();

@@ -57,7 +57,8 @@ export type BoolExp =
   | { kind: 'column'; target: ColumnTarget; ops: ColumnOp[]; nullSafeEq?: boolean }
   /** a condition on the rows a relationship leads to; `filter` is the target's permission filter */
   | { kind: 'relationship'; rel: RelationshipModel; target: TableModel; exp: BoolExp; filter: BoolExp | null }
-  | { kind: 'exists'; table: TableModel; exp: BoolExp };
+  /** `_exists`: some row of `table` satisfies `exp`; `filter` is the table's permission filter */
+  | { kind: 'exists'; table: TableModel; exp: BoolExp; filter: BoolExp | null };
 
 export const TRUE: BoolExp = { kind: 'true' };
 

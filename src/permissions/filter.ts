@@ -3,19 +3,26 @@
  * `where` of /v1/query DML) → IR. In permissions a string `x-svc-*` value is
  * a session variable (referenced, never inlined); in DML `where` it is a
  * plain string. Operators may be written `_op` or `$op`.
+ *
+ * A request's expression is built with the role's views: every table,
+ * column, relationship and computed field it names must be selectable by
+ * the role (else Hasura's `permission-denied` at the key), and the select
+ * filter of every table reached through a relationship or `_exists` is
+ * ANDed in. Permission filters (written by the admin) are built without.
  */
 import { SvcError, err400 } from '../errors.js';
 import type { BoolExp, ColumnOp, ColumnTarget, CompareOp, TypedValue, ValueRef } from '../ir/types.js';
 import type { QualifiedTable } from '../metadata/types.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { RoleViews, TableView } from './view.js';
 import { pgType, type PgType } from '../sql/pgtypes.js';
 import { isSessionVariable, normalizeTableName, operatorName } from './boolexp.js';
 
 export interface FilterOptions {
   /** treat `x-svc-*` strings as session variables (permissions) */
   sessionVariables: boolean;
-  /** for relationship conditions: the permission filter of the target table (GraphQL/DML where of a role) */
-  targetFilter?: (t: TableModel) => BoolExp | null;
+  /** a request's expression: checked against (and filtered by) the role's select permissions */
+  views?: RoleViews;
   /** null-safe `_eq` (permissions compare with IS NULL for a null literal) */
   nullSafeEq?: boolean;
 }
@@ -50,36 +57,47 @@ export class FilterBuilder {
   ) {}
 
   build(exp: unknown, table: TableModel, path = '$'): BoolExp {
+    const views = this.opts.views;
+    return this.node(exp, table, views ? views.requireTable(table, path) : null, path);
+  }
+
+  /** `view`: the role's view of `table` (null: unchecked, a permission filter). */
+  private node(exp: unknown, table: TableModel, view: TableView | null, path: string): BoolExp {
     if (exp === null || exp === undefined) return { kind: 'true' };
     if (typeof exp !== 'object' || Array.isArray(exp)) throw err400('parse-failed', 'expecting an object for boolean expression', path);
+    const views = this.opts.views;
     const items: BoolExp[] = [];
     for (const [k, v] of Object.entries(exp as Record<string, unknown>)) {
       const p = path + pathKey(k);
       if (k === '_and' || k === '$and' || k === '_or' || k === '$or') {
         if (!Array.isArray(v)) throw err400('parse-failed', `expecting an array for ${k}`, p);
-        const sub = v.map((e, i) => this.build(e, table, `${p}[${i}]`));
+        const sub = v.map((e, i) => this.node(e, table, view, `${p}[${i}]`));
         items.push(k.endsWith('and') ? { kind: 'and', items: sub } : { kind: 'or', items: sub });
       } else if (k === '_not' || k === '$not') {
-        items.push({ kind: 'not', item: this.build(v, table, p) });
+        items.push({ kind: 'not', item: this.node(v, table, view, p) });
       } else if (k === '_exists' || k === '$exists') {
         const ex = v as { _table?: unknown; _where?: unknown };
         const t = lookupTable(this.cache, normalizeTableName(ex?._table));
         if (!t) throw err400('not-exists', `table ${JSON.stringify(ex?._table)} does not exist`, p);
-        items.push({ kind: 'exists', table: t, exp: this.build(ex._where ?? {}, t, `${p}._where`) });
+        const tv = views ? views.requireTable(t, `${p}._table`) : null;
+        items.push({ kind: 'exists', table: t, exp: this.node(ex._where ?? {}, t, tv, `${p}._where`), filter: tv?.filter ?? null });
       } else if (table.columnsByName.has(k)) {
         const c = table.columnsByName.get(k)!;
-        items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p), nullSafeEq: this.opts.nullSafeEq });
+        if (view) views!.requireColumn(view, k, p);
+        items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else if (table.relationships.has(k)) {
         const rel = table.relationships.get(k)!;
         const target = lookupTable(this.cache, rel.remoteTable);
         if (!target) throw err400('not-exists', `table ${JSON.stringify(rel.remoteTable.name)} does not exist`, p);
-        items.push({ kind: 'relationship', rel, target, exp: this.build(v, target, p), filter: this.opts.targetFilter?.(target) ?? null });
+        const rv = view ? views!.requireRelationship(view, rel, p) : null;
+        items.push({ kind: 'relationship', rel, target, exp: this.node(v, target, rv, p), filter: rv?.filter ?? null });
       } else if (table.computedFields.has(k)) {
         const cf = table.computedFields.get(k)!;
         if (cf.returns.kind !== 'scalar') throw err400('unexpected-payload', `computed field ${JSON.stringify(k)} does not return a scalar`, p);
+        if (view) views!.requireComputedField(view, cf, p);
         const t = pgType(cf.returns.type, cf.returns.typeSchema);
         const target: ColumnTarget = { kind: 'computed', field: cf, type: t };
-        items.push({ kind: 'column', target, ops: this.columnOps(v, target, t, table, p), nullSafeEq: this.opts.nullSafeEq });
+        items.push({ kind: 'column', target, ops: this.columnOps(v, target, t, table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else {
         throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, p);
       }
@@ -97,7 +115,7 @@ export class FilterBuilder {
     return { kind: 'literal', value: v };
   }
 
-  columnOps(v: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string): ColumnOp[] {
+  columnOps(v: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null = null): ColumnOp[] {
     const isJson = type.name === 'json' || type.name === 'jsonb';
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return [{ op: 'eq', value: this.value(v, type) }];
     const entries = Object.entries(v as Record<string, unknown>);
@@ -107,12 +125,12 @@ export class FilterBuilder {
       const op = operatorName(k);
       const p = path + pathKey(k);
       if (!op) throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(k)}`, p);
-      ops.push(this.columnOp(op, arg, target, type, table, p));
+      ops.push(this.columnOp(op, arg, target, type, table, p, view));
     }
     return ops;
   }
 
-  private columnOp(op: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string): ColumnOp {
+  private columnOp(op: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null): ColumnOp {
     if (COMPARE[op]) {
       const o = COMPARE[op]!;
       let t = type;
@@ -125,6 +143,7 @@ export class FilterBuilder {
       if (typeof arg !== 'string') throw err400('unexpected-payload', 'expecting a string for column operator', path);
       const other = table.columnsByName.get(arg);
       if (!other) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`, path);
+      if (view) this.opts.views!.requireColumn(view, arg, path);
       return { op: COLUMN_COMPARE[op]!, column: other };
     }
     switch (op) {
@@ -171,7 +190,7 @@ export class FilterBuilder {
             throw err400('unexpected-payload', `cannot cast column of type ${JSON.stringify(type.name)} to type ${JSON.stringify(tname)}`, path);
           }
           const to = pgType(tname, type.schema);
-          casts.push({ op: 'cast', to, ops: this.columnOps(sub, target, to, table, path + pathKey(tname)) });
+          casts.push({ op: 'cast', to, ops: this.columnOps(sub, target, to, table, path + pathKey(tname), view) });
         }
         return casts.length === 1 ? casts[0]! : { op: 'cast', to: type, ops: casts };
       }

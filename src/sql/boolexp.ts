@@ -80,7 +80,8 @@ export function boolExpSql(e: BoolExp, alias: string, aliases: Aliases): Sql {
     }
     case 'exists': {
       const r = aliases.next('t');
-      return sql`EXISTS (SELECT 1 FROM ${aliases.source(e.table)} AS ${ident(r)} WHERE ${boolExpSql(e.exp, r, aliases)})`;
+      const conds = [...(e.filter ? [boolExpSql(e.filter, r, aliases)] : []), boolExpSql(e.exp, r, aliases)];
+      return sql`EXISTS (SELECT 1 FROM ${aliases.source(e.table)} AS ${ident(r)} WHERE ${andSql(conds)})`;
     }
   }
 }

@@ -383,6 +383,12 @@ export class RoleSchemaBuilder {
     });
   }
 
+  /**
+   * The IR of a `<table>_bool_exp` value. The type only offers what the role
+   * may read; the names are still checked through the role's views (the gate
+   * every request's boolean expression goes through), which also give the
+   * select filter ANDed into each relationship.
+   */
   parseBoolExp(ctx: DocumentContext, v: TableView, val: InVal, path: string): BoolExp {
     if (val.kind !== 'object') return { kind: 'true' };
     const items: BoolExp[] = [];
@@ -397,16 +403,24 @@ export class RoleSchemaBuilder {
         items.push({ kind: 'not', item: this.parseBoolExp(ctx, v, x, p) });
       } else if (cols.has(k)) {
         const c = cols.get(k)!;
+        const column = this.views.requireColumn(v, c.column.name, p);
         const parse = svcExt<CompareParser>(x.kind === 'object' ? x.type : undefined);
-        items.push({ kind: 'column', target: { kind: 'column', column: c.column }, ops: parse(ctx, x, columnType(c.column), p) });
+        items.push({ kind: 'column', target: { kind: 'column', column }, ops: parse(ctx, x, columnType(column), p) });
       } else {
-        const rel = v.table.relationships.get(k)!;
-        const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`)!;
+        const rel = this.relationshipField(v, k, p);
+        const rv = this.views.requireRelationship(v, rel, p);
         items.push({ kind: 'relationship', rel, target: rv.table, filter: rv.filter, exp: this.parseBoolExp(ctx, rv, x, p) });
       }
     }
     if (items.length === 1) return items[0]!;
     return { kind: 'and', items };
+  }
+
+  /** A relationship named by an input field (the input types only offer existing ones). */
+  private relationshipField(v: TableView, name: string, path: string) {
+    const rel = v.table.relationships.get(name);
+    if (!rel) throw validationError(`field ${JSON.stringify(name)} not found in type: '${this.tableName(v.table)}_bool_exp'`, path);
+    return rel;
   }
 
   selectColumnEnum(v: TableView): GraphQLEnumType {
@@ -482,25 +496,27 @@ export class RoleSchemaBuilder {
 
   parseOrderBy(ctx: DocumentContext, v: TableView, val: InVal, path: string): OrderByItem[] {
     const out: OrderByItem[] = [];
+    const views = this.views;
     const visit = (x: InVal, view: TableView, wrap: (t: OrderByTarget) => OrderByTarget, p: string) => {
       if (x.kind !== 'object') return;
       const cols = new Map(this.columns(view).map((c) => [c.column.gqlName, c.column]));
       for (const [k, y] of x.fields) {
         if (y.kind === 'null') continue;
+        const kp = `${p}.${k}`;
         const col = cols.get(k);
         if (col) {
           const [dir, nulls] = orderValue(ctx.valueOf(y) as string);
-          out.push({ target: wrap({ kind: 'column', column: col }), dir, nulls });
+          out.push({ target: wrap({ kind: 'column', column: views.requireColumn(view, col.name, kp) }), dir, nulls });
           continue;
         }
         const rel = view.table.relationships.get(k);
         if (rel && rel.kind === 'object') {
-          const rv = this.views.viewOf(`${rel.remoteTable.schema}.${rel.remoteTable.name}`)!;
-          visit(y, rv, (t) => wrap({ kind: 'object', rel, target: rv.table, filter: rv.filter, next: t }), `${p}.${k}`);
+          const rv = views.requireRelationship(view, rel, kp);
+          visit(y, rv, (t) => wrap({ kind: 'object', rel, target: rv.table, filter: rv.filter, next: t }), kp);
           continue;
         }
-        const arel = view.table.relationships.get(k.replace(/_aggregate$/, ''))!;
-        const rv = this.views.viewOf(`${arel.remoteTable.schema}.${arel.remoteTable.name}`)!;
+        const arel = this.relationshipField(view, k.replace(/_aggregate$/, ''), kp);
+        const rv = views.requireAggregations(views.requireRelationship(view, arel, kp), kp);
         if (y.kind !== 'object') continue;
         const rcols = new Map(this.columns(rv).map((c) => [c.column.gqlName, c.column]));
         for (const [op, z] of y.fields) {
@@ -512,7 +528,8 @@ export class RoleSchemaBuilder {
             for (const [cn, w] of z.fields) {
               if (w.kind === 'null') continue;
               const [dir, nulls] = orderValue(ctx.valueOf(w) as string);
-              const agg = { kind: 'op' as const, op: op as AggregateOp, column: rcols.get(cn)! };
+              const column = views.requireColumn(rv, rcols.get(cn)!.name, `${kp}.${op}.${cn}`);
+              const agg = { kind: 'op' as const, op: op as AggregateOp, column };
               out.push({ target: wrap({ kind: 'aggregate', rel: arel, target: rv.table, filter: rv.filter, agg }), dir, nulls });
             }
           }

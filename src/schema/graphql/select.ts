@@ -94,7 +94,7 @@ export function selectArgs(b: RoleSchemaBuilder, v: TableView): GraphQLFieldConf
   };
 }
 
-export function parseSelectArgs(ctx: DocumentContext, v: TableView, f: CollectedField, args: Map<string, InVal>): SelectArgs {
+export function parseSelectArgs(b: RoleSchemaBuilder, ctx: DocumentContext, v: TableView, f: CollectedField, args: Map<string, InVal>): SelectArgs {
   const apath = `${f.path}.args`;
   const where = args.get('where');
   const orderBy = args.get('order_by');
@@ -111,17 +111,20 @@ export function parseSelectArgs(ctx: DocumentContext, v: TableView, f: Collected
     if (first && first.kind === 'object') out.orderBy = svcExt<OrderByParser>(first.type)(ctx, orderBy, `${apath}.order_by`);
   }
   if (distinct && distinct.kind !== 'null') {
-    const cols = listItems(distinct).map((x) => {
-      const name = ctx.valueOf(x) as string;
-      const e = x.kind === 'enum' ? (x.type as GraphQLEnumType).getValue(name) : undefined;
-      return v.table.columnsByName.get((e?.value as string) ?? name)!;
-    });
+    const cols = listItems(distinct).map((x, i) => b.views.requireColumn(v, enumColumn(ctx, x), `${apath}.distinct_on[${i}]`));
     out.distinctOn = cols;
     const initial = out.orderBy.slice(0, cols.length).flatMap((o) => (o.target.kind === 'column' ? [o.target.column.name] : []));
     const valid = out.orderBy.length === 0 || (initial.length === cols.length && cols.every((c) => initial.includes(c.name)));
     if (!valid) throw validationError('"distinct_on" columns must match initial "order_by" columns', apath);
   }
   return out;
+}
+
+/** The column named by a `<table>_select_column` value. */
+function enumColumn(ctx: DocumentContext, x: InVal): string {
+  const name = ctx.valueOf(x) as string;
+  const e = x.kind === 'enum' ? (x.type as GraphQLEnumType).getValue(name) : undefined;
+  return (e?.value as string) ?? name;
 }
 
 function parseLimit(ctx: DocumentContext, v: InVal | undefined, path: string): number | null {
@@ -194,7 +197,7 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
     if (!rv || !isGraphQLName(rel.name)) continue;
     const obj = tableObject(b, rv);
     const parse: SelectionParser<Field> = (ctx, f, def) => {
-      const args = parseSelectArgs(ctx, rv, f, ctx.args(f, def));
+      const args = parseSelectArgs(b, ctx, rv, f, ctx.args(f, def));
       return { alias: f.alias, kind: 'array', rel, select: { ...baseSelect(rv, { kind: 'table', table: rv.table }, args), fields: parseTableSelection(ctx, f, obj) } };
     };
     out[rel.name] = {
@@ -206,7 +209,7 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
     if (rv.allowAggregations) {
       const agg = aggregateObject(b, rv);
       const parseAgg: SelectionParser<Field> = (ctx, f, def) => {
-        const args = parseSelectArgs(ctx, rv, f, ctx.args(f, def));
+        const args = parseSelectArgs(b, ctx, rv, f, ctx.args(f, def));
         return { alias: f.alias, kind: 'array_aggregate', rel, select: { ...baseSelect(rv, { kind: 'table', table: rv.table }, args), fields: parseAggregateSelection(ctx, f, agg) } };
       };
       out[`${rel.name}_aggregate`] = {
@@ -353,7 +356,7 @@ function computedField(b: RoleSchemaBuilder, cf: ComputedFieldModel): GraphQLFie
   const parse: SelectionParser<Field> = (ctx, f, def) => {
     const given = ctx.args(f, def);
     const source: SelectSource = { kind: 'function', schema: info.schema, name: info.name, args: callArgs(f, given), table: rv.table };
-    const select: Select = { ...baseSelect(rv, source, parseSelectArgs(ctx, rv, f, given)), fields: parseTableSelection(ctx, f, obj) };
+    const select: Select = { ...baseSelect(rv, source, parseSelectArgs(b, ctx, rv, f, given)), fields: parseTableSelection(ctx, f, obj) };
     return { alias: f.alias, kind: 'computed_table', field: cf, select };
   };
   return {
@@ -400,11 +403,7 @@ function aggregateFieldsObject(b: RoleSchemaBuilder, v: TableView): GraphQLObjec
       const cols = args.get('columns');
       const columns =
         cols && cols.kind !== 'null'
-          ? listItems(cols).map((x) => {
-              const n = ctx.valueOf(x) as string;
-              const e = x.kind === 'enum' ? x.type.getValue(n) : undefined;
-              return v.table.columnsByName.get((e?.value as string) ?? n)!;
-            })
+          ? listItems(cols).map((x, i) => b.views.requireColumn(v, enumColumn(ctx, x), `${f.path}.args.columns[${i}]`))
           : null;
       return { alias: f.alias, kind: 'count', columns, distinct: ctx.valueOf(args.get('distinct')) === true };
     };
@@ -455,7 +454,7 @@ export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<stri
   const custom = Object.fromEntries(Object.entries(t.customRootFields).filter(([, n]) => typeof n === 'string' && isGraphQLName(n))) as typeof t.customRootFields;
 
   const parseSelect: SelectionParser<RootField> = (ctx, f, def) => {
-    const args = parseSelectArgs(ctx, v, f, ctx.args(f, def));
+    const args = parseSelectArgs(b, ctx, v, f, ctx.args(f, def));
     return { alias: f.alias, kind: 'select', select: { ...baseSelect(v, source, args), fields: parseTableSelection(ctx, f, obj) } };
   };
   out[custom.select ?? tname] = {
@@ -492,7 +491,7 @@ export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<stri
   if (v.allowAggregations) {
     const agg = aggregateObject(b, v);
     const parseAgg: SelectionParser<RootField> = (ctx, f, def) => {
-      const args = parseSelectArgs(ctx, v, f, ctx.args(f, def));
+      const args = parseSelectArgs(b, ctx, v, f, ctx.args(f, def));
       const select: AggregateSelect = { ...baseSelect(v, source, args), fields: parseAggregateSelection(ctx, f, agg) };
       return { alias: f.alias, kind: 'aggregate', select };
     };
@@ -536,7 +535,7 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
   const parse: SelectionParser<RootField> = (ctx, f, def) => {
     const given = ctx.args(f, def);
     const src = source(f, given);
-    return { alias: f.alias, kind: 'select', select: { ...baseSelect(v, src, parseSelectArgs(ctx, v, f, given)), fields: parseTableSelection(ctx, f, obj) } };
+    return { alias: f.alias, kind: 'select', select: { ...baseSelect(v, src, parseSelectArgs(b, ctx, v, f, given)), fields: parseTableSelection(ctx, f, obj) } };
   };
   out[fname] = {
     type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(obj))),
@@ -549,7 +548,7 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
     const parseAgg: SelectionParser<RootField> = (ctx, f, def) => {
       const given = ctx.args(f, def);
       const src = source(f, given);
-      return { alias: f.alias, kind: 'aggregate', select: { ...baseSelect(v, src, parseSelectArgs(ctx, v, f, given)), fields: parseAggregateSelection(ctx, f, agg) } };
+      return { alias: f.alias, kind: 'aggregate', select: { ...baseSelect(v, src, parseSelectArgs(b, ctx, v, f, given)), fields: parseAggregateSelection(ctx, f, agg) } };
     };
     out[`${fname}_aggregate`] = {
       type: new GraphQLNonNull(agg),
