@@ -232,7 +232,14 @@ describe('web console in Chromium', { skip: SKIP }, () => {
     await shot('api-explorer-explain');
 
     await page.getByRole('button', { name: 'Show History' }).click();
-    await page.getByText('Notes').first().waitFor();
+    await page.locator('.graphiql-history-item').filter({ hasText: 'Notes' }).first().waitFor();
+
+    // the schema: documentation explorer and query-builder explorer, from the server's introspection
+    await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
+    await page.locator('.graphiql-doc-explorer').getByText('query_root').first().waitFor();
+    await page.getByRole('button', { name: 'Show GraphiQL Explorer' }).click();
+    await page.locator('.graphiql-explorer-root, .docExplorerWrap').getByText('note', { exact: true }).first().waitFor();
+    await shot('api-explorer-schema');
   });
 
   test('Metadata: export, reload, the inconsistency list with drop', async () => {
