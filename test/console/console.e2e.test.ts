@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -116,7 +116,8 @@ describe('web console in Chromium', { skip: SKIP }, () => {
     await assertLabelled('SQL runner');
     await page.getByRole('textbox', { name: /^SQL/ }).fill(
       "create table note (id serial primary key, owner_id integer not null, body text not null);\n"
-      + "insert into note (owner_id, body) values (1, 'mine'), (2, 'theirs'), (1, 'to delete');",
+      + "insert into note (owner_id, body) values (1, 'mine'), (2, 'theirs'), (1, 'to delete');\n"
+      + 'create table tag (id serial primary key, note_id integer not null references note (id), label text);',
     );
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await status('Command completed');
@@ -129,19 +130,27 @@ describe('web console in Chromium', { skip: SKIP }, () => {
     await shot('data-sql-result');
   });
 
-  test('Data: the new table is listed untracked; track it', async () => {
+  test('Data: the new tables are listed untracked; track one, then all; add the suggested relationships', async () => {
     await load('data-schema', '/console/data/schema/public', () => page.getByRole('button', { name: 'Track note' }));
     await assertLabelled('schema page');
     await page.getByRole('button', { name: 'Track note' }).click();
     await status('Tracked note');
     await page.getByRole('row', { name: /note/ }).getByText('tracked', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Track all (1)' }).click();
+    await status('Tracked 1 table or view');
+    await page.getByRole('button', { name: 'Add all suggested relationships (2)' }).click();
+    await status('Added 2 relationships');
+    await page.getByText('None: every foreign key between tracked tables already has its relationships.').waitFor();
     const md = await query(server.url, { type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': SECRET });
-    assert.deepEqual(md.tables.map((t: { table: unknown }) => t.table), [{ schema: 'public', name: 'note' }]);
+    assert.deepEqual(md.tables, [
+      { table: { schema: 'public', name: 'note' }, array_relationships: [{ name: 'tags', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'tag' }, column: 'note_id' } } }] },
+      { table: { schema: 'public', name: 'tag' }, object_relationships: [{ name: 'note', using: { foreign_key_constraint_on: 'note_id' } }] },
+    ]);
   });
 
   test('Permissions: the form validates the row filter, then saves a select permission for user', async () => {
-    await load('permissions', '/console/permissions', () => page.getByRole('link', { name: 'note' }));
-    await page.getByRole('link', { name: 'note' }).click();
+    await load('permissions', '/console/permissions', () => page.getByRole('link', { name: 'note', exact: true }));
+    await page.getByRole('link', { name: 'note', exact: true }).click();
     await page.getByRole('heading', { name: 'Permissions of note' }).waitFor();
     await page.getByLabel('New role').fill('user');
     await page.getByRole('button', { name: 'Add role' }).click();
@@ -250,6 +259,23 @@ describe('web console in Chromium', { skip: SKIP }, () => {
     const file = await download;
     assert.equal(file.suggestedFilename(), 'metadata.json');
     await status('Metadata exported');
+    const saved = join(ARTIFACTS, 'metadata.json');
+    await file.saveAs(saved);
+    const exported = JSON.parse(readFileSync(saved, 'utf8'));
+    assert.deepEqual(exported.tables.map((t: { table: { name: string } }) => t.table.name), ['note', 'tag']);
+    const tracked = async () => (await query(server.url, { type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': SECRET })).tables.length;
+
+    await page.getByRole('button', { name: 'Clear metadata' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Clear metadata' }).click();
+    await status('Metadata cleared');
+    assert.equal(await tracked(), 0);
+
+    await page.getByLabel(/^Import metadata/).setInputFiles(saved);
+    await page.getByRole('button', { name: 'Import metadata.json' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Replace metadata' }).click();
+    await status('Imported metadata.json');
+    assert.equal(await tracked(), 2);
+
     await page.getByRole('button', { name: 'Reload metadata' }).click();
     await status('Metadata reloaded');
 

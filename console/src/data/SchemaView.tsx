@@ -27,7 +27,7 @@ export function SchemaView({ schema, tables, allTables, metadata, onChanged }: {
     <>
       <PageHeader title={`Schema ${schema}`}>
         <button type="button" disabled={action.busy || untracked.length === 0}
-          onClick={() => act(() => bulk(untracked.map((t) => ({ type: 'track_table', args: { table: { schema: t.schema, name: t.name } } }))), `Tracked ${untracked.length} tables and views`)}>
+          onClick={() => act(() => bulk(untracked.map((t) => ({ type: 'track_table', args: { table: { schema: t.schema, name: t.name } } }))), `Tracked ${untracked.length === 1 ? '1 table or view' : `${untracked.length} tables and views`}`)}>
           Track all ({untracked.length})
         </button>
       </PageHeader>
@@ -72,7 +72,7 @@ export function SchemaView({ schema, tables, allTables, metadata, onChanged }: {
       ) : (
         <>
           <p>
-            <button type="button" disabled={action.busy} onClick={() => act(() => bulk(suggestions.map((s) => s.op)), `Added ${suggestions.length} relationships`)}>
+            <button type="button" disabled={action.busy} onClick={() => act(() => bulk(suggestions.map((s) => s.op)), `Added ${suggestions.length} relationship${suggestions.length === 1 ? '' : 's'}`)}>
               Add all suggested relationships ({suggestions.length})
             </button>
           </p>
