@@ -49,6 +49,8 @@ export interface Config {
   eventsFetchInterval: number;
   wsReadCookie: boolean;
   bodyLimit: number;
+  enableConsole: boolean;
+  consoleAssetsDir?: string;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -85,6 +87,8 @@ export const OPTIONS: readonly Option[] = [
   { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
   { key: 'liveQueriesRefetchInterval', flag: 'live-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'live query refetch interval in ms (default 1000)' },
   { key: 'liveQueriesBatchSize', flag: 'live-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'live query cohort batch size (default 100)' },
+  { key: 'enableConsole', flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', kind: 'bool', switch: true, description: 'serve the web console at /console (default false; `npm start` sets it to true)' },
+  { key: 'consoleAssetsDir', flag: 'console-assets-dir', env: 'SVC_GRAPHQL_CONSOLE_ASSETS_DIR', kind: 'string', description: 'directory of the console files, served at /console/assets (default: console/dist of the package)' },
   { key: 'enableAllowlist', flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', kind: 'bool', switch: true, description: 'only allow-listed queries for non-admin roles' },
   { key: 'logLevel', flag: 'log-level', env: 'SVC_GRAPHQL_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error'], description: 'log level (default info)' },
   { key: 'enabledLogTypes', flag: 'enabled-log-types', env: 'SVC_GRAPHQL_ENABLED_LOG_TYPES', kind: 'list', description: 'CSV of log types (default startup,http-log,webhook-log,websocket-log)' },
@@ -119,6 +123,7 @@ export function defaultConfig(): Config {
     eventsHttpPoolSize: 100,
     eventsFetchInterval: 1000,
     bodyLimit: 100 * 1024 * 1024,
+    enableConsole: false,
   };
 }
 

@@ -22,6 +22,7 @@ import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
 import { graphqlHttp } from './graphqlHttp.js';
 import { httpLogWriter } from './httpLog.js';
+import { registerConsole } from './console.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
@@ -204,6 +205,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     return reply;
   });
 
+  registerConsole(app, config, engine.log);
   attachWebsocket(app, engine, auth, gql);
   return app;
 }

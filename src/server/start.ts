@@ -59,7 +59,7 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
           jwt_secret: config.jwtSecret ? { ...config.jwtSecret, key: config.jwtSecret.key ? '<redacted>' : undefined } : null,
           unauth_role: config.unauthorizedRole ?? null,
           cors_config: config.disableCors ? { disabled: true } : { allowed_origins: config.corsDomain },
-          enable_console: false,
+          enable_console: config.enableConsole,
           enable_allowlist: config.enableAllowlist,
           enabled_apis: [...config.enabledApis],
           use_prepared_statements: config.usePreparedStatements,

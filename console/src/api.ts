@@ -1,0 +1,147 @@
+/**
+ * The console's only way to the server: the public API (`/v1/query`, `/v1/graphql`,
+ * `/v1/graphql/explain`, `/v1alpha1/config`, `/healthz`). The admin secret the person typed is
+ * kept in sessionStorage (this tab only, gone when it closes) and sent as a header, never in a URL.
+ */
+
+const SECRET_KEY = 'svc-console-admin-secret';
+export const ADMIN_SECRET_HEADER = 'X-Svc-Admin-Secret';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    message: string,
+    readonly path?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function getSecret(): string | null {
+  try {
+    return sessionStorage.getItem(SECRET_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function setSecret(secret: string | null): void {
+  try {
+    if (secret === null) sessionStorage.removeItem(SECRET_KEY);
+    else sessionStorage.setItem(SECRET_KEY, secret);
+  } catch {
+    /* storage disabled: the secret lives only as long as the page */
+  }
+  memorySecret = secret;
+}
+
+let memorySecret: string | null = null;
+const currentSecret = (): string | null => getSecret() ?? memorySecret;
+
+/** Headers of an admin request: the admin secret, when one was given. */
+export function adminHeaders(): Record<string, string> {
+  const s = currentSecret();
+  return s ? { [ADMIN_SECRET_HEADER]: s } : {};
+}
+
+async function send(method: 'GET' | 'POST', path: string, body: unknown, headers: Record<string, string>): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch (e) {
+    throw new ApiError(0, 'network', `the server did not answer (${(e as Error).message})`);
+  }
+  const text = await res.text();
+  let json: unknown = text;
+  try {
+    json = text === '' ? null : JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  if (!res.ok) {
+    const e = (json && typeof json === 'object' ? json : {}) as { error?: string; code?: string; path?: string };
+    throw new ApiError(res.status, e.code, e.error ?? (typeof json === 'string' && json ? json : `HTTP ${res.status}`), e.path);
+  }
+  return json;
+}
+
+/** POST /v1/query with the admin secret. */
+export function query<T = unknown>(type: string, args: unknown): Promise<T> {
+  return send('POST', '/v1/query', { type, args }, adminHeaders()) as Promise<T>;
+}
+
+/** Several /v1/query operations in one transaction. */
+export function bulk<T = unknown[]>(ops: Array<{ type: string; args: unknown }>): Promise<T> {
+  return send('POST', '/v1/query', { type: 'bulk', args: ops }, adminHeaders()) as Promise<T>;
+}
+
+export interface SqlResult {
+  result_type: 'TuplesOk' | 'CommandOk';
+  /** header row first, then the rows; every value is text or null */
+  result: Array<Array<string | null>> | null;
+}
+
+export function runSql(sql: string, opts: { readOnly?: boolean; cascade?: boolean } = {}): Promise<SqlResult> {
+  return query<SqlResult>('run_sql', { sql, cascade: opts.cascade ?? false, read_only: opts.readOnly ?? false });
+}
+
+/** The rows of a run_sql result as objects keyed by the header row. */
+export function sqlRows(r: SqlResult): Array<Record<string, string | null>> {
+  if (!r.result || r.result.length === 0) return [];
+  const [head, ...rows] = r.result;
+  return rows.map((row) => Object.fromEntries(head!.map((h, i) => [h, row[i] ?? null])));
+}
+
+export interface GraphQLResponse {
+  data?: unknown;
+  errors?: Array<{ message: string; extensions?: Record<string, unknown> }>;
+}
+
+/** POST /v1/graphql with the given headers (the admin secret is added unless `headers` say otherwise). */
+export function graphql(body: { query: string; variables?: unknown; operationName?: string | null }, headers: Record<string, string> = {}): Promise<GraphQLResponse> {
+  return send('POST', '/v1/graphql', body, { ...adminHeaders(), ...headers }) as Promise<GraphQLResponse>;
+}
+
+export interface ExplainPlan {
+  field: string;
+  sql: string;
+  plan: string[];
+}
+
+export function explain(q: { query: string; variables?: unknown; operationName?: string | null }, user: Record<string, string>): Promise<ExplainPlan[] | ExplainPlan> {
+  return send('POST', '/v1/graphql/explain', { query: q, user }, adminHeaders()) as Promise<ExplainPlan[] | ExplainPlan>;
+}
+
+export interface ServerConfig {
+  version: string;
+  is_admin_secret_set: boolean;
+  is_auth_hook_set: boolean;
+  is_jwt_set: boolean;
+  is_allow_list_enabled: boolean;
+}
+
+export function serverConfig(): Promise<ServerConfig> {
+  return send('GET', '/v1alpha1/config', undefined, adminHeaders()) as Promise<ServerConfig>;
+}
+
+/** Checks `secret` (or no secret) against an admin-only operation; resolves when accepted. */
+export async function checkSecret(secret: string | null): Promise<void> {
+  await send('POST', '/v1/query', { type: 'get_inconsistent_metadata', args: {} }, secret ? { [ADMIN_SECRET_HEADER]: secret } : {});
+}
+
+export async function health(): Promise<string> {
+  const res = await fetch('/healthz');
+  return `${res.status} ${await res.text()}`;
+}
+
+/** A human-readable message for any error thrown by these functions. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError) return `${e.message}${e.code ? ` (${e.code}${e.path && e.path !== '$' ? ` at ${e.path}` : ''})` : ''}`;
+  return e instanceof Error ? e.message : String(e);
+}
