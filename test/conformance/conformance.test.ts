@@ -1,6 +1,7 @@
 /**
  * Conformance: runs exactly the items listed in passing.txt (against a fresh server configured like
- * the upstream CI) and fails, with the diff, if any of them does not pass. The list grows with
+ * the upstream CI), from every suite (the public copy and upstream/), and fails, with the diff, if
+ * any of them does not pass. The list grows with
  * `npm run conformance:update`.
  */
 import assert from 'node:assert/strict';
@@ -8,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { startConformanceServer, type TestServer } from '../helpers/server.js';
-import { loadManifest, plan, readPassingList, runConformance, type ConformanceResult } from './runner.js';
+import { SUITES, loadManifest, plan, readPassingList, runSuites, type ConformanceResult } from './runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const listed = readPassingList(join(HERE, 'passing.txt'));
@@ -22,7 +23,7 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
   before(async () => {
     server = await startConformanceServer();
     postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
-    const results = await runConformance({ url: server.url, filter: (id) => listedSet.has(id) });
+    const results = await runSuites({ url: server.url, filter: (id) => listedSet.has(id) });
     for (const r of results) byId.set(r.id, r);
   });
 
@@ -34,9 +35,9 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
     assert.ok(listed.length > 0, 'passing.txt is empty');
     assert.equal(listedSet.size, listed.length, 'passing.txt has duplicate lines');
     const known = new Map<string, string | null>();
-    for (const { items } of plan(loadManifest())) for (const it of items) known.set(it.id, it.skip);
+    for (const suite of SUITES) for (const { items } of plan(loadManifest(suite.manifest))) for (const it of items) known.set(it.id, it.skip);
     const unknown = listed.filter((id) => !known.has(id));
-    assert.deepEqual(unknown, [], 'passing.txt lists items that are not in manifest.json');
+    assert.deepEqual(unknown, [], 'passing.txt lists items that are in no manifest (manifest.json, upstream/manifest.json)');
     const skipped = listed.filter((id) => known.get(id));
     assert.deepEqual(skipped, [], 'passing.txt lists items the runner skips');
   });

@@ -23,6 +23,21 @@ import WebSocket from 'ws';
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_MANIFEST = join(HERE, 'manifest.json');
 export const DEFAULT_CASES = join(HERE, 'cases');
+
+/**
+ * The suites the project runs: the copy of the public suite, and the upstream v1.3 cases the public
+ * suite lacks (taken from hasura/graphql-engine directly, see upstream/NOTICE.md). Item ids of the
+ * upstream suite carry the prefix `upstream/`, so both share one passing list.
+ */
+export interface Suite {
+  name: string;
+  manifest: string;
+  cases: string;
+}
+export const SUITES: readonly Suite[] = [
+  { name: 'public', manifest: DEFAULT_MANIFEST, cases: DEFAULT_CASES },
+  { name: 'upstream', manifest: join(HERE, 'upstream', 'manifest.json'), cases: join(HERE, 'upstream', 'cases') },
+];
 const REQUEST_TIMEOUT_MS = 10_000;
 const ROLE_HEADER = 'X-Svc-Role';
 const ADMIN_SECRET_HEADER = 'X-Svc-Admin-Secret';
@@ -1188,6 +1203,20 @@ async function runClass(
     }
   }
   return out;
+}
+
+/** Every suite of SUITES in turn against the same engine; the results concatenated. */
+export async function runSuites(o: Omit<ConformanceOptions, 'manifest' | 'cases'>, suites: readonly Suite[] = SUITES): Promise<ConformanceResult[]> {
+  const all: ConformanceResult[] = [];
+  for (const s of suites) {
+    try {
+      all.push(...(await runConformance({ ...o, manifest: s.manifest, cases: s.cases })));
+    } catch (e) {
+      if (e instanceof ConnectionLost) e.results = [...all, ...e.results];
+      throw e;
+    }
+  }
+  return all;
 }
 
 /** Per-area totals, sorted by area. */

@@ -1,8 +1,8 @@
 /**
  * `npm run conformance:update [-- --area a,b] [-- --verbose]`
  *
- * Runs every runnable conformance item against a fresh server (fresh database, upstream CI
- * environment), then rewrites passing.txt as the union of the old list and the new passes: the list
+ * Runs every runnable conformance item of every suite (the public copy and upstream/) against a fresh
+ * server (fresh database, upstream CI environment), then rewrites passing.txt as the union of the old list and the new passes: the list
  * only grows. Newly passing items are verified by a second run of just the listed items (what
  * conformance.test.ts does) on another fresh server; an item that passes only inside the full run
  * (it depends on a test that is not listed) is not added. Prints newly passing and regressed items.
@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startConformanceServer } from '../helpers/server.js';
-import { formatTotals, loadManifest, readPassingList, runConformance, type ConformanceOptions, type ConformanceResult } from './runner.js';
+import { SUITES, formatTotals, loadManifest, readPassingList, runSuites, type ConformanceOptions, type ConformanceResult } from './runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PASSING_FILE = join(HERE, 'passing.txt');
@@ -39,10 +39,10 @@ function parseArgs(argv: string[]): { areas?: string[]; verbose: boolean; verify
   return o;
 }
 
-async function runOnFreshServer(opts: Omit<ConformanceOptions, 'url'>): Promise<ConformanceResult[]> {
+async function runOnFreshServer(opts: Omit<ConformanceOptions, 'url' | 'manifest' | 'cases'>): Promise<ConformanceResult[]> {
   const server = await startConformanceServer();
   try {
-    return await runConformance({ ...opts, url: server.url });
+    return await runSuites({ ...opts, url: server.url });
   } finally {
     await server.close();
   }
@@ -58,7 +58,7 @@ function printFailures(results: ConformanceResult[]): void {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const known = new Set(loadManifest().classes.map((c) => c.area));
+  const known = new Set(SUITES.flatMap((s) => loadManifest(s.manifest).classes.map((c) => c.area)));
   for (const a of args.areas ?? []) {
     if (!known.has(a)) {
       process.stderr.write(`unknown area ${a} (known: ${[...known].sort().join(', ')})\n`);
@@ -78,6 +78,8 @@ async function main(): Promise<void> {
     },
   });
   process.stdout.write(`\nper area:\n${formatTotals(results)}\n`);
+  const upstream = results.filter((r) => r.id.startsWith('upstream/'));
+  process.stdout.write(`\nof which upstream/ (cases the public suite lacks):\n${formatTotals(upstream)}\n`);
 
   const passed = new Set(results.filter((r) => r.status === 'pass').map((r) => r.id));
   const ran = new Map(results.map((r) => [r.id, r]));
