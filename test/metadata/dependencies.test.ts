@@ -226,6 +226,7 @@ const CELLS: Cell[] = [
   { row: 'tracked view', ddl: 'rename view', fixture: 'view', sql: 'alter view article_title rename to article_titles', expect: (md) => renameTable(md, 'article_title', 'article_titles') },
   { row: 'tracked view', ddl: 'replace view (add column)', fixture: 'view', sql: 'create or replace view article_title as select id, title, author_id from article', expect: unchanged,
     then: async () => assert.deepEqual(await gqlData('{ article_title(order_by: {id: asc}, limit: 1) { author_id } }'), { article_title: [{ author_id: 1 }] }) },
+  { row: 'tracked view', ddl: 'rename column', fixture: 'view', sql: 'alter view article_title rename column title to headline', expect: unchanged },
   { row: 'tracked view', ddl: 'drop base table', fixture: 'view', sql: 'drop table article cascade', expect: (md) => dropTable(md, 'article_title') },
 
   // permissions
@@ -241,6 +242,7 @@ const CELLS: Cell[] = [
   { row: 'select permission (columns, filter)', ddl: 'change column type (filter, static value)', fixture: 'perm_select', sql: 'alter table author alter column rating type text', expect: typeError('rating', 'author', 'permission author.user.select') },
   { row: 'select permission (columns, filter)', ddl: 'change column type (filter, static value)', fixture: 'perm_select', sql: 'alter table author alter column rating type text', cascade: true, expect: typeError('rating', 'author', 'permission author.user.select') },
   { row: 'select permission (columns, filter)', ddl: 'change column type (columns)', fixture: 'perm_select', sql: 'alter table author alter column name type varchar(200)', expect: unchanged },
+  { row: 'select permission (columns, filter)', ddl: 'rename table', fixture: 'perm_select', sql: 'alter table author rename to writer', expect: (md) => renameTable(md, 'author', 'writer') },
   { row: 'select permission (columns, filter)', ddl: 'drop table', fixture: 'perm_select', sql: 'drop table author cascade', expect: (md) => dropTable(md, 'author') },
 
   { row: 'insert permission (check, presets)', ddl: 'drop column (check)', fixture: 'perm_insert', sql: 'alter table author drop column bio', expect: depError('permission author.user.insert') },
@@ -293,6 +295,7 @@ const CELLS: Cell[] = [
   { row: 'object relationship (foreign key)', ddl: 'rename remote table', fixture: 'objrel_fk', sql: 'alter table author rename to writer', expect: (md) => renameTable(md, 'author', 'writer'),
     then: async () => assert.deepEqual(await gqlData('{ article(order_by: {id: asc}) { author { name } } }'), { article: [{ author: { name: 'Ada' } }, { author: { name: 'Brian' } }] }) },
   { row: 'object relationship (foreign key)', ddl: 'drop remote table', fixture: 'objrel_fk', sql: 'drop table author cascade', expect: depError('relationship article.author') },
+  { row: 'object relationship (foreign key)', ddl: 'drop primary key (remote)', fixture: 'objrel_fk', sql: 'alter table author drop constraint author_pkey cascade', expect: depError('relationship article.author') },
   { row: 'object relationship (foreign key)', ddl: 'replace foreign key (same columns)', fixture: 'objrel_fk',
     sql: 'alter table article drop constraint article_author_id_fkey; alter table article add constraint article_writer_fkey foreign key (author_id) references author(id)', expect: unchanged },
   { row: 'object relationship (foreign key)', ddl: 'change column type', fixture: 'objrel_fk', sql: 'alter table article alter column author_id type bigint', expect: unchanged },
@@ -370,6 +373,7 @@ const CELLS: Cell[] = [
   { row: 'custom column names, custom root fields', ddl: 'change column type', fixture: 'custom', sql: 'alter table author alter column name type varchar(100)', expect: unchanged },
   { row: 'custom column names, custom root fields', ddl: 'rename table', fixture: 'custom', sql: 'alter table author rename to writer', expect: (md) => renameTable(md, 'author', 'writer'),
     then: async () => assert.deepEqual(await gqlData('{ authors(order_by: {id: asc}, limit: 1) { authorName } }'), { authors: [{ authorName: 'Ada' }] }) },
+  { row: 'custom column names, custom root fields', ddl: 'drop table', fixture: 'custom', sql: 'drop table author cascade', expect: (md) => dropTable(md, 'author') },
   { row: 'custom column names, custom root fields', ddl: 'swap two column names', fixture: 'custom_perm',
     sql: 'alter table author rename column name to tmp; alter table author rename column bio to name; alter table author rename column tmp to bio',
     expect: (md) => {
@@ -404,6 +408,8 @@ const CELLS: Cell[] = [
     expect: newInconsistency(enumReason('the table’s primary key must not span multiple columns (comment, value)', tooManyColumns('comment, value'))) },
   { row: 'enum table', ddl: 'add a column', fixture: 'enum', sql: 'alter table tag_kind add column extra int',
     expect: newInconsistency(enumReason(tooManyColumns('comment, extra'))) },
+  { row: 'enum table', ddl: 'change column type (comment)', fixture: 'enum', sql: 'update tag_kind set comment = null; alter table tag_kind alter column comment type int using null',
+    expect: newInconsistency(enumReason('the table’s comment column ("comment") must have type "text", not type "integer"')) },
   { row: 'enum table', ddl: 'rename table', fixture: 'enum', sql: 'alter table tag_kind rename to tag_kinds', expect: (md) => renameTable(md, 'tag_kind', 'tag_kinds') },
   { row: 'enum table', ddl: 'drop table', fixture: 'enum', sql: 'drop table tag_kind cascade', expect: (md) => dropTable(md, 'tag_kind') },
 
@@ -428,6 +434,7 @@ const CELLS: Cell[] = [
   { row: 'tracked function', ddl: 'add overload', fixture: 'function', cascade: true,
     sql: `create function search_authors(q text, lim int) returns setof author language sql stable as $$ select * from author limit lim $$`,
     expect: notSupported('the following tracked function(s) cannot be overloaded: "search_authors"') },
+  { row: 'tracked function', ddl: 'change column type (returned table)', fixture: 'function', sql: 'alter table author alter column rating type bigint', expect: unchanged },
   { row: 'tracked function', ddl: 'drop returned table', fixture: 'function', sql: 'drop table author cascade', expect: (md) => { dropTable(md, 'author'); dropFunction(md, 'search_authors'); } },
   { row: 'tracked function', ddl: 'rename returned table', fixture: 'function', sql: 'alter table author rename to writer', expect: (md) => renameTable(md, 'author', 'writer'),
     then: async () => assert.equal((await gqlData('{ __schema { queryType { fields { name type { ofType { ofType { ofType { name } } } } } } } }'))
@@ -450,6 +457,8 @@ const CELLS: Cell[] = [
       await query(server.url, { type: 'run_sql', args: { sql: `update author set full_name = 'Adele' where id = 1` } });
       assert.equal(await eventCount('author_changes'), 1);
     } },
+  { row: 'event trigger (columns, payload)', ddl: 'drop column (payload)', fixture: 'event_trigger', sql: 'alter table author drop column id cascade', expect: depError('event-trigger author.author_changes') },
+  { row: 'event trigger (columns, payload)', ddl: 'change column type', fixture: 'event_trigger', sql: 'alter table author alter column name type varchar(100)', expect: unchanged },
   { row: 'event trigger (columns, payload)', ddl: 'drop column (not listened to)', fixture: 'event_trigger', sql: 'alter table author drop column bio', expect: unchanged },
   { row: 'event trigger (columns, payload)', ddl: 'rename table', fixture: 'event_trigger', sql: 'alter table author rename to writer', expect: (md) => renameTable(md, 'author', 'writer'),
     then: async () => {
