@@ -1,6 +1,6 @@
 /**
  * Metadata dependencies on the database: one test per cell of the (metadata object kind × DDL)
- * table in docs/dependencies.md. Every cell starts from the same database (BASE_SQL) with only
+ * table in docs/dependencies.md (which must list every cell). Every cell starts from the same database (BASE_SQL) with only
  * the metadata of its row (FIXTURES), runs one `run_sql` (or, for a few cells, another request)
  * and checks the outcome:
  *  - an error: status, code, message and path as upstream (v1.3), and nothing changed — the
@@ -9,6 +9,7 @@
  *    followed, dependents dropped with `cascade`), and the metadata is consistent.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from '../helpers/db.js';
 import { postGraphql, postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
@@ -509,9 +510,14 @@ async function setUp(fixture: keyof typeof FIXTURES): Promise<void> {
   assert.deepEqual(await inconsistent(), [], `fixture ${fixture} is consistent`);
 }
 
-export const cellName = (c: Cell) => `${c.row} × ${c.ddl}${c.cascade ? ' (cascade)' : ''}`;
+const cellName = (c: Cell) => `${c.row} × ${c.ddl}${c.cascade ? ' (cascade)' : ''}`;
 
 describe('metadata × DDL', () => {
+  test('docs/dependencies.md lists every cell', () => {
+    const doc = readFileSync(new URL('../../docs/dependencies.md', import.meta.url), 'utf8');
+    assert.deepEqual(CELLS.map(cellName).filter((n) => !doc.includes(`| ${n} |`)), []);
+  });
+
   for (const cell of CELLS) {
     test(cellName(cell), async () => {
       await setUp(cell.fixture);
