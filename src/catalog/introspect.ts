@@ -27,6 +27,8 @@ export interface ColumnInfo {
 }
 
 export interface ForeignKeyInfo {
+  /** the constraint's oid: a foreign key dropped and created again is another one */
+  oid: number;
   name: string;
   columns: string[];
   refTable: { schema: string; name: string };
@@ -66,7 +68,10 @@ export interface FunctionIntrospection {
 
 export interface DbIntrospection {
   tables: Map<string, TableIntrospection>;
+  /** by `schema.name`; of overloaded functions the one with the lowest oid */
   functions: Map<string, FunctionIntrospection>;
+  /** every function, overloads included, by oid (run_sql compares them before and after) */
+  functionsByOid: Map<number, FunctionIntrospection>;
   /** names of base, enum and domain types (custom types may reuse them as scalars) */
   scalarTypes: Set<string>;
 }
@@ -106,7 +111,7 @@ select json_build_object(
            join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum)) order by con.conname)
       from pg_constraint con where con.conrelid = c.oid and con.contype = 'u'), '[]'::json),
     'foreignKeys', coalesce((
-      select json_agg(json_build_object('name', con.conname,
+      select json_agg(json_build_object('oid', con.oid::int8, 'name', con.conname,
         'columns', (select json_agg(a.attname order by k.ord) from unnest(con.conkey) with ordinality k(attnum, ord)
            join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum),
         'refTable', json_build_object('schema', rn.nspname, 'name', rc.relname),
@@ -136,7 +141,7 @@ select json_build_object(
     'defaultArgs', p.pronargdefaults,
     'description', obj_description(p.oid, 'pg_proc'),
     'overloaded', (select count(*) > 1 from pg_proc p2 where p2.pronamespace = p.pronamespace and p2.proname = p.proname)
-  ))
+  ) order by p.oid)
   from pg_proc p join pg_namespace n on n.oid = p.pronamespace
   join pg_type rt on rt.oid = p.prorettype join pg_namespace rtn on rtn.oid = rt.typnamespace
   where n.nspname not in ${EXCLUDED} and n.nspname not like 'pg\\_%' and p.prokind = 'f'
@@ -157,6 +162,11 @@ export async function introspect(db: Queryable): Promise<DbIntrospection> {
     tables.set(`${t.schema}.${t.name}`, t);
   }
   const functions = new Map<string, FunctionIntrospection>();
-  for (const f of doc.functions) functions.set(`${f.schema}.${f.name}`, f);
-  return { tables, functions, scalarTypes: new Set(doc.scalarTypes ?? []) };
+  const functionsByOid = new Map<number, FunctionIntrospection>();
+  for (const f of doc.functions) {
+    const key = `${f.schema}.${f.name}`;
+    if (!functions.has(key)) functions.set(key, f);
+    functionsByOid.set(f.oid, f);
+  }
+  return { tables, functions, functionsByOid, scalarTypes: new Set(doc.scalarTypes ?? []) };
 }

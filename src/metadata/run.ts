@@ -11,6 +11,7 @@ import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { isAdmin, type Session } from '../server/auth/session.js';
 import { ArgReader, deepClone, expectArray, expectObject, jsonKind } from './args.js';
+import { newInconsistencyAfterChange } from './dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
 import type { InconsistentObject, SchemaCache } from '../schema/model.js';
 import './ops/index.js';
@@ -104,15 +105,15 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
           },
         };
         const before = state.cache.inconsistent;
+        const checked = op.def.kind === 'metadata' && op.type !== 'replace_metadata' && op.type !== 'reload_metadata';
+        const mdBefore = checked ? JSON.stringify(state.metadata) : '';
         const r = await op.def.run(ctx, op.args, op.version);
-        if (op.def.kind === 'metadata' && op.type !== 'replace_metadata' && op.type !== 'reload_metadata') {
+        if (checked) {
           state.metadataChanged = true;
           const after = await ctx.rebuild();
           const known = new Set(before.map(key));
           const fresh = after.inconsistent.filter((o) => !known.has(key(o)));
-          if (fresh.length) {
-            throw new SvcError(400, 'constraint-violation', fresh[0]!.reason, op.path, fresh);
-          }
+          if (fresh.length) throw newInconsistencyAfterChange(fresh, JSON.parse(mdBefore), state.metadata, op.path);
         }
         results.push(r);
       }

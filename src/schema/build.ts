@@ -7,6 +7,7 @@ import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspe
 import { SvcError } from '../errors.js';
 import { isSessionVariable, literalColumnsOf, normalizeTableName, validateBoolExp } from '../permissions/boolexp.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
+import { computedFieldDependent } from '../metadata/dependencies.js';
 import {
   displayName,
   qualifiedKey,
@@ -101,7 +102,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         meta: tm,
       };
       if (tm.is_enum) {
-        validateEnumTable(table);
+        validateEnumTable(table, enumRows.get(table.key));
         table.enumValues = enumRows.get(table.key) ?? [];
       }
       tables.set(table.key, table);
@@ -132,6 +133,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
             dependencies.push({ dependent, ref, on: { kind: 'column', table: rel.remoteTable, column: r } });
           }
           dependencies.push({ dependent, ref, on: { kind: 'table', table: rel.remoteTable } });
+          if (rel.constraint) dependencies.push({ dependent, ref, on: { kind: 'constraint', ...rel.constraint } });
         });
       }
     }
@@ -152,11 +154,14 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         if (table.relationships.has(def.name)) fail(`conflicting definitions for field ${JSON.stringify(def.name)}`);
         const cf = resolveComputedField(table, def, db);
         table.computedFields.set(def.name, cf);
-        dependencies.push({
-          dependent: `computed_field ${displayName(tm.table)}.${def.name}`,
-          ref: { kind: 'computed_field', table: tm.table, name: def.name },
-          on: { kind: 'function', function: def.definition.function },
-        });
+        // the function itself is followed by run_sql's schema diff (it need not be tracked)
+        if (cf.returns.kind === 'table') {
+          dependencies.push({
+            dependent: computedFieldDependent(tm.table, def.name),
+            ref: { kind: 'computed_field', table: tm.table, name: def.name },
+            on: { kind: 'table', table: cf.returns.table },
+          });
+        }
       });
     }
   }
@@ -290,21 +295,43 @@ function argName(args: Array<{ name: string | null }>, i: number): string {
   return `arg_${args.slice(0, i + 1).filter((x) => !x.name).length}`;
 }
 
-function validateEnumTable(t: TableModel): void {
+/** GraphQL enum value names: names, but not `true`, `false` or `null`. */
+const isEnumValueName = (v: string) => /^[_A-Za-z][_0-9A-Za-z]*$/.test(v) && !['true', 'false', 'null'].includes(v);
+
+/**
+ * An enum table has a one-column text primary key, at most one other (text) column and rows whose
+ * values are GraphQL enum value names. Checked at every schema build: the rows may change at any time.
+ */
+function validateEnumTable(t: TableModel, rows: Array<{ value: string }> | undefined): void {
   const problems: string[] = [];
   const pk = t.primaryKey;
-  if (!pk || pk.length !== 1) {
-    problems.push('the table must have a primary key');
-  } else {
+  let key: ColumnModel | undefined;
+  if (!pk || pk.length === 0) problems.push('the table must have a primary key');
+  else if (pk.length > 1) problems.push(`the table’s primary key must not span multiple columns (${[...pk].sort().join(', ')})`);
+  else {
     const col = t.columnsByName.get(pk[0]!)!;
     if (col.type !== 'text') problems.push(`the table’s primary key (${JSON.stringify(col.name)}) must have type "text", not type ${JSON.stringify(col.formatted)}`);
+    else key = col;
   }
-  if (t.columns.length > 2) {
-    const names = t.columns.map((c) => c.name).sort().join(', ');
-    problems.push(`the table must have exactly one primary key and optionally one comment column, not ${t.columns.length} columns (${names})`);
-  } else if (t.columns.length === 2) {
-    const other = t.columns.find((c) => c.name !== pk?.[0]);
-    if (other && other.type !== 'text') problems.push(`the table’s comment column (${JSON.stringify(other.name)}) must have type "text", not type ${JSON.stringify(other.formatted)}`);
+  // without a usable primary key every column counts as an extra one
+  const others = t.columns.filter((c) => c !== key);
+  if (others.length === 1 && others[0]!.type !== 'text') {
+    problems.push(`the table’s comment column (${JSON.stringify(others[0]!.name)}) must have type "text", not type ${JSON.stringify(others[0]!.formatted)}`);
+  } else if (others.length > 1) {
+    const names = others.map((c) => c.name).sort().join(', ');
+    problems.push(`the table must have exactly one primary key and optionally one comment column, not ${others.length} columns (${names})`);
+  }
+  if (key && rows) {
+    if (rows.length === 0) problems.push('the table must have at least one row');
+    const bad = rows.map((r) => r.value).filter((v) => !isEnumValueName(v)).sort();
+    if (bad.length) {
+      const q = bad.map((v) => JSON.stringify(v));
+      problems.push(
+        bad.length === 1
+          ? `the value ${q[0]} is not a valid GraphQL enum value name`
+          : `the values ${q.length === 2 ? `${q[0]} and ${q[1]}` : `${q.slice(0, -1).join(', ')}, and ${q[q.length - 1]}`} are not valid GraphQL enum value names`,
+      );
+    }
   }
   if (problems.length === 1) fail(`the table ${JSON.stringify(displayName(t.name))} cannot be used as an enum because ${problems[0]}`);
   if (problems.length > 1) {
@@ -349,6 +376,7 @@ function resolveRelationship(
       remoteTable: f.refTable,
       mapping: f.columns.map((c, i) => [c, f.refColumns[i]!]),
       viaLocalForeignKey: true,
+      constraint: { table: table.name, name: f.name },
       comment,
     };
   }
@@ -370,6 +398,7 @@ function resolveRelationship(
     remoteTable,
     mapping: f.refColumns.map((c, i) => [c, f.columns[i]!]),
     viaLocalForeignKey: false,
+    constraint: { table: remoteTable, name: f.name },
     comment,
   };
 }
@@ -380,6 +409,7 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
   if (!info) fail(`no such function exists in postgres : ${JSON.stringify(displayName(fn))}`);
   const f = info!;
   const fname = JSON.stringify(displayName(fn));
+  if (f.overloaded) fail(`function ${fname} is overloaded. Overloaded functions are not supported`);
   const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b');
   if (inArgs.length === 0) {
     fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${JSON.stringify(displayName(table.name))} because the function ${fname} has no input arguments`);

@@ -30,6 +30,8 @@ export interface RelationshipModel {
   mapping: Array<[string, string]>;
   /** object relationship built on the local table's foreign key (the remote row is required when the FK columns are not null) */
   viaLocalForeignKey: boolean;
+  /** the foreign key constraint a `foreign_key_constraint_on` relationship is built on */
+  constraint?: { table: QualifiedTable; name: string };
   comment: string | null;
 }
 
@@ -137,6 +139,8 @@ export interface Dependency {
 export type SchemaObjectRef =
   | { kind: 'table'; table: QualifiedTable }
   | { kind: 'column'; table: QualifiedTable; column: string }
+  /** a foreign key constraint of `table` (relationships built on it) */
+  | { kind: 'constraint'; table: QualifiedTable; name: string }
   | { kind: 'function'; function: QualifiedFunction }
   | { kind: 'relationship'; table: QualifiedTable; name: string }
   | { kind: 'computed_field'; table: QualifiedTable; name: string }

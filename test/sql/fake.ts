@@ -53,12 +53,12 @@ export function tbl(name: string, columns: ColumnInfo[], pk: string[] | null, fk
 
 /** author(id, name, rating) ← article(id, title, author_id, tags, is_published) */
 export function blogCache(patch?: (md: Metadata) => void): SchemaCache {
-  const db: DbIntrospection = { tables: new Map(), functions: new Map(), scalarTypes: new Set(['int4', 'int8', 'text', 'bool', 'jsonb', 'numeric']) };
+  const db: DbIntrospection = { tables: new Map(), functions: new Map(), functionsByOid: new Map(), scalarTypes: new Set(['int4', 'int8', 'text', 'bool', 'jsonb', 'numeric']) };
   db.tables.set('public.author', tbl('author', [col('id', 'int4', false), col('name', 'text'), col('rating', 'int8')], ['id']));
   db.tables.set(
     'public.article',
     tbl('article', [col('id', 'int4', false), col('title', 'text'), col('author_id', 'int4', false), col('tags', 'jsonb'), col('is_published', 'bool')], ['id'], [
-      { name: 'article_author_id_fkey', columns: ['author_id'], refTable: { schema: 'public', name: 'author' }, refColumns: ['id'] },
+      { oid: 1, name: 'article_author_id_fkey', columns: ['author_id'], refTable: { schema: 'public', name: 'author' }, refColumns: ['id'] },
     ]),
   );
   const md = emptyMetadata();

@@ -1,11 +1,10 @@
 /** export_metadata, replace_metadata, reload_metadata, clear_metadata, get/drop_inconsistent_metadata. */
 import { SvcError } from '../../errors.js';
-import type { InconsistentObject, MetadataRef } from '../../schema/model.js';
 import { exportMetadata, normalizeMetadata } from '../export.js';
-import { removeRef } from '../dependencies.js';
+import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../run.js';
-import { emptyMetadata, type QualifiedTable } from '../types.js';
+import { emptyMetadata } from '../types.js';
 
 defineOp('export_metadata', {
   kind: 'data',
@@ -60,39 +59,12 @@ defineOp('get_inconsistent_metadata', {
   },
 });
 
-function refOf(o: InconsistentObject): MetadataRef | undefined {
-  const d = o.definition as Record<string, any>;
-  const table = d?.table as QualifiedTable;
-  switch (o.type) {
-    case 'table':
-      return { kind: 'table', table: d as QualifiedTable };
-    case 'function':
-      return { kind: 'function', function: d as QualifiedTable };
-    case 'object_relation':
-    case 'array_relation':
-      return { kind: 'relationship', table, name: d.name };
-    case 'computed_field':
-      return { kind: 'computed_field', table, name: d.name };
-    case 'insert_permission':
-    case 'select_permission':
-    case 'update_permission':
-    case 'delete_permission':
-      return { kind: 'permission', table, role: d.role, perm: o.type.replace('_permission', '') as 'select' };
-    case 'event_trigger':
-      return { kind: 'event_trigger', table, name: d.name };
-    case 'remote_relationship':
-      return { kind: 'remote_relationship', table, name: d.name };
-    default:
-      return undefined;
-  }
-}
-
 defineOp('drop_inconsistent_metadata', {
   kind: 'metadata',
   async run(ctx) {
     const md = ctx.state.metadata;
     for (const o of ctx.state.cache.inconsistent) {
-      const ref = refOf(o);
+      const ref = inconsistentRef(o);
       if (ref) removeRef(md, ref);
       else if (o.type === 'remote_schema') md.remote_schemas = md.remote_schemas.filter((r) => r.name !== (o.definition as { name: string }).name);
       else if (o.type === 'action') md.actions = md.actions.filter((r) => r.name !== (o.definition as { name: string }).name);
