@@ -8,7 +8,9 @@
 //    databases it creates `<prefix>_<n>`);
 // 3. runs `node --import tsx --test --test-concurrency=1 --test-reporter=tap <files>` on every
 //    test/**/*.test.ts (found by walking the directory; no shell glob) or on the files given as
-//    arguments, under a global timeout (SVC_TEST_TIMEOUT_MS, default 30 min);
+//    arguments, under a global timeout (SVC_TEST_TIMEOUT_MS, default 30 min); a full run (no file
+//    arguments) first runs the static checks: `tsc --noEmit` (server and console), eslint and
+//    `madge --circular src` (`npm run check`; SVC_TEST_SKIP_CHECK=1 skips them);
 // 4. drops the run database and every database with its prefix (also after failures, timeouts and
 //    Ctrl-C). The exit code is the test runner's (1 on timeout, 2 when PostgreSQL is unavailable).
 import { spawn } from 'node:child_process';
@@ -69,6 +71,18 @@ async function main() {
   if (!files.length) {
     process.stderr.write('no test files found\n');
     process.exit(1);
+  }
+
+  if (!args.length && process.env.SVC_TEST_SKIP_CHECK !== '1') {
+    const code = await new Promise((res) => {
+      const c = spawn('npm', ['run', '--silent', 'check'], { cwd: ROOT, stdio: 'inherit' });
+      c.on('exit', (x) => res(x ?? 1));
+    });
+    if (code !== 0) {
+      process.stderr.write('static checks failed (npm run check): fix them before the tests run\n');
+      process.exit(1);
+    }
+    process.stdout.write('# static checks passed (tsc, eslint, madge --circular)\n');
   }
 
   try {

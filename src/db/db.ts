@@ -10,6 +10,7 @@ import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
 
 export interface QueryResultLike {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected; callers read the columns they asked for
   rows: any[];
   rowCount: number | null;
   fields?: Array<{ name: string }>;
@@ -103,6 +104,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const exts = await loadPgliteExtensions();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pglite's extension map type differs between its bundles
   const pglite = await PGlite.create(path.resolve(opts.dataDir), { extensions: exts as any });
   const pool = new pg.Pool({ ...(createPgConfig(pglite) as object), max: 1, types: textTypes } as pg.PoolConfig);
   const db = new PoolDb('pglite', pool, opts.usePreparedStatements, undefined, pglite);
@@ -136,6 +138,7 @@ class PoolDb implements Db {
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
     this.statementCount++;
     this.roundTrips++;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
     return this.pool.query(text, values as any[]);
   }
 
@@ -174,14 +177,19 @@ class PoolDb implements Db {
   }
 
   private wrap(client: pg.PoolClient): Conn {
+    // the returned object's methods are not arrow functions (they are called as methods), so they
+    // reach the pool's counters through this alias
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
     // a named prepared statement when it has a name and prepared statements are on
     const send = (st: Statement) =>
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
       client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] });
     return {
       query(text, values) {
         self.statementCount++;
         self.roundTrips++;
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
         return client.query(text, values as any[]);
       },
       prepared(name, text, values) {
@@ -242,6 +250,7 @@ class PoolDb implements Db {
         self.roundTrips++;
         const r = (await client.query({ text, rowMode: 'array' } as pg.QueryConfig)) as unknown as pg.QueryResult | pg.QueryResult[];
         const list = Array.isArray(r) ? r : [r];
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected
         return list.map((x) => ({ command: x.command, fields: (x.fields ?? []).map((f) => f.name), rows: x.rows as any }));
       },
     };

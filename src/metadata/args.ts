@@ -131,3 +131,10 @@ export function parseColumnList(v: unknown, path: string): string[] | '*' {
 export function deepClone<T>(x: T): T {
   return structuredClone(x);
 }
+
+/**
+ * For ops: read args with strict keys. Parse errors carry paths relative to
+ * the operation's args (`$.role`), as Hasura reports them; semantic errors
+ * use the op's request path (`$.args`).
+ */
+export const reader = (args: unknown, what?: string) => new ArgReader(args, '$', what);

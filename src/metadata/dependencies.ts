@@ -118,6 +118,7 @@ export function dropDependents(md: Metadata, cache: SchemaCache, targets: Schema
 
 /** The metadata object an inconsistency is about (undefined for kinds outside tables and functions). */
 export function inconsistentRef(o: InconsistentObject): MetadataRef | undefined {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored metadata JSON, validated when it was added
   const d = o.definition as Record<string, any>;
   const table = d?.table as QualifiedTable;
   switch (o.type) {

@@ -21,6 +21,7 @@ function dropNullish<T extends Record<string, unknown>>(o: T): T {
 
 const byName = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 const qname = (q: { schema: string; name: string }) => `${q.schema}\u0000${q.name}`;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- sort keys read stored metadata JSON, validated when it was added
 const SORT_KEY: Record<string, (x: any) => string> = {
   object_relationships: (x) => x.name,
   array_relationships: (x) => x.name,
@@ -91,11 +92,13 @@ export function normalizeMetadata(raw: unknown): Metadata {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new SvcError(400, 'parse-failed', 'parsing Metadata failed, expected Object', '$.args');
   }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised; shapes were validated on input
   const r = raw as Record<string, any>;
   const md = emptyMetadata();
   if (r.version !== undefined && r.version !== 1 && r.version !== 2) {
     throw new SvcError(400, 'parse-failed', `expected 1 or 2, encountered ${JSON.stringify(r.version)}`, '$.args.version');
   }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised
   md.tables = (r.tables ?? []).map((t: Record<string, any>): TableMetadata => {
     const table = typeof t.table === 'string' ? { schema: 'public', name: t.table } : { schema: t.table?.schema ?? 'public', name: t.table?.name };
     const out = emptyTable(table);
@@ -103,6 +106,7 @@ export function normalizeMetadata(raw: unknown): Metadata {
     if (t.configuration) out.configuration = t.configuration;
     for (const k of TABLE_ARRAYS) if (Array.isArray(t[k])) (out[k] as unknown[]) = t[k];
     // names inside the table's objects may be abbreviated too (`"remote_table": "author"`)
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised
     const rel = (x: any) => {
       const u = x?.using;
       if (!u || typeof u !== 'object') return x;
@@ -116,12 +120,14 @@ export function normalizeMetadata(raw: unknown): Metadata {
     };
     out.object_relationships = out.object_relationships.map(rel);
     out.array_relationships = out.array_relationships.map(rel);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised
     out.computed_fields = out.computed_fields.map((c: any) =>
       c?.definition && typeof c.definition === 'object' ? { ...c, definition: { ...c.definition, function: qualifyName(c.definition.function) } } : c,
     );
     return out;
   });
   for (const k of TOP_ARRAYS) if (Array.isArray(r[k])) (md[k] as unknown[]) = r[k];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised
   md.functions = md.functions.map((f: any) => (f && f.function ? { ...f, function: qualifyName(f.function) } : { function: qualifyName(f) }));
   if (r.custom_types && typeof r.custom_types === 'object') md.custom_types = r.custom_types;
   return md;

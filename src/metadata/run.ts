@@ -10,7 +10,7 @@ import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js'
 import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { isAdmin, type Session } from '../server/auth/session.js';
-import { ArgReader, deepClone, expectArray, expectObject, jsonKind } from './args.js';
+import { deepClone, expectArray, expectObject, jsonKind } from './args.js';
 import { newInconsistencyAfterChange } from './dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
 import type { InconsistentObject, SchemaCache } from '../schema/model.js';
@@ -133,9 +133,3 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
   return bulk ? result.results : result.results[0];
 }
 
-/**
- * For ops: read args with strict keys. Parse errors carry paths relative to
- * the operation's args (`$.role`), as Hasura reports them; semantic errors
- * use the op's request path (`$.args`).
- */
-export const reader = (args: unknown, what?: string) => new ArgReader(args, '$', what);

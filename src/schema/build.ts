@@ -122,6 +122,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
           continue;
         }
         attempt(type, definition, `${prefix}in relationship ${JSON.stringify(def.name)}: `, () => {
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored relationship definition, validated when it was added
           const rel = resolveRelationship(table, kind, def.name, def.using as Record<string, any>, def.comment ?? null, db, lookup);
           checkFieldConflicts(table, def.name);
           if (table.relationships.has(def.name)) fail(`relationship ${JSON.stringify(def.name)} already exists`);
@@ -181,6 +182,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         attempt(type, definition, `${prefix}in permission for role ${JSON.stringify(def.role)}: `, () => {
           if (def.role === 'admin') fail('cannot define permission for admin role');
           const perms: RolePermissions = table.permissions.get(def.role) ?? {};
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored permission definition, validated when it was added
           const deps = resolvePermission(table, kind, def.permission as any, perms, lookup);
           table.permissions.set(def.role, perms);
           roles.add(def.role);
@@ -189,6 +191,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
           for (const c of deps.columns) dependencies.push({ dependent, ref, on: { kind: 'column', table: tm.table, column: c } });
           for (const r of deps.relationships) dependencies.push({ dependent, ref, on: { kind: 'relationship', table: tm.table, name: r } });
           for (const cf of deps.computedFields) dependencies.push({ dependent, ref, on: { kind: 'computed_field', table: tm.table, name: cf } });
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored permission definition, validated when it was added
           const p = def.permission as Record<string, any>;
           const typed = [p.filter, p.check].flatMap((e) => literalColumnsOf(e, table, lookup));
           for (const [col, v] of Object.entries((p.set ?? {}) as Record<string, unknown>)) {
@@ -343,6 +346,7 @@ function resolveRelationship(
   table: TableModel,
   kind: 'object' | 'array',
   name: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored relationship definition, validated when it was added
   using: Record<string, any>,
   comment: string | null,
   db: DbIntrospection,
@@ -540,6 +544,7 @@ function boolExpFields(e: unknown, table: TableModel, lookup: (t: QualifiedTable
 function resolvePermission(
   table: TableModel,
   kind: PermissionKind,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored permission definition, validated when it was added
   p: Record<string, any>,
   perms: RolePermissions,
   lookup: (t: QualifiedTable) => TableModel | undefined,
@@ -602,6 +607,7 @@ function resolvePermission(
 }
 
 /** The permission as Hasura echoes it in inconsistency definitions (defaults filled in). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored permission definition, validated when it was added
 export function normalizePermission(kind: PermissionKind, p: Record<string, any>): Record<string, unknown> {
   switch (kind) {
     case 'select': {

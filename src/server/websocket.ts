@@ -61,6 +61,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     ws.on('close', stopAll);
     ws.on('error', stopAll);
     ws.on('message', async (data) => {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- client frame payload, checked field by field below
       let msg: { type?: string; id?: string; payload?: any };
       try {
         msg = JSON.parse(data.toString());

@@ -6,7 +6,7 @@ import { parse } from 'graphql';
 import { SvcError, notExists } from '../../errors.js';
 import { ArgReader, expectArray } from '../args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import type { QueryCollection } from '../types.js';
 
 function checkQuery(text: string, path: string): void {

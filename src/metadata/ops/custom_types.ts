@@ -2,7 +2,7 @@
 import { SvcError } from '../../errors.js';
 import { expectArray } from '../args.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import type { CustomTypes } from '../types.js';
 
 defineOp('set_custom_types', {

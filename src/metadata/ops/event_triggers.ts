@@ -2,7 +2,7 @@
 import { SvcError, notExists } from '../../errors.js';
 import { ArgReader, expectArray, parseColumnList } from '../args.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import type { EventTriggerDef } from '../types.js';
 import { findTable } from './tables.js';
 

@@ -3,7 +3,7 @@ import { SvcError, notExists } from '../../errors.js';
 import { ArgReader, expectObject, parseQualified } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import { displayName, sameName, type QualifiedFunction } from '../types.js';
 import { findTable } from './tables.js';
 

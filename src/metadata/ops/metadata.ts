@@ -3,7 +3,7 @@ import { SvcError } from '../../errors.js';
 import { exportMetadata, normalizeMetadata } from '../export.js';
 import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import { emptyMetadata } from '../types.js';
 
 defineOp('export_metadata', {

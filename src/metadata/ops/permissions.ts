@@ -3,7 +3,7 @@ import { SvcError } from '../../errors.js';
 import { ArgReader, expectObject, parseColumnList } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import { PERMISSION_KINDS, displayName, type PermissionKind, type TableMetadata } from '../types.js';
 import { findTable } from './tables.js';
 

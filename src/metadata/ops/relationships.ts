@@ -3,7 +3,7 @@ import { SvcError, notExists } from '../../errors.js';
 import { expectObject, parseQualified } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import { normalizeTableName } from '../../permissions/boolexp.js';
 import type { TableModel } from '../../schema/model.js';
 import { displayName, qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';

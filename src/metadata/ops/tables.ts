@@ -2,7 +2,7 @@
 import { SvcError, notExists } from '../../errors.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../run.js';
+import { reader } from '../args.js';
 import { expectObject, parseQualified, type ArgReader } from '../args.js';
 import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../types.js';
 

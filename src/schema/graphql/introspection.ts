@@ -32,6 +32,7 @@ import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { validationError } from '../../ir/input.js';
 import { checkLeaf } from './select.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphql-js's introspection values are untyped
 type Resolver = (value: any, args: Map<string, unknown>, schema: GraphQLSchema) => unknown;
 
 const byName = <T extends { name: string }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
