@@ -26,19 +26,15 @@ export interface TypedValue {
   numberText?: NumberText;
 }
 
-export type CompareOp =
-  | 'eq' | 'neq' | 'gt' | 'lt' | 'gte' | 'lte'
-  | 'like' | 'nlike' | 'ilike' | 'nilike' | 'similar' | 'nsimilar'
-  | 'contains' | 'contained_in' | 'has_key'
-  | 'st_contains' | 'st_crosses' | 'st_equals' | 'st_intersects' | 'st_overlaps' | 'st_touches' | 'st_within'
-  | 'st_intersects_rast';
+import type { ColumnCompareOp, CompareOp } from './operators.js';
+export type { ColumnCompareOp, CompareOp } from './operators.js';
 
 export type ColumnOp =
   | { op: CompareOp; value: TypedValue }
   /** `_in`/`_nin`/`_has_keys_*` with a list of values, or one array value (session variable) */
   | { op: 'in' | 'nin' | 'has_keys_any' | 'has_keys_all'; values: TypedValue[] | TypedValue }
   | { op: 'is_null'; value: boolean }
-  | { op: 'ceq' | 'cneq' | 'cgt' | 'clt' | 'cgte' | 'clte'; column: ColumnModel }
+  | { op: ColumnCompareOp; column: ColumnModel }
   | { op: 'st_d_within'; distance: TypedValue; from: TypedValue; useSpheroid?: TypedValue }
   | { op: 'st_intersects_nband_geom'; nband: TypedValue; geommin: TypedValue }
   | { op: 'st_intersects_geom_nband'; geommin: TypedValue; nband?: TypedValue }

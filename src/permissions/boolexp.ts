@@ -5,17 +5,12 @@
  * A string value starting with `x-svc-` (any case) is a session variable.
  */
 import { SvcError, err400 } from '../errors.js';
+import { V1_OPERATOR_NAMES, isColumnCompareOp } from '../ir/operators.js';
 import type { QualifiedTable } from '../metadata/types.js';
 import type { TableModel } from '../schema/model.js';
 
-export const COLUMN_OPERATORS = new Set([
-  'eq', 'ne', 'neq', 'in', 'nin', 'gt', 'lt', 'gte', 'lte',
-  'like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'is_null',
-  'contains', 'contained_in', 'has_key', 'has_keys_any', 'has_keys_all',
-  'ceq', 'cne', 'cneq', 'cgt', 'clt', 'cgte', 'clte',
-  'st_contains', 'st_crosses', 'st_equals', 'st_intersects', 'st_overlaps', 'st_touches', 'st_within',
-  'st_d_within', 'st_intersects_rast', 'st_intersects_geom_nband', 'st_intersects_nband_geom',
-]);
+/** every operator name a v1/permission boolean expression accepts (from the one operator table) */
+const COLUMN_OPERATORS = V1_OPERATOR_NAMES;
 
 export function isSessionVariable(v: unknown): v is string {
   return typeof v === 'string' && /^x-svc-/i.test(v);
@@ -90,7 +85,7 @@ function validateColumnOps(v: unknown, table: TableModel, r: BoolExpRefs): void 
       if (!name) return;
       throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(op)}`);
     }
-    if (name.startsWith('c') && ['ceq', 'cne', 'cneq', 'cgt', 'clt', 'cgte', 'clte'].includes(name)) {
+    if (isColumnCompareOp(name)) {
       if (typeof arg !== 'string') throw err400('unexpected-payload', 'expecting a string for column operator');
       if (!table.columnsByName.has(arg)) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`);
       r.columns.add(arg);

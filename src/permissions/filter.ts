@@ -11,7 +11,8 @@
  * ANDed in. Permission filters (written by the admin) are built without.
  */
 import { SvcError, err400 } from '../errors.js';
-import type { BoolExp, ColumnOp, ColumnTarget, CompareOp, TypedValue, ValueRef } from '../ir/types.js';
+import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
+import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import type { QualifiedTable } from '../metadata/types.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
 import type { RoleViews, TableView } from './view.js';
@@ -26,17 +27,6 @@ export interface FilterOptions {
   /** null-safe `_eq` (permissions compare with IS NULL for a null literal) */
   nullSafeEq?: boolean;
 }
-
-const COMPARE: Record<string, CompareOp> = {
-  eq: 'eq', ne: 'neq', neq: 'neq', gt: 'gt', lt: 'lt', gte: 'gte', lte: 'lte',
-  like: 'like', nlike: 'nlike', ilike: 'ilike', nilike: 'nilike', similar: 'similar', nsimilar: 'nsimilar',
-  contains: 'contains', contained_in: 'contained_in', has_key: 'has_key',
-  st_contains: 'st_contains', st_crosses: 'st_crosses', st_equals: 'st_equals', st_intersects: 'st_intersects',
-  st_overlaps: 'st_overlaps', st_touches: 'st_touches', st_within: 'st_within', st_intersects_rast: 'st_intersects_rast',
-};
-const COLUMN_COMPARE: Record<string, 'ceq' | 'cneq' | 'cgt' | 'clt' | 'cgte' | 'clte'> = {
-  ceq: 'ceq', cne: 'cneq', cneq: 'cneq', cgt: 'cgt', clt: 'clt', cgte: 'cgte', clte: 'clte',
-};
 
 /** A JSON path segment as Hasura prints it: `.key`, or `['$key']` for other keys. */
 export function pathKey(k: string): string {
@@ -131,20 +121,19 @@ export class FilterBuilder {
   }
 
   private columnOp(op: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null): ColumnOp {
-    if (COMPARE[op]) {
-      const o = COMPARE[op]!;
-      let t = type;
-      if (['like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'has_key'].includes(o)) t = o === 'has_key' ? TEXT : type;
-      if (o === 'contains' || o === 'contained_in') t = pgType('jsonb');
-      if (o === 'st_intersects_rast') t = pgType('raster', type.schema);
-      return { op: o, value: this.value(arg, t) };
+    const compare = COMPARE_BY_NAME.get(op);
+    if (compare) {
+      const v = COMPARE_OPERATORS[compare].value;
+      const t = v === 'text' ? TEXT : v === 'jsonb' ? pgType('jsonb') : v === 'raster' ? pgType('raster', type.schema) : type;
+      return { op: compare, value: this.value(arg, t) };
     }
-    if (COLUMN_COMPARE[op]) {
+    const columnCompare = COLUMN_COMPARE_BY_NAME.get(op);
+    if (columnCompare) {
       if (typeof arg !== 'string') throw err400('unexpected-payload', 'expecting a string for column operator', path);
       const other = table.columnsByName.get(arg);
       if (!other) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`, path);
       if (view) this.opts.views!.requireColumn(view, arg, path);
-      return { op: COLUMN_COMPARE[op]!, column: other };
+      return { op: columnCompare, column: other };
     }
     switch (op) {
       case 'in':

@@ -3,6 +3,7 @@
  * Relationship conditions become `EXISTS` subqueries carrying the target's
  * permission filter.
  */
+import { COLUMN_COMPARE_OPERATORS, COMPARE_OPERATORS, SPECIAL_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import type { TableModel } from '../schema/model.js';
 import { SESSION, constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
@@ -134,18 +135,6 @@ export function valueSql(v: TypedValue): Sql {
   return valueInput(refParam(v.ref, v.type, false, v.numberText), v.type);
 }
 
-const BINARY: Record<string, string> = {
-  eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=',
-  like: 'LIKE', nlike: 'NOT LIKE', ilike: 'ILIKE', nilike: 'NOT ILIKE', similar: 'SIMILAR TO', nsimilar: 'NOT SIMILAR TO',
-  contains: '@>', contained_in: '<@', has_key: '?',
-  ceq: '=', cneq: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=',
-};
-
-const ST_FUNCTIONS: Record<string, string> = {
-  st_contains: 'ST_Contains', st_crosses: 'ST_Crosses', st_equals: 'ST_Equals', st_intersects: 'ST_Intersects',
-  st_overlaps: 'ST_Overlaps', st_touches: 'ST_Touches', st_within: 'ST_Within', st_intersects_rast: 'ST_Intersects',
-};
-
 function isNullLiteral(v: TypedValue): boolean {
   return v.ref.kind === 'literal' && (v.ref.value === null || v.ref.value === undefined);
 }
@@ -167,36 +156,36 @@ export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: b
     }
     case 'has_keys_any':
     case 'has_keys_all': {
-      const sym = op.op === 'has_keys_any' ? '?|' : '?&';
+      const sym = SPECIAL_OPERATORS[op.op].sql!;
       const arr = Array.isArray(op.values)
         ? sql`(ARRAY[${join(op.values.map(valueSql), ', ')}]::text[])`
         : valueSql({ ...op.values, array: true });
       return sql`(${lhs}) ${raw(sym)} ${arr}`;
     }
     case 'ceq': case 'cneq': case 'cgt': case 'clt': case 'cgte': case 'clte':
-      return sql`(${lhs}) ${raw(BINARY[op.op]!)} (${col(alias, op.column.name)})`;
+      return sql`(${lhs}) ${raw(COLUMN_COMPARE_OPERATORS[op.op].sql!)} (${col(alias, op.column.name)})`;
     case 'st_d_within': {
       const args = [lhs, valueSql(op.from), valueSql(op.distance)];
       if (isGeography(op.from.type)) args.push(op.useSpheroid ? valueSql(op.useSpheroid) : raw('true'));
-      return sql`ST_DWithin(${join(args, ', ')})`;
+      return sql`${raw(SPECIAL_OPERATORS.st_d_within.sql!)}(${join(args, ', ')})`;
     }
     case 'st_intersects_nband_geom':
-      return sql`ST_Intersects(${lhs}, ${valueSql(op.nband)}, ${valueSql(op.geommin)})`;
+      return sql`${raw(SPECIAL_OPERATORS.st_intersects_nband_geom.sql!)}(${lhs}, ${valueSql(op.nband)}, ${valueSql(op.geommin)})`;
     case 'st_intersects_geom_nband':
       return op.nband
-        ? sql`ST_Intersects(${lhs}, ${valueSql(op.geommin)}, ${valueSql(op.nband)})`
-        : sql`ST_Intersects(${lhs}, ${valueSql(op.geommin)})`;
+        ? sql`${raw(SPECIAL_OPERATORS.st_intersects_geom_nband.sql!)}(${lhs}, ${valueSql(op.geommin)}, ${valueSql(op.nband)})`
+        : sql`${raw(SPECIAL_OPERATORS.st_intersects_geom_nband.sql!)}(${lhs}, ${valueSql(op.geommin)})`;
     case 'cast': {
       const casted = sql`(${lhs})::${typeSql(op.to)}`;
       return andSql(op.ops.map((o) => columnOpSql(casted, o, alias, nullSafeEq)));
     }
     default: {
-      const fn = ST_FUNCTIONS[op.op];
-      if (fn) return sql`${raw(fn)}(${lhs}, ${valueSql(op.value)})`;
+      const spec = COMPARE_OPERATORS[op.op];
+      if (spec.fn) return sql`${raw(spec.sql!)}(${lhs}, ${valueSql(op.value)})`;
       if (nullSafeEq && (op.op === 'eq' || op.op === 'neq') && isNullLiteral(op.value)) {
         return op.op === 'eq' ? sql`(${lhs}) IS NULL` : sql`(${lhs}) IS NOT NULL`;
       }
-      return sql`(${lhs}) ${raw(BINARY[op.op]!)} (${valueSql(op.value)})`;
+      return sql`(${lhs}) ${raw(spec.sql!)} (${valueSql(op.value)})`;
     }
   }
 }

@@ -14,14 +14,14 @@ import { compileMutation } from '../../src/sql/mutation.js';
 import { operationRootFields } from '../../src/execute/plan.js';
 import { parse } from 'graphql';
 
-const TYPES: Record<string, string> = { int4: 'N', int8: 'N', text: 'S', bool: 'B', jsonb: 'U', timestamptz: 'D', numeric: 'N', geometry: 'U' };
+const TYPES: Record<string, string> = { int4: 'N', int8: 'N', text: 'S', bool: 'B', jsonb: 'U', timestamptz: 'D', numeric: 'N', geometry: 'U', geography: 'U' };
 
 export function col(name: string, type: string, nullable = true): ColumnInfo {
   return {
     name,
     attnum: 0,
     type,
-    typeSchema: type === 'geometry' ? 'public' : 'pg_catalog',
+    typeSchema: type === 'geometry' || type === 'geography' ? 'public' : 'pg_catalog',
     typeOid: 0,
     category: TYPES[type] ?? 'U',
     formatted: type,

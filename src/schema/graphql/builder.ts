@@ -21,7 +21,8 @@ import {
 } from 'graphql';
 import type { DocumentContext } from '../../ir/document.js';
 import { validationError, type InVal } from '../../ir/input.js';
-import type { AggregateOp, BoolExp, ColumnOp, CompareOp, OrderByItem, OrderByTarget, TypedValue, ValueRef } from '../../ir/types.js';
+import { COMPARE_OPERATORS, graphqlOperators, type CompareOp, type GraphQLArg, type OperatorFamily } from '../../ir/operators.js';
+import type { AggregateOp, BoolExp, ColumnOp, OrderByItem, OrderByTarget, TypedValue, ValueRef } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
 import { RoleMutationAccess } from '../../permissions/mutation.js';
 import type { RoleViews, TableView } from '../../permissions/view.js';
@@ -194,47 +195,30 @@ export class RoleSchemaBuilder {
         fields[n] = { type, description };
       };
       const t = pg.name;
-      plain('_eq', self);
-      plain('_neq', self);
-      plain('_in', new GraphQLList(new GraphQLNonNull(self)));
-      plain('_nin', new GraphQLList(new GraphQLNonNull(self)));
-      plain('_is_null', GraphQLBoolean);
-      if (!c.enumRef && t !== 'raster') {
-        for (const op of ['_gt', '_lt', '_gte', '_lte']) plain(op, self);
+      const families = new Set<OperatorFamily>(['any']);
+      if (!c.enumRef) {
+        if (t !== 'raster') families.add('ordered');
+        if (isStringType(t)) families.add('string');
+        if (t === 'jsonb' || t === 'geometry' || t === 'geography' || t === 'raster') families.add(t);
       }
-      if (!c.enumRef && isStringType(t)) {
-        for (const op of ['_like', '_nlike', '_ilike', '_nilike', '_similar', '_nsimilar']) plain(op, GraphQLString);
-      }
-      if (!c.enumRef && t === 'jsonb') {
-        const jsonb = this.scalar('jsonb');
-        plain('_contains', jsonb, 'does the column contain the given json value at the top level');
-        plain('_contained_in', jsonb, 'is the column contained in the given json value');
-        plain('_has_key', GraphQLString, 'does the string exist as a top-level key in the column');
-        plain('_has_keys_any', new GraphQLList(new GraphQLNonNull(GraphQLString)), 'do any of these strings exist as top-level keys in the column');
-        plain('_has_keys_all', new GraphQLList(new GraphQLNonNull(GraphQLString)), 'do all of these strings exist as top-level keys in the column');
-      }
-      if (!c.enumRef && t === 'geometry') {
-        plain('_st_d_within', this.stDWithinInput(false), 'is the column within a distance from a geometry value');
-        plain('_st_contains', self, 'does the column contain the given geometry value');
-        plain('_st_crosses', self, 'does the column crosses the given geometry value');
-        plain('_st_equals', self, 'is the column equal to given geometry value. Directionality is ignored');
-        plain('_st_overlaps', self, "does the column 'spatially overlap' (intersect but not completely contain) the given geometry value");
-        plain('_st_touches', self, 'does the column have atleast one point in common with the given geometry value');
-        plain('_st_within', self, 'is the column contained in the given geometry value');
-        plain('_st_intersects', self, 'does the column spatially intersect the given geometry value');
-        plain('_cast', this.castExp('geometry', 'geography', pg));
-      }
-      if (!c.enumRef && t === 'geography') {
-        plain('_st_d_within', this.stDWithinInput(true), 'is the column within a distance from a geography value');
-        plain('_st_intersects', self, 'does the column spatially intersect the given geography value');
-        plain('_cast', this.castExp('geography', 'geometry', pg));
-      }
-      if (!c.enumRef && t === 'raster') {
-        const msg = 'evaluates the following boolean Postgres function; ';
-        plain('_st_intersects_rast', self, `${msg}ST_Intersects(raster <raster-col>, raster <raster-input>)`);
-        plain('_st_intersects_nband_geom', this.nbandInput('st_intersects_nband_geom_input', true), `${msg}ST_Intersects(raster <raster-col>, integer nband, geometry geommin)`);
-        plain('_st_intersects_geom_nband', this.nbandInput('st_intersects_geom_nband_input', false), `${msg}ST_Intersects(raster <raster-col> , geometry geommin, integer nband)`);
-      }
+      const list = (x: GraphQLInputType) => new GraphQLList(new GraphQLNonNull(x));
+      const argType = (a: GraphQLArg): GraphQLInputType => {
+        switch (a) {
+          case 'column': return self;
+          case 'column_list': return list(self);
+          case 'string': return GraphQLString;
+          case 'string_list': return list(GraphQLString);
+          case 'boolean': return GraphQLBoolean;
+          case 'jsonb': return this.scalar('jsonb');
+          case 'st_d_within_geometry': return this.stDWithinInput(false);
+          case 'st_d_within_geography': return this.stDWithinInput(true);
+          case 'nband_geom': return this.nbandInput('st_intersects_nband_geom_input', true);
+          case 'geom_nband': return this.nbandInput('st_intersects_geom_nband_input', false);
+          case 'cast_geometry': return this.castExp('geometry', 'geography', pg);
+          case 'cast_geography': return this.castExp('geography', 'geometry', pg);
+        }
+      };
+      for (const o of graphqlOperators(families)) plain(o.field, argType(o.arg), o.description);
       const parser: CompareParser = (ctx, v, type, path) => this.parseComparison(ctx, v, type, path);
       return new GraphQLInputObjectType({
         name,
@@ -343,9 +327,11 @@ export class RoleSchemaBuilder {
           break;
         }
         default: {
+          const spec = COMPARE_OPERATORS[op as CompareOp];
+          if (!spec) break;
           let t = type;
-          if (op === 'has_key') t = text;
-          else if (op === 'contains' || op === 'contained_in') t = pgType('jsonb');
+          if (spec.value === 'text') t = text;
+          else if (spec.value === 'jsonb') t = pgType('jsonb');
           ops.push({ op: op as CompareOp, value: this.typed(x, t) });
         }
       }
