@@ -5,7 +5,7 @@
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, METADATA_CHANNEL } from './catalog/catalog.js';
 import { openDb, type Db } from './db/db.js';
-import type { Logger } from './execute/interface.js';
+import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
 import type { SchemaCache } from './schema/model.js';
 

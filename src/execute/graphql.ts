@@ -7,14 +7,13 @@ import { SvcError } from '../errors.js';
 import { coerceVariables, variableCoercer } from '../ir/document.js';
 import { getRoleSchema, type RoleSchema } from '../schema/graphql/schema.js';
 import type { SchemaCache } from '../schema/model.js';
-import { ADMIN_ROLE, type Session } from '../server/auth/session.js';
+import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
 import { bindParams, compileSql } from '../sql/ast.js';
 import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
 import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
 import type { ExecContext, GraphQLRequest } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
-import { useBackendOnlyPermissions } from '../server/auth/authenticator.js';
 import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';

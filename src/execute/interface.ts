@@ -5,7 +5,7 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/db.js';
 import type { SchemaCache } from '../schema/model.js';
-import type { Session } from '../server/auth/session.js';
+import type { Session } from '../core/session.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -13,12 +13,8 @@ export interface GraphQLRequest {
   operationName?: string | null;
 }
 
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/logger.js';
 
 export interface ExecContext {
   cache: SchemaCache;

@@ -7,9 +7,9 @@
 import type { DbIntrospection } from '../catalog/introspect.js';
 import type { Config } from '../config/config.js';
 import type { Conn, Db } from '../db/db.js';
-import type { Logger } from '../execute/interface.js';
+import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
-import type { Session } from '../server/auth/session.js';
+import type { Session } from '../core/session.js';
 import type { Metadata } from './types.js';
 
 export interface RequestState {

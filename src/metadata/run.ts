@@ -9,7 +9,7 @@ import { syncEventTriggers } from '../events/triggers.js';
 import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js';
 import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
-import { isAdmin, type Session } from '../server/auth/session.js';
+import { isAdmin, type Session } from '../core/session.js';
 import { deepClone, expectArray, expectObject, jsonKind } from './args.js';
 import { newInconsistencyAfterChange } from './dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';

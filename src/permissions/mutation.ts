@@ -7,7 +7,7 @@
  */
 import type { BoolExp, ColumnValue } from '../ir/types.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
-import { ADMIN_ROLE } from '../server/auth/session.js';
+import { ADMIN_ROLE } from '../core/session.js';
 import { isSessionVariable } from './boolexp.js';
 import { columnType, permissionFilter } from './filter.js';
 

@@ -14,7 +14,7 @@ import { SvcError } from '../errors.js';
 import type { BoolExp } from '../ir/types.js';
 import type { QualifiedTable } from '../metadata/types.js';
 import type { ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, SchemaCache, TableModel } from '../schema/model.js';
-import { ADMIN_ROLE } from '../server/auth/session.js';
+import { ADMIN_ROLE } from '../core/session.js';
 import { lookupTable, permissionFilter } from './filter.js';
 
 /** A table as Hasura names it in messages: `"name"`, or `"schema.name"` outside public. */

@@ -24,6 +24,7 @@ import {
 } from './headers.js';
 import { JwtVerifier, parseJwtConfig } from './jwt.js';
 import { ADMIN_ROLE, type RequestHeaders, type Session } from './session.js';
+import { SESSION_BOOL_VALUES, parseSessionBool, useBackendOnlyPermissions } from '../../core/session.js';
 import { WebhookClient } from './webhook.js';
 
 export interface AuthLogger {
@@ -64,22 +65,9 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 const REQUIRES_SECRET = ' requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set';
 
-const TRUE_VALUES = ['true', 't', 'yes', 'y'];
-const FALSE_VALUES = ['false', 'f', 'no', 'n'];
+const { true: TRUE_VALUES, false: FALSE_VALUES } = SESSION_BOOL_VALUES;
 
-/** Parse a Hasura boolean session value (`true`, `t`, `yes`, `y` / `false`, `f`, `no`, `n`; any case). */
-export function parseSessionBool(v: string): boolean | undefined {
-  const l = v.toLowerCase();
-  if (TRUE_VALUES.includes(l)) return true;
-  if (FALSE_VALUES.includes(l)) return false;
-  return undefined;
-}
-
-/** Whether backend-only permissions apply: admin credentials and `x-svc-use-backend-only-permissions: true`. */
-export function useBackendOnlyPermissions(s: Session): boolean {
-  const v = s.vars[BACKEND_ONLY_HEADER];
-  return s.hasAdminCredentials && v !== undefined && parseSessionBool(v) === true;
-}
+export { parseSessionBool, useBackendOnlyPermissions };
 
 /** AuthOptions from the server configuration. */
 export function authOptionsFromConfig(cfg: Config): AuthOptions {

@@ -8,7 +8,7 @@ import type { RequestHeaders } from './session.js';
 export const ROLE_HEADER = 'x-svc-role';
 export const ADMIN_SECRET_HEADER = 'x-svc-admin-secret';
 export const ACCESS_KEY_HEADER = 'x-svc-access-key';
-export const BACKEND_ONLY_HEADER = 'x-svc-use-backend-only-permissions';
+export { BACKEND_ONLY_HEADER } from '../../core/session.js';
 export const SESSION_VAR_PREFIX = 'x-svc-';
 
 /** Headers that carry credentials, never turned into session variables. */
