@@ -101,13 +101,6 @@ export function normalizeTableName(t: unknown): QualifiedTable {
   throw new SvcError(400, 'parse-failed', 'expecting a table name');
 }
 
-/** Collect every session variable a boolean expression or preset map refers to. */
-export function sessionVariablesOf(x: unknown, out = new Set<string>()): Set<string> {
-  if (isSessionVariable(x)) out.add(x.toLowerCase());
-  else if (Array.isArray(x)) for (const e of x) sessionVariablesOf(e, out);
-  else if (x && typeof x === 'object') for (const e of Object.values(x)) sessionVariablesOf(e, out);
-  return out;
-}
 
 /**
  * Columns compared with static (non-session) values: their type is baked

@@ -14,11 +14,7 @@ export interface PgType {
 export const pgType = (name: string, schema = 'pg_catalog'): PgType => ({ name, schema });
 
 export const TEXT = pgType('text');
-export const BOOL = pgType('bool');
-export const INT4 = pgType('int4');
-export const FLOAT8 = pgType('float8');
 export const JSONB = pgType('jsonb');
-export const JSON_T = pgType('json');
 
 const PLAIN_TYPE = /^[a-z_][a-z0-9_]*$/;
 const RESERVED_TYPE_NAMES = new Set(['char', 'name', 'user', 'time', 'timestamp', 'interval', 'bit', 'varchar', 'numeric', 'decimal']);
@@ -37,7 +33,6 @@ export function arrayTypeSql(t: PgType): Sql {
 
 export const isGeometry = (t: PgType) => t.name === 'geometry';
 export const isGeography = (t: PgType) => t.name === 'geography';
-export const isJsonType = (t: PgType) => t.name === 'json' || t.name === 'jsonb';
 
 /** bigint, numeric and double precision lose precision in JSON numbers */
 const BIG_NUMBERS = new Set(['int8', 'numeric', 'float8']);
