@@ -86,7 +86,9 @@ export class RoleMutationAccess {
       };
     }
     const p = t.permissions.get(this.role);
-    const ins = p?.insert && (!p.insert.backendOnly || this.backendOnly) ? p.insert : undefined;
+    // the backend-only switch selects which insert permissions apply, in both directions (upstream
+    // v1.3): with it, only `backend_only` ones; without it, only the others
+    const ins = p?.insert && p.insert.backendOnly === this.backendOnly ? p.insert : undefined;
     const upd = p?.update;
     const del = p?.delete;
     return {

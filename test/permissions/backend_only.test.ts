@@ -3,8 +3,11 @@
  * "Backend only"; Hasura v1.3 RoleContext frontend/backend): a `backend_only`
  * insert permission exists for a request only when `x-svc-use-backend-only-permissions`
  * is true and the request is authenticated with the admin secret (or no
- * authentication is configured). Such a request still sees the role's other
- * insert permissions. Both endpoints, over HTTP, with and without an admin secret.
+ * authentication is configured); such a request sees only the backend-only insert
+ * permissions (upstream test_graphql_mutations.py::TestGraphqlInsertPermission::
+ * test_user_with_no_backend_privilege: a role whose insert permission is not backend-only,
+ * sending the header, has no insert field). Both endpoints, over HTTP, with and without an
+ * admin secret.
  */
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
@@ -51,9 +54,16 @@ async function observe(s: TestServer, headers: Headers) {
   };
 }
 
-const BOTH = ['insert_items', 'insert_items_one', 'insert_notes', 'insert_notes_one'];
+const BACKEND = ['insert_items', 'insert_items_one'];
 const FRONTEND = ['insert_notes', 'insert_notes_one'];
-const usable = { graphqlItems: 'allowed', graphqlNotes: 'allowed', queryItems: 'allowed', queryNotes: 'allowed', mutationFields: BOTH, errors: [undefined, undefined] };
+const usable = {
+  graphqlItems: 'allowed',
+  graphqlNotes: 'validation-failed',
+  queryItems: 'allowed',
+  queryNotes: 'permission-denied',
+  mutationFields: BACKEND,
+  errors: [undefined, undefined],
+};
 const hidden = {
   graphqlItems: 'validation-failed',
   graphqlNotes: 'allowed',
@@ -71,7 +81,7 @@ describe('no authentication configured: the header decides', () => {
   });
   after(() => s?.close());
 
-  test('header true: backend-only inserts exist, the other inserts too', async () => {
+  test('header true: only the backend-only inserts exist', async () => {
     assert.deepEqual(await observe(s, { 'x-svc-role': 'backend', [BACKEND_ONLY]: 'true' }), usable);
     assert.deepEqual(await observe(s, { 'x-svc-role': 'backend', [BACKEND_ONLY]: 'Y' }), usable);
   });
@@ -96,7 +106,7 @@ describe('admin secret configured: the header counts only with the secret', () =
   });
   after(() => s?.close());
 
-  test('admin secret and header true: backend-only inserts exist, the other inserts too', async () => {
+  test('admin secret and header true: only the backend-only inserts exist', async () => {
     assert.deepEqual(await observe(s, { 'x-svc-admin-secret': SECRET, 'x-svc-role': 'backend', [BACKEND_ONLY]: 'true' }), usable);
   });
 
