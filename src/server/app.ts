@@ -25,7 +25,7 @@ import { httpLogWriter } from './httpLog.js';
 import { registerConsole } from './console.js';
 
 export interface SessionResolver {
-  resolve(headers: Record<string, string | string[] | undefined>): Promise<Session>;
+  resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[]): Promise<Session>;
   /** the session without a promise when no webhook/JWT is involved, else undefined */
   resolveNow?(headers: Record<string, string | string[] | undefined>): Session | undefined;
   describe(): Record<string, unknown>;
@@ -111,7 +111,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     return sendQueryError(reply, new SvcError(500, 'unexpected', 'an unexpected error occurred'), false);
   });
 
-  const resolve = (req: FastifyRequest) => auth.resolve(req.headers as Record<string, string | string[] | undefined>);
+  const resolve = (req: FastifyRequest) => auth.resolve(req.headers as Record<string, string | string[] | undefined>, req.raw.rawHeaders);
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
 
   app.get('/healthz', async (_req, reply) => {

@@ -9,7 +9,9 @@ import type { Config } from '../config/config.js';
 export function corsMatcher(config: Config): (origin: string | undefined) => string | undefined {
   if (config.disableCors) return () => undefined;
   if (config.corsDomain === '*') return (origin) => origin;
-  const patterns = config.corsDomain.map((d) => new RegExp(`^${d.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`));
+  // `*` stands for exactly one DNS label (`https://*.foo.com` allows `https://a.foo.com`, not
+  // `https://a.b.foo.com`) or one port (`http://localhost:*`), as upstream's wildcard domains
+  const patterns = config.corsDomain.map((d) => new RegExp(`^${d.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^./:]+')}$`, 'i'));
   return (origin) => (origin && patterns.some((p) => p.test(origin)) ? origin : undefined);
 }
 

@@ -94,7 +94,7 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, rawHeaders?: readonly string[]): Answer | Promise<Answer> => {
     let session: Session | undefined;
     try {
       let body: unknown;
@@ -107,7 +107,7 @@ export function graphqlHttp(
       }
       session = auth.resolveNow?.(headers);
       if (session) return withSession(body, session, headers, v1alpha1);
-      return auth.resolve(headers).then(
+      return auth.resolve(headers, rawHeaders).then(
         (s) => withSession(body, s, headers, v1alpha1),
         (e) => failed(e, undefined, v1alpha1),
       );
@@ -170,7 +170,7 @@ export function graphqlHttp(
         if (tooLarge) return;
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
         const done = (r: Answer) => send(req, res, started, r.status, r.body, r.error);
-        const r = answer(text, req.headers, v1alpha1);
+        const r = answer(text, req.headers, v1alpha1, req.rawHeaders);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

@@ -166,6 +166,15 @@ describe('POST mode', () => {
     assert.deepEqual(JSON.parse(r.body), { headers: { authorization: 'Bearer t', 'user-agent': 'curl', 'x-svc-role': 'r' } });
   });
 
+  test('header names are forwarded as the client spelled them (object keys or rawHeaders)', async () => {
+    const auth = mk({ authHookMode: 'POST' });
+    await auth.resolve({ Authorization: 'Bearer t', 'X-Custom-Header': 'v' });
+    assert.deepEqual(JSON.parse(hook.requests[0]!.body), { headers: { Authorization: 'Bearer t', 'X-Custom-Header': 'v' } });
+    // an HTTP request: Node lower-cases req.headers, req.rawHeaders keeps the spelling
+    await auth.resolve({ authorization: 'Bearer u', 'x-custom-header': 'w' }, ['Authorization', 'Bearer u', 'X-CUSTOM-header', 'w']);
+    assert.deepEqual(JSON.parse(hook.requests[1]!.body), { headers: { Authorization: 'Bearer u', 'X-CUSTOM-header': 'w' } });
+  });
+
   test('401 and 500 are mapped as in GET mode', async () => {
     const auth = mk({ authHookMode: 'POST' });
     hook.handler = (_q, res) => json(res, 401, {});

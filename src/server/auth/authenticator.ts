@@ -17,6 +17,7 @@ import {
   ACCESS_KEY_HEADER,
   ADMIN_SECRET_HEADER,
   BACKEND_ONLY_HEADER,
+  headerSpellings,
   normalizeHeaders,
   ROLE_HEADER,
   roleFrom,
@@ -152,9 +153,9 @@ export class Authenticator {
   }
 
   /** Resolves the caller of one request; throws SvcError with Hasura's status/code/message. */
-  async resolve(headers: RequestHeaders): Promise<Session> {
+  async resolve(headers: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session> {
     try {
-      return await this.resolveInner(headers);
+      return await this.resolveInner(headers, rawHeaders);
     } catch (e) {
       if (e instanceof SvcError) throw e;
       this.log?.warn({ type: 'auth', detail: { message: (e as Error)?.message ?? String(e) } }, 'session resolution failed');
@@ -189,12 +190,12 @@ export class Authenticator {
     throw err401('access-denied', `${ADMIN_SECRET_HEADER}/${ACCESS_KEY_HEADER} required, but not found`);
   }
 
-  private async resolveInner(raw: RequestHeaders): Promise<Session> {
+  private async resolveInner(raw: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session> {
     const headers = normalizeHeaders(raw);
     if (this.secretHash === undefined) return this.fromHeaders(headers, true);
     const sent = headers.get(ADMIN_SECRET_HEADER) ?? headers.get(ACCESS_KEY_HEADER);
     if (sent === undefined && this.webhook) {
-      const r = await this.webhook.resolve(headers);
+      const r = await this.webhook.resolve(headers, headerSpellings(raw, rawHeaders));
       const session: Session = { role: r.role, vars: { ...r.vars, [ROLE_HEADER]: r.role }, hasAdminCredentials: false };
       if (r.expiresAt !== undefined) session.expiresAt = r.expiresAt;
       return session;

@@ -47,6 +47,24 @@ export function normalizeHeaders(headers: RequestHeaders | undefined | null): Ma
   return out;
 }
 
+/**
+ * Lower-cased name → the client's own spelling of it (first seen), from Node's `rawHeaders`
+ * (`[name, value, name, value, …]`) when given, else from the object's keys (a websocket
+ * `connection_init` payload keeps the client's spelling). The auth webhook forwards names spelled
+ * as the client sent them, as upstream does: webhooks that look headers up case-sensitively work.
+ */
+export function headerSpellings(headers: RequestHeaders | undefined | null, raw?: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const add = (name: string) => {
+    if (!HEADER_NAME_RE.test(name)) return;
+    const lower = name.toLowerCase();
+    if (!out.has(lower)) out.set(lower, name);
+  };
+  if (raw) for (let i = 0; i < raw.length; i += 2) add(raw[i]!);
+  else if (headers && typeof headers === 'object') for (const name of Object.keys(headers)) add(name);
+  return out;
+}
+
 /** True when the value can be put on the wire as a header value as is. */
 export function isSafeHeaderValue(v: string): boolean {
   return !UNSAFE_VALUE_RE.test(v);

@@ -429,9 +429,11 @@ export class JwtVerifier {
     if (typeof p.exp === 'number' && !(now < p.exp + skew)) throw invalidJwt('JWTExpired');
     if (typeof p.iat === 'number' && p.iat > now + skew) throw invalidJwt('JWTIssuedAtFuture');
     if (typeof p.nbf === 'number' && !(now >= p.nbf - skew)) throw invalidJwt('JWTNotYetValid');
-    if (this.settings.issuer !== undefined && p.iss !== this.settings.issuer) throw invalidJwt('JWTNotInIssuer');
-    if (this.settings.audience !== undefined) {
-      const auds = typeof p.aud === 'string' ? [p.aud] : ((p.aud as string[] | undefined) ?? []);
+    // as upstream v1.3 (the jose library's validateClaimsSet): `iss` and `aud` are checked against
+    // the configuration when the token carries them; a token without the claim is not refused
+    if (this.settings.issuer !== undefined && p.iss !== undefined && p.iss !== this.settings.issuer) throw invalidJwt('JWTNotInIssuer');
+    if (this.settings.audience !== undefined && p.aud !== undefined) {
+      const auds = typeof p.aud === 'string' ? [p.aud] : (p.aud as string[]);
       if (!auds.some((a) => this.settings.audience!.includes(a))) throw invalidJwt('JWTNotInAudience');
     }
     return p;

@@ -9,7 +9,8 @@ import { Authenticator, authOptionsFromConfig } from './authenticator.js';
 import type { Session, RequestHeaders } from './session.js';
 
 export interface SessionResolverImpl {
-  resolve(headers: RequestHeaders): Promise<Session>;
+  /** `rawHeaders`: Node's `req.rawHeaders`, for the client's spelling of header names (auth webhook) */
+  resolve(headers: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session>;
   /** the session without a promise when no webhook/JWT is involved, else undefined */
   resolveNow?(headers: RequestHeaders): Session | undefined;
   describe(): Record<string, unknown>;
@@ -21,7 +22,7 @@ export interface SessionResolverImpl {
 export function createSessionResolver(config: Config, log: Logger): SessionResolverImpl {
   const auth = new Authenticator(authOptionsFromConfig(config), log);
   return {
-    resolve: (headers) => auth.resolve(headers),
+    resolve: (headers, rawHeaders) => auth.resolve(headers, rawHeaders),
     resolveNow: (headers) => auth.resolveNow(headers),
     describe: () => ({ ...auth.describe() }),
     ready: () => auth.ready(),

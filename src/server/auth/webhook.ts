@@ -70,12 +70,13 @@ export class WebhookClient {
     this.cache.clear();
   }
 
-  async resolve(headers: Map<string, string>): Promise<WebhookResult> {
+  /** `headers`: lower-cased name → value; `spelling`: lower-cased name → the client's spelling (forwarded as is). */
+  async resolve(headers: Map<string, string>, spelling?: Map<string, string>): Promise<WebhookResult> {
     const sent: [string, string][] = [];
     for (const [name, value] of headers) {
       if (!isSafeHeaderValue(value) || HOP_BY_HOP.has(name)) continue;
       if (this.opts.mode === 'GET' && WEBHOOK_IGNORED_HEADERS.has(name)) continue;
-      sent.push([name, value]);
+      sent.push([spelling?.get(name) ?? name, value]);
     }
     sent.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const key = createHash('sha256').update(this.opts.mode).update('\0').update(JSON.stringify(sent)).digest('base64');
