@@ -22,6 +22,30 @@ export interface RunOptions {
   /** `/v1alpha1/graphql` error envelope */
   v1alpha1?: boolean;
   planCache?: PlanCache;
+  /** the HTTP request's id, for the `query-log` line */
+  requestId?: string;
+}
+
+/**
+ * The `query-log` line (deployment/logging.rst), when that log type is enabled: the GraphQL
+ * request and, for queries, the SQL that answers each root field with its prepared arguments
+ * (all root fields of a query share one statement here). `null` for mutations and subscriptions.
+ */
+function logQuery(ctx: ExecContext, req: GraphQLRequest, plan: QueryPlan, opts: RunOptions, params: unknown[] | undefined): void {
+  let generated: Record<string, { query: string; prepared_arguments: unknown[] }> | null = null;
+  if (plan.opType === 'query' && plan.statement && params) {
+    generated = {};
+    const one = { query: plan.statement.compiled.text, prepared_arguments: params };
+    for (const f of plan.fields) if (f.kind === 'db') generated[f.alias] = one;
+  }
+  ctx.log.info({
+    type: 'query-log',
+    detail: {
+      request_id: opts.requestId ?? null,
+      query: { query: req.query, variables: req.variables ?? null, operationName: req.operationName ?? null },
+      generated_sql: generated,
+    },
+  });
 }
 
 function compileOptions(ctx: ExecContext): SelectCompileOptions {
@@ -107,12 +131,18 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
   try {
     const { plan, variables } = planRequest(ctx, req, opts.planCache);
     checkSessionVariables(plan, ctx.session);
+    const queryLog = ctx.config.enabledLogTypes.includes('query-log');
     if (plan.opType === 'mutation') {
+      if (queryLog) logQuery(ctx, req, plan, opts, undefined);
       return executeMutationPlan(ctx, plan, variables).then((results) => mutationResponse(plan, results), fail);
     }
-    if (!plan.statement) return Promise.resolve(readResponse(plan, {}));
+    if (!plan.statement) {
+      if (queryLog) logQuery(ctx, req, plan, opts, undefined);
+      return Promise.resolve(readResponse(plan, {}));
+    }
     const { name, compiled } = plan.statement;
     const values = bindParams(compiled, ctx.session.vars, variables);
+    if (queryLog) logQuery(ctx, req, plan, opts, values);
     return ctx.db.prepared(name, compiled.text, values).then(
       (r) => readResponse(plan, r.rows[0] ?? {}),
       (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),

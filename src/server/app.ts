@@ -21,7 +21,7 @@ import { attachWebsocket } from './websocket.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
 import { graphqlHttp } from './graphqlHttp.js';
-import { httpLogWriter } from './httpLog.js';
+import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
 
 export interface SessionResolver {
@@ -33,7 +33,7 @@ export interface SessionResolver {
 
 export interface GraphQLHandlers {
   /** may throw (allow-list) or return a promise that resolves to the response text */
-  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean }): Promise<string>;
+  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; requestId?: string }): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
 }
 
@@ -50,6 +50,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     bodyLimit: config.bodyLimit,
     logger: false,
     return503OnClosing: true,
+    genReqId: (req) => requestIdOf(req),
     serverFactory: (handler) => createServer((req, res) => {
       if (!fast.handle(req, res)) handler(req, res);
     }),
@@ -65,12 +66,13 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(null, { __invalidJson: true });
+      done(null, { __invalidJson: true, text: text.length > 4096 ? `${text.slice(0, 4096)}…` : text });
     }
   });
 
   app.addHook('onRequest', async (req, reply) => {
     (req as FastifyRequest & { startedAt: bigint }).startedAt = process.hrtime.bigint();
+    reply.header('x-request-id', req.id);
     const allowed = allowOrigin(req.headers.origin);
     for (const [k, v] of Object.entries(corsHeaders(allowed, req.headers['access-control-request-headers'] as string | undefined))) reply.header(k, v);
     if (req.method === 'OPTIONS') {
@@ -82,8 +84,21 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     if (!logRequest) return;
     const started = (req as FastifyRequest & { startedAt?: bigint }).startedAt;
     const ms = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
-    const failure = (reply as FastifyReply & { svcError?: SvcError }).svcError;
-    logRequest({ req: req.raw, status: reply.statusCode, ms, requestId: req.id, failure });
+    const { svcError: failure, svcSession: session } = reply as LoggedReply;
+    const body = req.body as { __invalidJson?: boolean; text?: string } | undefined;
+    const invalid = body?.__invalidJson === true;
+    const size = (reply as LoggedReply).svcSize ?? Number(reply.getHeader('content-length'));
+    logRequest({
+      req: req.raw,
+      status: reply.statusCode,
+      ms,
+      requestId: req.id,
+      failure,
+      session,
+      responseSize: Number.isFinite(size) ? size : undefined,
+      query: failure && !invalid ? body : undefined,
+      rawQuery: failure && invalid ? body.text : undefined,
+    });
   });
 
   // gzip when the client accepts it (Hasura compresses every response then)
@@ -91,6 +106,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     const accept = req.headers['accept-encoding'];
     if (typeof accept !== 'string' || !/\bgzip\b/.test(accept) || reply.getHeader('content-encoding')) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    (reply as LoggedReply).svcSize = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length; // logged before compression
     reply.header('content-encoding', 'gzip');
     reply.removeHeader('content-length');
     return gzip(payload);
@@ -111,7 +127,12 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     return sendQueryError(reply, new SvcError(500, 'unexpected', 'an unexpected error occurred'), false);
   });
 
-  const resolve = (req: FastifyRequest) => auth.resolve(req.headers as Record<string, string | string[] | undefined>, req.raw.rawHeaders);
+  /** the caller of a request; kept on the reply for the http-log line's `user_vars` */
+  const resolve = async (req: FastifyRequest, reply?: FastifyReply) => {
+    const session = await auth.resolve(req.headers as Record<string, string | string[] | undefined>, req.raw.rawHeaders);
+    if (reply) (reply as LoggedReply).svcSession = session;
+    return session;
+  };
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
 
   app.get('/healthz', async (_req, reply) => {
@@ -132,7 +153,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     let session: Session | undefined;
     try {
       if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
-      session = await resolve(req);
+      session = await resolve(req, reply);
       const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
       reply.code(200).type('application/json').send(JSON.stringify(result ?? null));
     } catch (e) {
@@ -146,7 +167,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     let session: Session | undefined;
     try {
       if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
-      session = await resolve(req);
+      session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
       const result = await gql.explain(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
       reply.code(200).type('application/json').send(JSON.stringify(result));
@@ -160,7 +181,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     if (!enabled('pgdump')) return sendQueryError(reply, notFound(), true);
     try {
       if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
-      const session = await resolve(req);
+      const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
       const { opts, clean } = parsePgDumpArgs(req.body);
       if (!config.databaseUrl) throw new SvcError(400, 'not-supported', 'pg_dump is not available on the embedded database');
@@ -175,7 +196,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   const metrics = createMetrics(engine);
   app.get('/v1/metrics', async (req, reply) => {
     try {
-      const session = await resolve(req);
+      const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
       reply.code(200).type(metrics.contentType).send(await metrics.metrics());
     } catch (e) {
@@ -187,7 +208,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   app.get('/v1alpha1/config', async (req, reply) => {
     if (!enabled('config')) return sendQueryError(reply, notFound(), true);
     try {
-      const session = await resolve(req);
+      const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
       const d = auth.describe();
       reply.code(200).send({
@@ -210,8 +231,11 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   return app;
 }
 
+/** What the http-log line needs from a reply: its error and the caller. */
+type LoggedReply = FastifyReply & { svcError?: SvcError; svcSession?: Session; svcSize?: number };
+
 function sendQueryError(reply: FastifyReply, e: SvcError, showInternal: boolean, engine?: Engine): FastifyReply {
-  (reply as FastifyReply & { svcError?: SvcError }).svcError = e;
+  (reply as LoggedReply).svcError = e;
   if (e.status >= 500 && engine) engine.log.error({ type: 'http-log', code: e.code, err: String(e.internal ?? e.message) }, 'request failed');
   return reply.code(e.status).type('application/json').send(JSON.stringify(queryErrorBody(e, showInternal)));
 }

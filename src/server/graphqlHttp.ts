@@ -20,7 +20,7 @@ import type { GraphQLHandlers, SessionResolver } from './app.js';
 import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
 import { corsHeaders } from './cors.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';
-import { httpLogWriter } from './httpLog.js';
+import { httpLogWriter, requestIdOf } from './httpLog.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -28,6 +28,21 @@ interface Answer {
   status: number;
   body: string;
   error?: SvcError;
+  /** for the http-log line */
+  session?: Session;
+  query?: unknown;
+  rawQuery?: string;
+}
+
+/** The first error of a GraphQL error response text, for the http-log line (errors are rare: parsed only then). */
+function firstError(out: string): SvcError | undefined {
+  if (!out.startsWith('{"errors"')) return undefined;
+  try {
+    const e = (JSON.parse(out) as { errors: { message?: string; extensions?: { path?: string; code?: string } }[] }).errors[0];
+    return new SvcError(200, e?.extensions?.code ?? 'unexpected', e?.message ?? '', e?.extensions?.path ?? '$');
+  } catch {
+    return undefined;
+  }
 }
 const ROUTES = new Map([
   ['/v1/graphql', false],
@@ -51,10 +66,9 @@ export function graphqlHttp(
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
   let closing = false;
-  let nextId = 0;
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string): string | Promise<string> => {
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
       const e = one && typeof one === 'object' && !('query' in one)
         ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
@@ -62,68 +76,84 @@ export function graphqlHttp(
       return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
     }
     try {
-      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1 });
+      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1, requestId });
     } catch (e) {
       return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
     }
   };
 
-  const failed = (e: unknown, session: Session | undefined, v1alpha1: boolean): Answer => {
+  const failed = (e: unknown, session: Session | undefined, v1alpha1: boolean, query?: unknown): Answer => {
     const err = toSvcError(e);
     if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
     const status = err.code === 'invalid-json' ? err.status : v1alpha1 ? Math.max(err.status, 400) : 200;
-    return { status, body: JSON.stringify(graphqlErrorBody(err, showInternal(session))), error: err };
+    return { status, body: JSON.stringify(graphqlErrorBody(err, showInternal(session))), error: err, session, query };
   };
 
   // /v1alpha1/graphql answers errors with HTTP 400 (v1 always answers 200)
-  const single = (v1alpha1: boolean) => (out: string): Answer => ({ status: v1alpha1 && out.startsWith('{"errors"') ? 400 : 200, body: out });
+  const single = (v1alpha1: boolean, session: Session, query: unknown) => (out: string): Answer => {
+    const error = firstError(out);
+    return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
+  };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string): Answer | Promise<Answer> => {
     if (Array.isArray(body)) {
       return (async () => {
         const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1));
-        return { status: 200, body: `[${parts.join(',')}]` };
+        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1, requestId));
+        const error = parts.map(firstError).find((x) => x !== undefined);
+        return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, v1alpha1);
-    return typeof out === 'string' ? single(v1alpha1)(out) : out.then(single(v1alpha1));
+    const out = runOne(body, session, headers, v1alpha1, requestId);
+    return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
   /**
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, rawHeaders?: readonly string[]): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, requestId: string, rawHeaders?: readonly string[]): Answer | Promise<Answer> => {
     let session: Session | undefined;
+    let body: unknown;
     try {
-      let body: unknown;
       if (text !== '') {
         try {
           body = JSON.parse(text);
         } catch {
-          throw new SvcError(400, 'invalid-json', 'invalid json');
+          return { ...failed(new SvcError(400, 'invalid-json', 'invalid json'), undefined, v1alpha1), rawQuery: text.length > 4096 ? `${text.slice(0, 4096)}…` : text };
         }
       }
       session = auth.resolveNow?.(headers);
-      if (session) return withSession(body, session, headers, v1alpha1);
+      if (session) return withSession(body, session, headers, v1alpha1, requestId);
       return auth.resolve(headers, rawHeaders).then(
-        (s) => withSession(body, s, headers, v1alpha1),
-        (e) => failed(e, undefined, v1alpha1),
+        (s) => withSession(body, s, headers, v1alpha1, requestId),
+        (e) => failed(e, undefined, v1alpha1, body),
       );
     } catch (e) {
-      return failed(e, session, v1alpha1);
+      return failed(e, session, v1alpha1, body);
     }
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, status: number, body: string, error?: SvcError) => {
+  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {
+    const { status, body } = answer;
     const headers: Record<string, string | number> = corsHeaders(allowOrigin(req.headers.origin), req.headers['access-control-request-headers'] as string | undefined);
     headers['content-type'] = JSON_TYPE;
+    headers['x-request-id'] = requestId;
     const finish = (payload: string | Buffer) => {
       headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       res.writeHead(status, headers);
       res.end(payload);
-      logRequest?.({ req, status, ms: Number(process.hrtime.bigint() - started) / 1e6, requestId: `req-${(nextId++).toString(36)}`, failure: error });
+      logRequest?.({
+        req,
+        status,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        requestId,
+        failure: answer.error,
+        session: answer.session,
+        responseSize: Buffer.byteLength(body), // before compression
+        query: answer.query,
+        rawQuery: answer.rawQuery,
+      });
     };
     const accept = req.headers['accept-encoding'];
     if (typeof accept === 'string' && /\bgzip\b/.test(accept)) {
@@ -145,6 +175,7 @@ export function graphqlHttp(
       const v1alpha1 = ROUTES.get(q < 0 ? url : url.slice(0, q));
       if (v1alpha1 === undefined || !config.enabledApis.has('graphql')) return false;
       const started = process.hrtime.bigint();
+      const requestId = requestIdOf(req);
       if (closing) {
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
@@ -160,7 +191,7 @@ export function graphqlHttp(
           tooLarge = true;
           const e = new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`);
           res.setHeader('connection', 'close');
-          send(req, res, started, 413, JSON.stringify({ path: e.path, error: e.message, code: e.code }), e);
+          send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e });
           req.resume();
           return;
         }
@@ -169,8 +200,8 @@ export function graphqlHttp(
       req.on('end', () => {
         if (tooLarge) return;
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-        const done = (r: Answer) => send(req, res, started, r.status, r.body, r.error);
-        const r = answer(text, req.headers, v1alpha1, req.rawHeaders);
+        const done = (r: Answer) => send(req, res, started, requestId, r);
+        const r = answer(text, req.headers, v1alpha1, requestId, req.rawHeaders);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

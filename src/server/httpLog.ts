@@ -6,8 +6,10 @@
  * same fields and order pino writes (`level`, `time`, …, `msg`); building it
  * through pino's object serialisation cost ~15 % of a primary-key lookup.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import pino from 'pino';
+import type { Session } from '../core/session.js';
 import type { SvcError } from '../errors.js';
 import type { Logger } from '../execute/interface.js';
 
@@ -18,19 +20,38 @@ export interface HttpLogEntry {
   ms: number | undefined;
   requestId: string;
   failure?: SvcError;
+  /** the caller, when authentication got that far: its variables are `user_vars` */
+  session?: Session;
+  /** bytes of the response body as sent */
+  responseSize?: number;
+  /** the parsed request body: logged as `query` when the request failed (never on success) */
+  query?: unknown;
+  /** the body as text when it was not JSON: logged as `raw_query` */
+  rawQuery?: string;
 }
 
+/** The request's id: the client's `x-request-id` when it sent one, else a UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const sent = req.headers['x-request-id'];
+  return typeof sent === 'string' && sent !== '' ? sent : randomUUID();
+}
+
+/** The body of an `http-log` line, as upstream's (deployment/logging.rst). */
 export function httpLogRecord(e: HttpLogEntry): Record<string, unknown> {
   const { req, ms, failure } = e;
   return {
     type: 'http-log',
     detail: {
       operation: {
-        request_id: req.headers['x-request-id'] ?? e.requestId,
+        request_id: e.requestId,
         query_execution_time: ms === undefined ? undefined : ms / 1000,
-        ...(failure ? { error: { path: failure.path, error: failure.message, code: failure.code } } : {}),
+        user_vars: e.session?.vars ?? null,
+        response_size: e.responseSize ?? null,
+        error: failure ? { path: failure.path, error: failure.message, code: failure.code } : null,
+        query: failure && e.query !== undefined ? e.query : null,
+        ...(failure && e.rawQuery !== undefined ? { raw_query: e.rawQuery } : {}),
       },
-      http_info: { url: req.url, method: req.method, status: e.status, ip: req.socket.remoteAddress, latency_ms: ms && Math.round(ms * 100) / 100 },
+      http_info: { url: req.url, method: req.method, status: e.status, http_version: `HTTP/${req.httpVersion}`, ip: req.socket.remoteAddress, latency_ms: ms && Math.round(ms * 100) / 100 },
     },
   };
 }
@@ -65,12 +86,13 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
       return;
     }
     const { req, ms } = e;
-    const id = req.headers['x-request-id'] ?? e.requestId;
     const timing = ms === undefined ? '' : `,"query_execution_time":${ms / 1000}`;
     const latency = ms === undefined ? '' : `,"latency_ms":${Math.round(ms * 100) / 100}`;
+    const vars = e.session ? JSON.stringify(e.session.vars) : 'null';
     stream.write(
-      `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${str(id)}${timing}},` +
-        `"http_info":{"url":${str(req.url)},"method":${str(req.method)},"status":${e.status},"ip":${str(req.socket.remoteAddress)}${latency}}},"msg":"request"}\n`,
+      `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${str(e.requestId)}${timing},` +
+        `"user_vars":${vars},"response_size":${e.responseSize ?? 'null'},"error":null,"query":null},` +
+        `"http_info":{"url":${str(req.url)},"method":${str(req.method)},"status":${e.status},"http_version":"HTTP/${req.httpVersion}","ip":${str(req.socket.remoteAddress)}${latency}}},"msg":"request"}\n`,
     );
   };
 }

@@ -123,7 +123,7 @@ describe('GraphQL over HTTP', () => {
     assert.ok(!Number.isNaN(Date.parse(ok.time)));
     assert.equal(ok.detail.operation.request_id, 'abc"1');
     assert.equal(typeof ok.detail.operation.query_execution_time, 'number');
-    assert.deepEqual({ ...ok.detail.http_info, latency_ms: 0 }, { url: '/v1/graphql', method: 'POST', status: 200, ip: '127.0.0.1', latency_ms: 0 });
+    assert.deepEqual({ ...ok.detail.http_info, latency_ms: 0 }, { url: '/v1/graphql', method: 'POST', status: 200, http_version: 'HTTP/1.1', ip: '127.0.0.1', latency_ms: 0 });
     assert.equal(bad.detail.http_info.status, 400);
     assert.deepEqual(bad.detail.operation.error, { path: '$', error: 'invalid json', code: 'invalid-json' });
     assert.equal(version.detail.http_info.url, '/v1/version');
