@@ -9,7 +9,7 @@
  */
 import { SvcError, err400 } from '../errors.js';
 import { andExp, type BoolExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
-import { columnType, pathKey, permissionFilter } from '../permissions/filter.js';
+import { columnType, pathKey } from '../permissions/filter.js';
 import { presetValue } from '../permissions/mutation.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
 import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, whereNeedsSelect, type DmlContext } from './common.js';
@@ -69,8 +69,8 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
     items.push({ column: pv.column, op: 'set', value: pv.value });
   }
   if (items.length === 0) throw err400('unexpected-payload', 'atleast one of $set, $inc, $mul has to be present', '$.args');
-  const where = andExp(userWhere(ctx, table, a.where), upd ? permissionFilter(ctx.cache, table, upd.filter) : null);
-  const check = upd?.check ? permissionFilter(ctx.cache, table, upd.check) : null;
+  const where = andExp(userWhere(ctx, table, a.where), upd ? upd.filterExp : null);
+  const check = upd?.checkExp ?? null;
   return runMutation(ctx, { kind: 'update', update: { table, items, where, check } }, returning);
 }
 
@@ -85,6 +85,6 @@ export async function runDmlDelete(ctx: DmlContext, args: unknown): Promise<{ af
   }
   whereNeedsSelect(ctx, table, 'delete');
   const returning = returningColumns(ctx, table, a.returning);
-  const where = andExp(userWhere(ctx, table, a.where), del ? permissionFilter(ctx.cache, table, del.filter) : null);
+  const where = andExp(userWhere(ctx, table, a.where), del ? del.filterExp : null);
   return runMutation(ctx, { kind: 'delete', delete: { table, where } }, returning);
 }

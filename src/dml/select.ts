@@ -9,7 +9,7 @@
  */
 import { SvcError, err400 } from '../errors.js';
 import type { BoolExp, Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
-import { FilterBuilder } from '../permissions/filter.js';
+import { FilterBuilder, lookupTable } from '../permissions/filter.js';
 import type { TableView } from '../permissions/view.js';
 import type { TableModel } from '../schema/model.js';
 import { ident, join, sql } from '../sql/ast.js';
@@ -21,7 +21,7 @@ const notSupported = (m: string, p: string) => new SvcError(400, 'not-supported'
 
 /** The builder of a role's `where`: checked against its select permissions (see permissions/filter.ts). */
 export function whereBuilder(ctx: DmlContext): FilterBuilder {
-  return new FilterBuilder(ctx.cache, { sessionVariables: false, views: roleViews(ctx) });
+  return new FilterBuilder((t) => lookupTable(ctx.cache, t), { sessionVariables: false, views: roleViews(ctx) });
 }
 
 function parseCount(v: unknown, path: string): number | null {

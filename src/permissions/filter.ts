@@ -10,10 +10,10 @@
  * filter of every table reached through a relationship or `_exists` is
  * ANDed in. Permission filters (written by the admin) are built without.
  */
-import { SvcError, err400 } from '../errors.js';
+import { err400 } from '../errors.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
-import type { QualifiedTable } from '../metadata/types.js';
+import { displayName, type QualifiedTable } from '../metadata/types.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
 import type { RoleViews, TableView } from './view.js';
 import { pgType, type PgType } from '../sql/pgtypes.js';
@@ -40,9 +40,12 @@ export function lookupTable(cache: SchemaCache, t: QualifiedTable): TableModel |
   return cache.tables.get(`${t.schema}.${t.name}`);
 }
 
+/** Finds a table by name (the schema cache's tables, or the ones being built). */
+export type TableLookup = (t: QualifiedTable) => TableModel | undefined;
+
 export class FilterBuilder {
   constructor(
-    private readonly cache: SchemaCache,
+    private readonly lookup: TableLookup,
     private readonly opts: FilterOptions,
   ) {}
 
@@ -66,9 +69,11 @@ export class FilterBuilder {
       } else if (k === '_not' || k === '$not') {
         items.push({ kind: 'not', item: this.node(v, table, view, p) });
       } else if (k === '_exists' || k === '$exists') {
+        if (!v || typeof v !== 'object' || Array.isArray(v)) throw err400('parse-failed', 'expecting an object for _exists', p);
         const ex = v as { _table?: unknown; _where?: unknown };
-        const t = lookupTable(this.cache, normalizeTableName(ex?._table));
-        if (!t) throw err400('not-exists', `table ${JSON.stringify(ex?._table)} does not exist`, p);
+        const name = normalizeTableName(ex._table);
+        const t = this.lookup(name);
+        if (!t) throw err400('not-exists', `table ${JSON.stringify(displayName(name))} does not exist`, p);
         const tv = views ? views.requireTable(t, `${p}._table`) : null;
         items.push({ kind: 'exists', table: t, exp: this.node(ex._where ?? {}, t, tv, `${p}._where`), filter: tv?.filter ?? null });
       } else if (table.columnsByName.has(k)) {
@@ -77,8 +82,8 @@ export class FilterBuilder {
         items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else if (table.relationships.has(k)) {
         const rel = table.relationships.get(k)!;
-        const target = lookupTable(this.cache, rel.remoteTable);
-        if (!target) throw err400('not-exists', `table ${JSON.stringify(rel.remoteTable.name)} does not exist`, p);
+        const target = this.lookup(rel.remoteTable);
+        if (!target) throw err400('not-exists', `table ${JSON.stringify(displayName(rel.remoteTable))} does not exist`, p);
         const rv = view ? views!.requireRelationship(view, rel, p) : null;
         items.push({ kind: 'relationship', rel, target, exp: this.node(v, target, rv, p), filter: rv?.filter ?? null });
       } else if (table.computedFields.has(k)) {
@@ -115,12 +120,13 @@ export class FilterBuilder {
       const op = operatorName(k);
       const p = path + pathKey(k);
       if (!op) throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(k)}`, p);
-      ops.push(this.columnOp(op, arg, target, type, table, p, view));
+      ops.push(this.columnOp(op, k, arg, target, type, table, p, view));
     }
     return ops;
   }
 
-  private columnOp(op: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null): ColumnOp {
+  /** `key`: the operator as written (`_eq`, `$eq`), for messages */
+  private columnOp(op: string, key: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null): ColumnOp {
     const compare = COMPARE_BY_NAME.get(op);
     if (compare) {
       const v = COMPARE_OPERATORS[compare].value;
@@ -184,16 +190,103 @@ export class FilterBuilder {
         return casts.length === 1 ? casts[0]! : { op: 'cast', to: type, ops: casts };
       }
     }
-    throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(op)}`, path);
+    throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(key)}`, path);
   }
 }
 
-/** The IR filter of a role's permission on a table (raw metadata filter). */
-export function permissionFilter(cache: SchemaCache, table: TableModel, filter: unknown): BoolExp {
-  try {
-    return new FilterBuilder(cache, { sessionVariables: true, nullSafeEq: true }).build(filter, table);
-  } catch (e) {
-    if (e instanceof SvcError) throw new SvcError(500, 'unexpected', `invalid permission filter on ${table.key}: ${e.message}`, '$');
-    throw e;
+/**
+ * A permission's boolean expression (filter or check, metadata syntax) → IR, once, at schema
+ * build: throws SvcError (400) naming the first problem, which makes the permission inconsistent.
+ * Requests use the IR stored on the permission model; its dependencies and the columns it compares
+ * with literals are read off the IR (permissionExpUses).
+ */
+export function permissionExp(lookup: TableLookup, table: TableModel, exp: unknown): BoolExp {
+  return new FilterBuilder(lookup, { sessionVariables: true, nullSafeEq: true }).build(exp ?? {}, table);
+}
+
+/** What a permission's expression uses, for the metadata dependencies. */
+export interface PermissionExpUses {
+  /** columns of the permission's own table */
+  columns: Set<string>;
+  /** relationships of the permission's own table */
+  relationships: Set<string>;
+  /** tables reached through relationships (at any depth) and `_exists`, with the columns used there */
+  remote: Array<{ table: QualifiedTable; columns: Set<string> }>;
+  /** every relationship and computed field used, at any depth, with its table */
+  fields: Array<{ kind: 'relationship' | 'computed_field'; table: QualifiedTable; name: string }>;
+  /** columns compared with a static value (not a session variable), at any depth through relationships */
+  literalColumns: Array<{ table: QualifiedTable; column: string }>;
+}
+
+export function permissionExpUses(exp: BoolExp, table: TableModel): PermissionExpUses {
+  const out: PermissionExpUses = { columns: new Set(), relationships: new Set(), remote: [], fields: [], literalColumns: [] };
+  walkUses(exp, table, out, { top: true, literal: true });
+  return out;
+}
+
+const isLiteral = (v: TypedValue | TypedValue[] | undefined): boolean =>
+  v === undefined ? false : Array.isArray(v) ? v.some((x) => x.ref.kind === 'literal') : v.ref.kind === 'literal';
+
+function opHasLiteral(op: ColumnOp): boolean {
+  switch (op.op) {
+    case 'is_null':
+      return false;
+    case 'in':
+    case 'nin':
+    case 'has_keys_any':
+    case 'has_keys_all':
+      return isLiteral(op.values);
+    case 'st_d_within':
+      return isLiteral(op.distance) || isLiteral(op.from) || isLiteral(op.useSpheroid);
+    case 'st_intersects_nband_geom':
+    case 'st_intersects_geom_nband':
+      return isLiteral(op.nband) || isLiteral(op.geommin);
+    case 'cast':
+      return op.ops.some(opHasLiteral);
+    default:
+      return 'value' in op ? isLiteral(op.value) : false;
+  }
+}
+
+/**
+ * `columns` collects the columns used at this level (the caller's table); `top`: the permission's
+ * own table (its relationships are listed too); `literal`: literal columns are collected here
+ * (through relationships, not inside `_exists`, as upstream's dependency of a column's type).
+ */
+function walkUses(e: BoolExp, table: TableModel, out: PermissionExpUses, at: { top: boolean; literal: boolean }, columns: Set<string> = out.columns): void {
+  switch (e.kind) {
+    case 'true':
+      return;
+    case 'and':
+    case 'or':
+      for (const x of e.items) walkUses(x, table, out, at, columns);
+      return;
+    case 'not':
+      walkUses(e.item, table, out, at, columns);
+      return;
+    case 'column':
+      if (e.target.kind === 'column') {
+        columns.add(e.target.column.name);
+        if (at.literal && e.ops.some(opHasLiteral)) out.literalColumns.push({ table: table.name, column: e.target.column.name });
+      } else {
+        out.fields.push({ kind: 'computed_field', table: table.name, name: e.target.field.name });
+      }
+      for (const op of e.ops) if ('column' in op) columns.add(op.column.name);
+      return;
+    case 'relationship': {
+      if (at.top) out.relationships.add(e.rel.name);
+      out.fields.push({ kind: 'relationship', table: table.name, name: e.rel.name });
+      const sub = new Set<string>();
+      const entry = { table: e.target.name, columns: sub };
+      out.remote.push(entry);
+      walkUses(e.exp, e.target, out, { top: false, literal: at.literal }, sub);
+      return;
+    }
+    case 'exists': {
+      const sub = new Set<string>();
+      out.remote.push({ table: e.table.name, columns: sub });
+      walkUses(e.exp, e.table, out, { top: false, literal: false }, sub);
+      return;
+    }
   }
 }

@@ -9,7 +9,7 @@ import type { BoolExp, ColumnValue } from '../ir/types.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { isSessionVariable } from './boolexp.js';
-import { columnType, permissionFilter } from './filter.js';
+import { columnType } from './filter.js';
 
 export interface InsertAccess {
   /** columns the input may give (presets excluded) */
@@ -96,7 +96,7 @@ export class RoleMutationAccess {
         ? {
             columns: t.columns.filter((c) => ins.columns.includes(c.name) && !(c.name in ins.set)),
             presets: presets(t, ins.set),
-            check: permissionFilter(this.cache, t, ins.check),
+            check: ins.checkExp,
             backendOnly: ins.backendOnly,
           }
         : null,
@@ -104,11 +104,11 @@ export class RoleMutationAccess {
         ? {
             columns: t.columns.filter((c) => upd.columns.includes(c.name) && !(c.name in upd.set)),
             presets: presets(t, upd.set),
-            filter: permissionFilter(this.cache, t, upd.filter),
-            check: upd.check ? permissionFilter(this.cache, t, upd.check) : null,
+            filter: upd.filterExp,
+            check: upd.checkExp,
           }
         : null,
-      delete: del ? { filter: permissionFilter(this.cache, t, del.filter) } : null,
+      delete: del ? { filter: del.filterExp } : null,
     };
   }
 }

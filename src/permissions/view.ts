@@ -15,7 +15,7 @@ import type { BoolExp } from '../ir/types.js';
 import type { QualifiedTable } from '../metadata/types.js';
 import type { ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE } from '../core/session.js';
-import { lookupTable, permissionFilter } from './filter.js';
+import { lookupTable } from './filter.js';
 
 /** A table as Hasura names it in messages: `"name"`, or `"schema.name"` outside public. */
 export const tableDisplay = (t: QualifiedTable): string => JSON.stringify(t.schema === 'public' ? t.name : `${t.schema}.${t.name}`);
@@ -128,7 +128,7 @@ export class RoleViews {
       arrayRelationships: [],
       computedFields: [],
       allowAggregations: p.allowAggregations,
-      filter: permissionFilter(this.cache, t, p.filter),
+      filter: p.filterExp,
       limit: p.limit,
     };
   }

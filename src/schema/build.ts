@@ -5,7 +5,9 @@
  */
 import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
 import { SvcError } from '../errors.js';
-import { isSessionVariable, literalColumnsOf, normalizeTableName, validateBoolExp } from '../permissions/boolexp.js';
+import { isSessionVariable } from '../permissions/boolexp.js';
+import { permissionExp, permissionExpUses } from '../permissions/filter.js';
+import type { BoolExp as FilterExp } from '../ir/types.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
 import {
@@ -193,7 +195,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
           for (const cf of deps.computedFields) dependencies.push({ dependent, ref, on: { kind: 'computed_field', table: tm.table, name: cf } });
           // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored permission definition, validated when it was added
           const p = def.permission as Record<string, any>;
-          const typed = [p.filter, p.check].flatMap((e) => literalColumnsOf(e, table, lookup));
+          const typed = [...deps.literalColumns];
           for (const [col, v] of Object.entries((p.set ?? {}) as Record<string, unknown>)) {
             if (!isSessionVariable(v)) typed.push({ table: tm.table, column: col });
           }
@@ -505,40 +507,8 @@ interface PermDeps {
   remote: Array<{ table: QualifiedTable; columns: Set<string> }>;
   /** every relationship and computed field a boolean expression uses, with its table */
   fields: Array<{ kind: 'relationship' | 'computed_field'; table: QualifiedTable; name: string }>;
-}
-
-/**
- * The relationships and computed fields a (valid) boolean expression uses, at
- * any depth: `{author: {articles: {…}}}` on article uses article.author and
- * author.articles. Keys are resolved in validateBoolExp's order.
- */
-function boolExpFields(e: unknown, table: TableModel, lookup: (t: QualifiedTable) => TableModel | undefined, out: PermDeps['fields']): void {
-  if (!e || typeof e !== 'object' || Array.isArray(e)) return;
-  for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
-    if (k === '_and' || k === '$and' || k === '_or' || k === '$or') {
-      if (Array.isArray(v)) for (const x of v) boolExpFields(x, table, lookup, out);
-    } else if (k === '_not' || k === '$not') {
-      boolExpFields(v, table, lookup, out);
-    } else if (k === '_exists' || k === '$exists') {
-      const ex = v as { _table?: unknown; _where?: unknown } | null;
-      if (!ex || typeof ex !== 'object') continue;
-      let target: TableModel | undefined;
-      try {
-        target = lookup(normalizeTableName(ex._table));
-      } catch {
-        target = undefined;
-      }
-      if (target) boolExpFields(ex._where, target, lookup, out);
-    } else if (table.columnsByName.has(k)) {
-      continue;
-    } else if (table.relationships.has(k)) {
-      out.push({ kind: 'relationship', table: table.name, name: k });
-      const target = lookup(table.relationships.get(k)!.remoteTable);
-      if (target) boolExpFields(v, target, lookup, out);
-    } else if (table.computedFields.has(k)) {
-      out.push({ kind: 'computed_field', table: table.name, name: k });
-    }
-  }
+  /** columns compared with static values in filters and checks */
+  literalColumns: Array<{ table: QualifiedTable; column: string }>;
 }
 
 function resolvePermission(
@@ -549,13 +519,17 @@ function resolvePermission(
   perms: RolePermissions,
   lookup: (t: QualifiedTable) => TableModel | undefined,
 ): PermDeps {
-  const deps: PermDeps = { columns: new Set(), relationships: new Set(), computedFields: new Set(), remote: [], fields: [] };
-  const useExp = (e: unknown) => {
-    const r = validateBoolExp(e ?? {}, table, lookup);
+  const deps: PermDeps = { columns: new Set(), relationships: new Set(), computedFields: new Set(), remote: [], fields: [], literalColumns: [] };
+  /** the expression parsed once (its IR serves every request); what it uses becomes dependencies */
+  const useExp = (e: unknown): FilterExp => {
+    const exp = permissionExp(lookup, table, e);
+    const r = permissionExpUses(exp, table);
     r.columns.forEach((c) => deps.columns.add(c));
     r.relationships.forEach((c) => deps.relationships.add(c));
     deps.remote.push(...r.remote);
-    boolExpFields(e, table, lookup, deps.fields);
+    deps.fields.push(...r.fields);
+    deps.literalColumns.push(...r.literalColumns);
+    return exp;
   };
   const useCols = (cols: string[]) => cols.forEach((c) => deps.columns.add(c));
   const presets = (set: Record<string, unknown> | undefined) => {
@@ -578,29 +552,28 @@ function resolvePermission(
         }
         deps.computedFields.add(cf);
       }
-      useExp(p.filter);
+      const filterExp = useExp(p.filter);
       if (p.limit !== undefined && p.limit !== null && (!Number.isInteger(p.limit) || p.limit < 0)) fail('unexpected negative value');
-      perms.select = { columns, computedFields: cfs, filter: p.filter ?? {}, limit: p.limit ?? null, allowAggregations: !!p.allow_aggregations };
+      perms.select = { columns, computedFields: cfs, filter: p.filter ?? {}, filterExp, limit: p.limit ?? null, allowAggregations: !!p.allow_aggregations };
       break;
     }
     case 'insert': {
       const columns = expandColumns(table, p.columns);
       if (p.columns !== undefined && p.columns !== '*') useCols(columns);
-      useExp(p.check);
-      perms.insert = { check: p.check ?? {}, set: presets(p.set), columns, backendOnly: !!p.backend_only };
+      const checkExp = useExp(p.check);
+      perms.insert = { check: p.check ?? {}, checkExp, set: presets(p.set), columns, backendOnly: !!p.backend_only };
       break;
     }
     case 'update': {
       const columns = expandColumns(table, p.columns);
       if (p.columns !== '*') useCols(columns);
-      useExp(p.filter);
-      if (p.check) useExp(p.check);
-      perms.update = { columns, filter: p.filter ?? {}, check: p.check ?? null, set: presets(p.set) };
+      const filterExp = useExp(p.filter);
+      const checkExp = p.check ? useExp(p.check) : null;
+      perms.update = { columns, filter: p.filter ?? {}, filterExp, check: p.check ?? null, checkExp, set: presets(p.set) };
       break;
     }
     case 'delete':
-      useExp(p.filter);
-      perms.delete = { filter: p.filter ?? {} };
+      perms.delete = { filter: p.filter ?? {}, filterExp: useExp(p.filter) };
       break;
   }
   return deps;

@@ -5,6 +5,7 @@
  * per-role GraphQL schemas hang off it and are built lazily, once per role.
  */
 import type { ColumnInfo, DbIntrospection, FunctionIntrospection, TableIntrospection } from '../catalog/introspect.js';
+import type { BoolExp as FilterExp } from '../ir/types.js';
 import type {
   BoolExp,
   ComputedFieldDef,
@@ -55,11 +56,14 @@ export interface SelectPermissionModel {
   columns: string[];
   computedFields: string[];
   filter: BoolExp;
+  /** `filter` parsed once at schema build (permissions/filter.ts permissionExp) */
+  filterExp: FilterExp;
   limit: number | null;
   allowAggregations: boolean;
 }
 export interface InsertPermissionModel {
   check: BoolExp;
+  checkExp: FilterExp;
   /** column → static value or session variable name (lower-cased `x-svc-…`) */
   set: Record<string, unknown>;
   columns: string[];
@@ -68,11 +72,14 @@ export interface InsertPermissionModel {
 export interface UpdatePermissionModel {
   columns: string[];
   filter: BoolExp;
+  filterExp: FilterExp;
   check: BoolExp | null;
+  checkExp: FilterExp | null;
   set: Record<string, unknown>;
 }
 export interface DeletePermissionModel {
   filter: BoolExp;
+  filterExp: FilterExp;
 }
 export interface RolePermissions {
   select?: SelectPermissionModel;
