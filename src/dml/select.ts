@@ -111,7 +111,9 @@ function parseColumns(ctx: DmlContext, view: TableView, cols: unknown, path: str
       const col = view.table.columnsByName.get(c);
       if (!col) {
         if (view.table.relationships.has(c)) throw err400('unexpected-payload', `${JSON.stringify(c)} is a relationship and should be expanded`, p);
-        throw err400('not-exists', `no such column exists : ${JSON.stringify(c)}`, p);
+        // upstream checks the column against the select permission first (checkSelOnCol): for
+        // admin too, a missing column is `permission-denied` "no such column exists"
+        throw err400('permission-denied', `no such column exists : ${JSON.stringify(c)}`, p);
       }
       push({ alias: c, kind: 'column', column: roleViews(ctx).requireColumn(view, c, p) });
       return;
@@ -163,7 +165,7 @@ export async function runDmlCount(ctx: DmlContext, args: unknown): Promise<{ cou
   if (a.distinct !== undefined && a.distinct !== null) {
     if (!Array.isArray(a.distinct)) throw err400('parse-failed', 'expecting an array for distinct', '$.args.distinct');
     distinct = a.distinct.map((c, i) => {
-      if (typeof c !== 'string' || !table.columnsByName.has(c)) throw err400('not-exists', `no such column exists : ${JSON.stringify(c)}`, `$.args.distinct[${i}]`);
+      if (typeof c !== 'string' || !table.columnsByName.has(c)) throw err400('permission-denied', `no such column exists : ${JSON.stringify(c)}`, `$.args.distinct[${i}]`);
       return roleViews(ctx).requireColumn(view, c, `$.args.distinct[${i}]`).name;
     });
   }

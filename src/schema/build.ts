@@ -242,14 +242,11 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
     attempt('function', fm.function, '', () => {
       const info = db.functions.get(qualifiedKey(fm.function));
       if (!info) fail(`no such function exists in postgres : ${JSON.stringify(displayName(fm.function))}`);
-      const returnTable = validateTrackableFunction(info!, lookup);
       const sessionArgument = fm.configuration?.session_argument;
+      const problem = functionTrackingProblem(info!, sessionArgument, lookup);
+      if (problem) fail(problem);
+      const returnTable = { schema: info!.returnType.schema, name: info!.returnType.name };
       const inArgs = info!.args.filter((a) => a.mode === 'i' || a.mode === 'b');
-      if (sessionArgument) {
-        const a = inArgs.find((x) => x.name === sessionArgument);
-        if (!a) fail(`${JSON.stringify(sessionArgument)} is not an input argument of the function ${JSON.stringify(displayName(fm.function))}`);
-        if (a!.type !== 'json' && a!.type !== 'jsonb') fail(`session argument ${JSON.stringify(sessionArgument)} of the function ${JSON.stringify(displayName(fm.function))} is not of type JSON`);
-      }
       const firstDefault = inArgs.length - info!.defaultArgs;
       functions.set(qualifiedKey(fm.function), {
         name: fm.function,
@@ -475,18 +472,33 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
   };
 }
 
-function validateTrackableFunction(f: FunctionIntrospection, lookup: (t: QualifiedTable) => TableModel | undefined): QualifiedTable {
+/**
+ * Why a function cannot be tracked (with its session argument), in upstream's words, or undefined:
+ * `the function "f" cannot be tracked because <reason>` / `… for the following reasons: …`. The
+ * schema build reports it as the function's inconsistency; track_function answers it as
+ * `not-supported` before changing anything (upstream's mkFunctionInfo).
+ */
+export function functionTrackingProblem(f: FunctionIntrospection, sessionArgument: string | undefined, lookup: (t: QualifiedTable) => TableModel | undefined): string | undefined {
   const name = JSON.stringify(displayName(f));
+  if (f.overloaded) return `function ${name} is overloaded. Overloaded functions are not supported`;
+  // in the order and words of upstream v1.3's mkFunctionInfo (every reason is listed)
   const problems: string[] = [];
-  if (f.volatility === 'v') problems.push(`function ${name} is of type VOLATILE; cannot be added as a root field`);
-  if (!f.returnsSet || !f.returnType.isTable) problems.push(`function ${name} does not return a SETOF table`);
-  if (f.args.some((a) => a.mode !== 'i')) problems.push(`function ${name} has arguments that are not IN arguments`);
-  if (f.overloaded) problems.push(`function ${name} is overloaded. Overloaded functions are not supported`);
+  if (f.args.some((a) => a.mode === 'v')) problems.push('function with "VARIADIC" parameters are not supported');
+  if (f.returnType.category !== 'C') problems.push('the function does not return a "COMPOSITE" type');
+  if (!f.returnsSet) problems.push('the function does not return a SETOF');
+  if (!f.returnType.isTable) problems.push('the function does not return a SETOF table');
+  if (f.volatility === 'v') problems.push('function of type "VOLATILE" is not supported now');
+  if (f.args.some((a) => a.mode !== 'i' && a.mode !== 'v')) problems.push('the function has arguments that are not IN arguments');
+  if (sessionArgument !== undefined) {
+    const a = f.args.find((x) => (x.mode === 'i' || x.mode === 'b') && x.name === sessionArgument);
+    if (!a) problems.push(`given session argument ${JSON.stringify(sessionArgument)} not the input argument of the function`);
+    else if (a.type !== 'json' && a.type !== 'jsonb') problems.push(`given session argument ${JSON.stringify(sessionArgument)} is not of type json`);
+  }
+  if (problems.length === 1) return `the function ${name} cannot be tracked because ${problems[0]}`;
+  if (problems.length > 1) return `the function ${name} cannot be tracked for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`;
   const rt = { schema: f.returnType.schema, name: f.returnType.name };
-  if (problems.length === 0 && !lookup(rt)) problems.push(`the function ${name} cannot be tracked because the returning table ${JSON.stringify(displayName(rt))} is not tracked`);
-  if (problems.length === 1) fail(`the function ${name} cannot be tracked because ${problems[0]!.replace(/^function \S+ /, '')}`);
-  if (problems.length > 1) fail(`the function ${name} cannot be tracked for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`);
-  return rt;
+  if (!lookup(rt)) return `the function ${name} cannot be tracked because the returning table ${JSON.stringify(displayName(rt))} is not tracked`;
+  return undefined;
 }
 
 function expandColumns(table: TableModel, cols: ColumnList | undefined): string[] {

@@ -6,6 +6,7 @@ import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { displayName, sameName, type QualifiedFunction } from '../types.js';
 import { findTable } from './tables.js';
+import { functionTrackingProblem } from '../../schema/build.js';
 
 function track(ctx: OpContext, fn: QualifiedFunction, configuration?: { session_argument?: string }) {
   const md = ctx.state.metadata;
@@ -15,9 +16,13 @@ function track(ctx: OpContext, fn: QualifiedFunction, configuration?: { session_
   if (md.tables.some((t) => sameName(t.table, fn))) {
     throw new SvcError(400, 'not-supported', `table with name ${JSON.stringify(displayName(fn))} already exists`, ctx.path);
   }
-  if (!ctx.state.cache.db.functions.has(`${fn.schema}.${fn.name}`)) {
+  const info = ctx.state.cache.db.functions.get(`${fn.schema}.${fn.name}`);
+  if (!info) {
     throw notExists(`no such function exists in postgres : ${JSON.stringify(displayName(fn))}`, ctx.path);
   }
+  const cache = ctx.state.cache;
+  const problem = functionTrackingProblem(info, configuration?.session_argument, (t) => cache.tables.get(`${t.schema}.${t.name}`));
+  if (problem) throw new SvcError(400, 'not-supported', problem, ctx.path);
   md.functions.push(configuration && Object.keys(configuration).length ? { function: fn, configuration } : { function: fn });
   return SUCCESS;
 }
