@@ -33,12 +33,34 @@ async function main(): Promise<void> {
     (log as { flush?: () => void }).flush?.();
     process.exit(1);
   }
+  const flush = () => (log as { flush?: () => void }).flush?.();
+  // A bug that escapes every handler leaves the process in an unknown state: log it and exit
+  // loudly (70 = EX_SOFTWARE) so that the supervisor restarts it, rather than serve half-broken.
+  const fatal = (kind: string) => (e: unknown) => {
+    log.error({ type: 'unhandled', kind, err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) }, 'fatal: unhandled error');
+    flush();
+    process.stderr.write(`svc: fatal ${kind}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(70);
+  };
+  process.on('unhandledRejection', fatal('unhandledRejection'));
+  process.on('uncaughtException', fatal('uncaughtException'));
+
+  // SIGTERM/SIGINT: websockets are closed (1001) at once, new requests get 503, in-flight ones
+  // finish; after --graceful-shutdown-timeout the rest is cut off.
+  const graceMs = parsed.config.gracefulShutdownTimeout * 1000;
   const stop = async (signal: string) => {
+    const started = Date.now();
     log.info({ type: 'shutdown', signal }, 'shutting down: finishing in-flight requests');
-    const timer = setTimeout(() => process.exit(1), 30_000);
-    timer.unref();
+    const force = setTimeout(() => {
+      log.warn({ type: 'shutdown' }, `in-flight requests still running after ${graceMs} ms: closing them`);
+      svc.forceClose();
+    }, graceMs);
+    force.unref();
+    const hard = setTimeout(() => process.exit(1), graceMs + 5_000);
+    hard.unref();
     await svc.close();
-    (log as { flush?: () => void }).flush?.();
+    log.info({ type: 'shutdown', ms: Date.now() - started }, 'stopped');
+    flush();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

@@ -51,6 +51,30 @@ export interface Config {
   bodyLimit: number;
   enableConsole: boolean;
   consoleAssetsDir?: string;
+  /** live operations one websocket may have open at once */
+  maxSubscriptionsPerConnection: number;
+  /** open websockets per process */
+  maxWebsocketConnections: number;
+  /** seconds SIGTERM waits for in-flight requests and deliveries */
+  gracefulShutdownTimeout: number;
+  /** seconds a non-admin request's statement may run (0: no limit) */
+  statementTimeout: number;
+  /** seconds an admin request's statement may run (0: no limit) */
+  adminStatementTimeout: number;
+  /** seconds a request waits for a pool connection before a 503 */
+  poolAcquireTimeout: number;
+  /** seconds start-up keeps retrying a database that does not answer */
+  dbConnectRetryTimeout: number;
+  /** GraphQL document limits, checked before validation */
+  maxQueryBytes: number;
+  maxQueryTokens: number;
+  maxQueryDepth: number;
+  maxQueryNodes: number;
+  maxQueryAliases: number;
+  /** nesting depth of JSON inputs (boolean expressions, bulk, variables) */
+  maxNestingDepth: number;
+  /** memory budget of the plan cache */
+  planCacheMaxBytes: number;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -97,6 +121,20 @@ export const OPTIONS: readonly Option[] = [
   { key: 'eventsHttpPoolSize', flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', kind: 'int', description: 'concurrent event deliveries (default 100)' },
   { key: 'eventsFetchInterval', flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', kind: 'int', description: 'ms between event polls when idle (default 1000)' },
   { key: 'bodyLimit', flag: 'body-limit', env: 'SVC_GRAPHQL_BODY_LIMIT', kind: 'int', description: 'maximum request body in bytes (default 104857600)' },
+  { key: 'maxSubscriptionsPerConnection', flag: 'max-subscriptions-per-connection', env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', kind: 'int', description: 'operations one websocket may have running at once (default 100)' },
+  { key: 'maxWebsocketConnections', flag: 'max-websocket-connections', env: 'SVC_GRAPHQL_MAX_WEBSOCKET_CONNECTIONS', kind: 'int', description: 'open websockets per process; more are refused with 503 (default 5000)' },
+  { key: 'gracefulShutdownTimeout', flag: 'graceful-shutdown-timeout', env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT', kind: 'int', description: 'seconds SIGTERM waits for in-flight requests (default 5)' },
+  { key: 'statementTimeout', flag: 'statement-timeout', env: 'SVC_GRAPHQL_STATEMENT_TIMEOUT', kind: 'int', description: 'seconds a non-admin request may run in PostgreSQL; 0 = no limit (default 60)' },
+  { key: 'adminStatementTimeout', flag: 'admin-statement-timeout', env: 'SVC_GRAPHQL_ADMIN_STATEMENT_TIMEOUT', kind: 'int', description: 'seconds an admin request may run in PostgreSQL; 0 = no limit (default 0)' },
+  { key: 'poolAcquireTimeout', flag: 'pool-acquire-timeout', env: 'SVC_GRAPHQL_POOL_ACQUIRE_TIMEOUT', kind: 'int', description: 'seconds a request waits for a database connection before a 503 (default 10)' },
+  { key: 'dbConnectRetryTimeout', flag: 'db-connect-retry-timeout', env: 'SVC_GRAPHQL_DB_CONNECT_RETRY_TIMEOUT', kind: 'int', description: 'seconds start-up retries a database that does not answer (default 60)' },
+  { key: 'maxQueryBytes', flag: 'max-query-bytes', env: 'SVC_GRAPHQL_MAX_QUERY_BYTES', kind: 'int', description: 'maximum size of a GraphQL document (default 1048576)' },
+  { key: 'maxQueryTokens', flag: 'max-query-tokens', env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS', kind: 'int', description: 'maximum lexical tokens of a GraphQL document (default 20000)' },
+  { key: 'maxQueryDepth', flag: 'max-query-depth', env: 'SVC_GRAPHQL_MAX_QUERY_DEPTH', kind: 'int', description: 'maximum selection depth, fragments expanded (default 100)' },
+  { key: 'maxQueryNodes', flag: 'max-query-nodes', env: 'SVC_GRAPHQL_MAX_QUERY_NODES', kind: 'int', description: 'maximum fields of the expanded selection (default 10000)' },
+  { key: 'maxQueryAliases', flag: 'max-query-aliases', env: 'SVC_GRAPHQL_MAX_QUERY_ALIASES', kind: 'int', description: 'maximum aliased fields in a document (default 1000)' },
+  { key: 'maxNestingDepth', flag: 'max-nesting-depth', env: 'SVC_GRAPHQL_MAX_NESTING_DEPTH', kind: 'int', description: 'maximum nesting of JSON inputs: where, bulk, variables (default 256)' },
+  { key: 'planCacheMaxBytes', flag: 'plan-cache-max-bytes', env: 'SVC_GRAPHQL_PLAN_CACHE_MAX_BYTES', kind: 'int', description: 'memory budget of the plan cache in bytes (default 67108864)' },
 ];
 
 export function defaultConfig(): Config {
@@ -124,6 +162,20 @@ export function defaultConfig(): Config {
     eventsFetchInterval: 1000,
     bodyLimit: 100 * 1024 * 1024,
     enableConsole: false,
+    maxSubscriptionsPerConnection: 100,
+    maxWebsocketConnections: 5000,
+    gracefulShutdownTimeout: 5,
+    statementTimeout: 60,
+    adminStatementTimeout: 0,
+    poolAcquireTimeout: 10,
+    dbConnectRetryTimeout: 60,
+    maxQueryBytes: 1024 * 1024,
+    maxQueryTokens: 20_000,
+    maxQueryDepth: 100,
+    maxQueryNodes: 10_000,
+    maxQueryAliases: 1000,
+    maxNestingDepth: 256,
+    planCacheMaxBytes: 64 * 1024 * 1024,
   };
 }
 

@@ -15,6 +15,8 @@ export interface RunningSvc {
   port: number;
   engine: Engine;
   close(): Promise<void>;
+  /** cuts every open HTTP connection (after the grace period of a shutdown) */
+  forceClose(): void;
 }
 
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
@@ -84,5 +86,6 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
         auth.close?.();
         await engine.close();
       })()),
+    forceClose: () => app.server.closeAllConnections(),
   };
 }
