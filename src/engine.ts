@@ -2,6 +2,7 @@
  * The running engine: database, configuration, the current schema cache and
  * its replacement after metadata changes (here or on another instance).
  */
+import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, METADATA_CHANNEL } from './catalog/catalog.js';
 import { openDb, type Db } from './db/db.js';
@@ -19,6 +20,7 @@ export class Engine {
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {}
 
   static async start(config: Config, log: Logger): Promise<Engine> {
+    defaultPlanCache.setMaxBytes(config.planCacheMaxBytes);
     const db = await openDb({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,

@@ -68,7 +68,7 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
   let rs: RoleSchema | undefined;
   if (!entry) {
     rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly);
-    const op = parseDocument(req.query, req.operationName);
+    const op = parseDocument(req.query, req.operationName, ctx.config);
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
   const vars = entry.coerce(req.variables ?? {});
@@ -81,7 +81,7 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
   const plan = compilePlan(rs ?? getRoleSchema(ctx.cache, ctx.session.role, backendOnly), entry.op, vars, compileOptions(ctx));
   if (worthCaching(plan)) {
     plan.cached = true;
-    PlanCache.addPlan(entry, plan);
+    PlanCache.addPlan(entry, plan, req.query);
   }
   return { plan, variables: vars.values };
 }
@@ -172,7 +172,7 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody): Promi
   const session: Session = { role, vars, hasAdminCredentials: true };
   const cache: SchemaCache = ctx.cache;
   const rs = getRoleSchema(cache, role);
-  const op = parseDocument(req.query, req.operationName);
+  const op = parseDocument(req.query, req.operationName, ctx.config);
   const coerced = coerceVariables(rs.schema, op.def, req.variables ?? {});
   const { opType, fields } = operationRootFields(rs, op, coerced);
   if (opType === 'mutation') throw new SvcError(400, 'invalid-params', 'only queries can be explained', '$');

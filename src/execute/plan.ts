@@ -6,8 +6,9 @@
  * only; leaf variables and session variables are statement parameters.
  */
 import { createHash } from 'node:crypto';
-import { parse, type GraphQLField, type GraphQLObjectType } from 'graphql';
+import { type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { SvcError } from '../errors.js';
+import { parseWithinLimits, type DocumentLimits } from './limits.js';
 import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation, type StructuralKey } from '../ir/document.js';
 import { validationError } from '../ir/input.js';
 import type { RootField } from '../ir/types.js';
@@ -57,14 +58,9 @@ export interface QueryPlan {
   cached?: boolean;
 }
 
-export function parseDocument(query: string, operationName: string | null | undefined): Operation {
-  let doc;
-  try {
-    doc = parse(query, { noLocation: true });
-  } catch (e) {
-    throw new SvcError(400, 'validation-failed', `not a valid graphql query: ${(e as Error).message}`, '$.query');
-  }
-  return selectOperation(doc, operationName);
+/** Parses a request's document within the document limits (execute/limits.ts) and picks its operation. */
+export function parseDocument(query: string, operationName: string | null | undefined, limits?: DocumentLimits): Operation {
+  return selectOperation(parseWithinLimits(query, limits), operationName);
 }
 
 /** Root fields of an operation as IR. */

@@ -8,8 +8,14 @@
  *
  * Lookup is two-level (query text, then a short key) so that a hit hashes the
  * request's query string once and builds no long composite key. Eviction is
- * approximate LRU: each hit stamps its entry; when the cache is over capacity
- * the least recently stamped quarter goes.
+ * approximate LRU: each hit stamps its entry; when the cache is over capacity —
+ * entries, or bytes (`--plan-cache-max-bytes`) — the least recently stamped
+ * entries go until it is at three quarters.
+ *
+ * Bytes are estimated, not measured: an entry holds its query text, the parsed
+ * document and, per plan, the IR and the SQL text. Measured on 42 KB queries
+ * (bench/planCache.mjs): ~70 bytes of heap per byte of query text for the parsed
+ * operation, its IR and plan together, plus the SQL text (UTF-16).
  */
 import type { GraphQLInputType } from 'graphql';
 import { sameKey, type Operation, type VariableCoercer } from '../ir/document.js';
@@ -36,17 +42,51 @@ export interface PlanCacheEntry {
   /** most recently compiled first */
   plans: QueryPlan[];
   used: number;
+  /** estimated heap bytes of the entry and its plans */
+  bytes: number;
+  /** the cache that holds the entry (for the byte count of plans added later) */
+  owner: PlanCache;
+  /** no longer in the cache: its plans are not counted */
+  evicted?: boolean;
 }
 
 const MAX_ENTRIES = 4096;
 const MAX_PLANS_PER_ENTRY = 16;
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** heap per byte of query text of the parsed operation (estimate, see above) */
+const DOCUMENT_BYTES_PER_CHAR = 40;
+/** heap per byte of query text of a compiled plan's IR */
+const PLAN_BYTES_PER_CHAR = 30;
+const ENTRY_OVERHEAD = 2048;
+const PLAN_OVERHEAD = 1024;
+
+function planBytes(query: string, plan: QueryPlan): number {
+  let sql = plan.statement ? plan.statement.compiled.text.length : 0;
+  for (const f of plan.fields) if (f.kind === 'mutation') sql += f.plan.write.text.length + (f.plan.output?.text.length ?? 0);
+  return PLAN_OVERHEAD + query.length * PLAN_BYTES_PER_CHAR + sql * 2;
+}
 
 export class PlanCache {
   private readonly byQuery = new Map<string, Map<string, PlanCacheEntry>>();
   private count = 0;
   private tick = 0;
+  private totalBytes = 0;
 
-  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+  constructor(
+    private readonly maxEntries = MAX_ENTRIES,
+    private maxBytes = DEFAULT_MAX_BYTES,
+  ) {}
+
+  /** Sets the byte budget (`--plan-cache-max-bytes`); evicts at once if over it. */
+  setMaxBytes(maxBytes: number): void {
+    this.maxBytes = maxBytes;
+    if (this.totalBytes > this.maxBytes) this.evict();
+  }
+
+  /** estimated heap bytes held */
+  get bytes(): number {
+    return this.totalBytes;
+  }
 
   /** the key below the query text */
   static subKey(role: string, operationName: string | null | undefined, variant: string): string {
@@ -65,10 +105,15 @@ export class PlanCache {
   add(query: string, subKey: string, cache: SchemaCache, op: Operation, coerce: VariableCoercer): PlanCacheEntry {
     let m = this.byQuery.get(query);
     if (!m) this.byQuery.set(query, (m = new Map()));
-    if (!m.has(subKey)) this.count++;
-    const e: PlanCacheEntry = { cache, op, coerce, plans: [], used: ++this.tick };
+    const old = m.get(subKey);
+    if (old) {
+      this.totalBytes -= old.bytes;
+      old.evicted = true;
+    } else this.count++;
+    const e: PlanCacheEntry = { cache, op, coerce, plans: [], used: ++this.tick, bytes: ENTRY_OVERHEAD + query.length * (2 + DOCUMENT_BYTES_PER_CHAR), owner: this };
     m.set(subKey, e);
-    if (this.count > this.maxEntries) this.evict();
+    this.totalBytes += e.bytes;
+    if (this.count > this.maxEntries || this.totalBytes > this.maxBytes) this.evict();
     return e;
   }
 
@@ -79,17 +124,38 @@ export class PlanCache {
     return undefined;
   }
 
-  static addPlan(e: PlanCacheEntry, plan: QueryPlan): void {
+  /** Adds a compiled plan to an entry (`query`: the entry's query text, for the size estimate). */
+  static addPlan(e: PlanCacheEntry, plan: QueryPlan, query = ''): void {
+    const size = planBytes(query, plan);
     e.plans.unshift(plan);
-    if (e.plans.length > MAX_PLANS_PER_ENTRY) e.plans.pop();
+    e.bytes += size;
+    let dropped = 0;
+    if (e.plans.length > MAX_PLANS_PER_ENTRY) {
+      e.plans.pop();
+      dropped = size; // the plans of one entry are alike: the dropped one is about as big
+      e.bytes -= dropped;
+    }
+    if (!e.evicted) e.owner.grew(size - dropped);
   }
 
+  private grew(bytes: number): void {
+    this.totalBytes += bytes;
+    if (this.totalBytes > this.maxBytes) this.evict();
+  }
+
+  /** Drops the least recently used entries until at most 3/4 of both budgets are used. */
   private evict(): void {
     const all: Array<[number, string, string]> = [];
     for (const [q, m] of this.byQuery) for (const [k, e] of m) all.push([e.used, q, k]);
     all.sort((a, b) => a[0] - b[0]);
-    for (const [, q, k] of all.slice(0, Math.max(1, Math.floor(all.length / 4)))) {
+    const entryTarget = Math.min(this.count - 1, Math.floor(this.maxEntries * 0.75));
+    const byteTarget = Math.floor(this.maxBytes * 0.75);
+    for (const [, q, k] of all) {
+      if (this.count <= entryTarget && this.totalBytes <= byteTarget) break;
       const m = this.byQuery.get(q)!;
+      const e = m.get(k)!;
+      this.totalBytes -= e.bytes;
+      e.evicted = true;
       m.delete(k);
       if (m.size === 0) this.byQuery.delete(q);
       this.count--;
@@ -99,6 +165,7 @@ export class PlanCache {
   clear(): void {
     this.byQuery.clear();
     this.count = 0;
+    this.totalBytes = 0;
   }
 
   get size(): number {

@@ -135,17 +135,36 @@ describe('plan cache eviction', () => {
   const op = {} as never;
   const coerce = () => ({ values: {}, types: new Map() });
 
-  test('over capacity, the least recently used quarter goes', () => {
+  test('over capacity, the least recently used go until three quarters are left', () => {
     const c = new PlanCache(8);
     for (let i = 0; i < 8; i++) c.add(`q${i}`, 'admin', fakeCache, op, coerce);
     // touch q0..q3: q4..q7 are now the least recently used
     for (let i = 0; i < 4; i++) assert.ok(c.get(`q${i}`, 'admin', fakeCache));
     c.add('q8', 'admin', fakeCache, op, coerce);
-    assert.equal(c.size, 7);
+    assert.equal(c.size, 6);
     for (let i = 0; i < 4; i++) assert.ok(c.get(`q${i}`, 'admin', fakeCache), `q${i} kept`);
-    assert.equal(c.get('q4', 'admin', fakeCache), undefined);
-    assert.equal(c.get('q5', 'admin', fakeCache), undefined);
+    for (const q of ['q4', 'q5', 'q6']) assert.equal(c.get(q, 'admin', fakeCache), undefined);
+    assert.ok(c.get('q7', 'admin', fakeCache));
     assert.ok(c.get('q8', 'admin', fakeCache));
+  });
+
+  test('bounded by bytes: 150 distinct 42 KB queries stay within the budget', () => {
+    const budget = 8 * 1024 * 1024;
+    const c = new PlanCache(4096, budget);
+    const big = 'x'.repeat(42 * 1024);
+    let max = 0;
+    for (let i = 0; i < 150; i++) {
+      const e = c.add(`${i}${big}`, 'admin', fakeCache, op, coerce);
+      const plan = { opType: 'query', structural: new Map(), fields: [], statement: { name: 's', compiled: { text: 'y'.repeat(60_000) } }, sessionVars: [] } as never;
+      PlanCache.addPlan(e, plan, `${i}${big}`);
+      max = Math.max(max, c.bytes);
+    }
+    assert.ok(max <= budget + 4 * 1024 * 1024, `peak ${max} bytes`);
+    assert.ok(c.bytes <= budget, `${c.bytes} bytes after`);
+    assert.ok(c.size > 0 && c.size < 150, `${c.size} entries`);
+    c.setMaxBytes(1);
+    assert.equal(c.size, 0);
+    assert.equal(c.bytes, 0);
   });
 
   test('an entry of another schema cache is a miss and is replaced', () => {
