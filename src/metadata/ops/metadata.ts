@@ -3,7 +3,7 @@ import { SvcError } from '../../errors.js';
 import { exportMetadata, normalizeMetadata } from '../export.js';
 import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../args.js';
+import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata } from '../types.js';
 
 defineOp('export_metadata', {
@@ -14,9 +14,50 @@ defineOp('export_metadata', {
   },
 });
 
+/**
+ * The shape of a metadata document, checked before anything is replaced (upstream parses it with
+ * aeson: `tables` is required, the other lists are optional, every list is a list of objects).
+ * A document that does not parse changes nothing: `{}` or a misspelt key is never "no tables".
+ */
+function checkMetadataShape(args: unknown): void {
+  const a = new ArgReader(args, '$', 'Metadata', false);
+  const v = a.raw('version');
+  if (v !== undefined && v !== 1 && v !== 2) throw new SvcError(400, 'parse-failed', `expected 1 or 2, encountered ${JSON.stringify(v)}`, '$.version');
+  const tables = expectArray(a.required('tables'), '$.tables');
+  tables.forEach((t, i) => {
+    const tr = new ArgReader(t, `$.tables[${i}]`, 'TableMeta', false);
+    parseQualified(tr.required('table'), tr.sub('table'), 'QualifiedTable');
+    if (tr.has('is_enum')) tr.bool('is_enum', false);
+    tr.object('configuration', true);
+    for (const k of TABLE_LISTS) {
+      const l = tr.raw(k);
+      if (l !== undefined && l !== null) expectArray(l, tr.sub(k)).forEach((x, j) => expectObject(x, `${tr.sub(k)}[${j}]`));
+    }
+  });
+  for (const k of TOP_LISTS) {
+    const l = a.raw(k);
+    if (l !== undefined && l !== null) expectArray(l, a.sub(k));
+  }
+  a.object('custom_types', true);
+}
+
+const TABLE_LISTS = [
+  'object_relationships',
+  'array_relationships',
+  'insert_permissions',
+  'select_permissions',
+  'update_permissions',
+  'delete_permissions',
+  'event_triggers',
+  'computed_fields',
+  'remote_relationships',
+] as const;
+const TOP_LISTS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers'] as const;
+
 defineOp('replace_metadata', {
   kind: 'metadata',
   async run(ctx, args) {
+    checkMetadataShape(args);
     const md = normalizeMetadata(args);
     ctx.state.metadata = md;
     ctx.state.metadataChanged = true;
