@@ -70,6 +70,34 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * PostgreSQL's protocol carries text as NUL-terminated strings: a NUL byte in a statement or a
+ * parameter breaks the connection (08P01) instead of failing the statement. Every statement and
+ * parameter is checked before it is sent (a string scan, no copy) and refused the way PostgreSQL
+ * refuses a NUL in text: SQLSTATE 22021, which the error mapping turns into a 400
+ * `data-exception`, with the connection left intact.
+ */
+export function checkNoNul(text: string, values?: readonly unknown[]): void {
+  if (text.includes('\0')) throw nulError();
+  if (values) for (const v of values) if (hasNul(v)) throw nulError();
+}
+
+const hasNul = (v: unknown): boolean => (typeof v === 'string' ? v.includes('\0') : Array.isArray(v) ? v.some(hasNul) : false);
+
+function nulError(): Error {
+  return Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021', severity: 'ERROR' });
+}
+
+/** The same check, as a rejected promise (callers of the query methods await them). */
+function nulCheck(text: string, values?: readonly unknown[]): Promise<never> | undefined {
+  try {
+    checkNoNul(text, values);
+    return undefined;
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 const textTypes = { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig;
 
 export interface DbOptions {
@@ -136,6 +164,8 @@ class PoolDb implements Db {
   ) {}
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
+    const bad = nulCheck(text, values);
+    if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
@@ -143,6 +173,8 @@ class PoolDb implements Db {
   }
 
   prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike> {
+    const bad = nulCheck(text, values);
+    if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
     return this.pool.query(this.usePrepared ? { name, text, values } : { text, values });
@@ -183,10 +215,13 @@ class PoolDb implements Db {
     const self = this;
     // a named prepared statement when it has a name and prepared statements are on
     const send = (st: Statement) =>
+      nulCheck(st.text, st.values) ??
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
       client.query(st.name && self.usePrepared ? { name: st.name, text: st.text, values: st.values as any[] } : { text: st.text, values: st.values as any[] });
     return {
       query(text, values) {
+        const bad = nulCheck(text, values);
+        if (bad) return bad;
         self.statementCount++;
         self.roundTrips++;
         // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
@@ -217,6 +252,7 @@ class PoolDb implements Db {
         }
       },
       async batch(statements) {
+        for (const st of statements) checkNoNul(st.text, st.values);
         self.statementCount += statements.length;
         if (self.kind === 'pg') {
           self.roundTrips++;
@@ -246,6 +282,7 @@ class PoolDb implements Db {
         }
       },
       async multi(text) {
+        checkNoNul(text);
         self.statementCount++;
         self.roundTrips++;
         const r = (await client.query({ text, rowMode: 'array' } as pg.QueryConfig)) as unknown as pg.QueryResult | pg.QueryResult[];
