@@ -2,6 +2,7 @@
  * The running engine: database, configuration, the current schema cache and
  * its replacement after metadata changes (here or on another instance).
  */
+import { Semaphore } from './core/semaphore.js';
 import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, METADATA_CHANNEL } from './catalog/catalog.js';
@@ -16,8 +17,12 @@ export class Engine {
   private poll?: NodeJS.Timeout;
   private reloading: Promise<void> | undefined;
   private listeners: Array<(c: SchemaCache) => void> = [];
+  /** /v1/query transactions in flight: at most 3/4 of the pool (the rest stays for GraphQL and health) */
+  readonly queryGate: Semaphore;
 
-  private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {}
+  private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
+    this.queryGate = new Semaphore(config.databaseUrl ? Math.max(1, Math.floor((config.pgConnections * 3) / 4)) : 1);
+  }
 
   static async start(config: Config, log: Logger): Promise<Engine> {
     defaultPlanCache.setMaxBytes(config.planCacheMaxBytes);
@@ -27,6 +32,11 @@ export class Engine {
       connections: config.pgConnections,
       idleTimeoutSeconds: config.pgTimeout,
       usePreparedStatements: config.usePreparedStatements,
+      acquireTimeoutMs: config.poolAcquireTimeout * 1000,
+      statementTimeoutMs: config.statementTimeout * 1000,
+      connectRetryTimeoutMs: config.dbConnectRetryTimeout * 1000,
+      onConnectRetry: (attempt, delayMs, e) =>
+        log.warn({ type: 'startup', detail: { kind: 'db_connect_retry', attempt, retry_in_ms: delayMs, error: e.message } }, `database not reachable (try ${attempt}): ${e.message}; retrying in ${delayMs} ms`),
     });
     try {
       await initCatalog(db);

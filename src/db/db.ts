@@ -57,7 +57,8 @@ export interface TxOptions {
 export interface Db extends Queryable {
   readonly kind: 'pg' | 'pglite';
   readonly usePrepared: boolean;
-  prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike>;
+  /** `signal`: aborting it cancels the statement in PostgreSQL (the client went away) */
+  prepared(name: string, text: string, values: unknown[], signal?: AbortSignal): Promise<QueryResultLike>;
   withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T>;
   tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T>;
   /** LISTEN on a channel with a dedicated connection (server mode only); returns an unlisten function */
@@ -106,6 +107,77 @@ export interface DbOptions {
   connections: number;
   idleTimeoutSeconds?: number;
   usePreparedStatements: boolean;
+  /** ms a request waits for a pool connection (0: for ever); past it the request fails with 503 */
+  acquireTimeoutMs?: number;
+  /** ms a statement may run on a pool connection (0: no limit); a transaction may `SET LOCAL` another */
+  statementTimeoutMs?: number;
+  /** ms start-up keeps retrying a database that does not answer (0: one try) */
+  connectRetryTimeoutMs?: number;
+  /** each failed start-up try is reported here */
+  onConnectRetry?: (attempt: number, delayMs: number, error: Error) => void;
+}
+
+/** A pool connection could not be had in time (pg's "timeout exceeded when trying to connect"). */
+export function isAcquireTimeout(e: unknown): boolean {
+  return e instanceof Error && /timeout exceeded when trying to connect/i.test(e.message);
+}
+
+/**
+ * The embedded database's data directory is one process's: `svc.lock` holds the owner's pid,
+ * created exclusively; a lock whose pid is gone is stale and taken over. A second process on the
+ * same directory would lose acknowledged writes (two PGlite instances on one directory).
+ */
+export function lockDataDir(dir: string): () => void {
+  const file = path.join(dir, 'svc.lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      return () => {
+        try {
+          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.unlinkSync(file);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const owner = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
+        throw new Error(`the data directory ${path.resolve(dir)} is in use by another svc process (pid ${owner}); stop it or use another --data-dir`);
+      }
+      fs.rmSync(file, { force: true }); // stale: its process is gone
+    }
+  }
+  throw new Error(`could not lock the data directory ${path.resolve(dir)}`);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Waits for the database at start-up: retries with backoff (250 ms doubling to 5 s) until the deadline. */
+async function firstContact(db: Db, opts: DbOptions): Promise<void> {
+  const deadline = Date.now() + (opts.connectRetryTimeoutMs ?? 0);
+  let delay = 250;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.query('select 1');
+      return;
+    } catch (e) {
+      const pgErr = asPgError(e);
+      // a database that answers with an error (bad password, no such database) will not get better
+      const retryable = !pgErr || pgErr.code.startsWith('08') || pgErr.code === '57P03';
+      if (!retryable || Date.now() + delay > deadline) throw e;
+      opts.onConnectRetry?.(attempt, delay, e as Error);
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
 }
 
 export async function openDb(opts: DbOptions): Promise<Db> {
@@ -114,6 +186,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       connectionString: opts.databaseUrl,
       max: opts.connections,
       idleTimeoutMillis: (opts.idleTimeoutSeconds ?? 180) * 1000,
+      connectionTimeoutMillis: opts.acquireTimeoutMs ?? 0,
+      statement_timeout: opts.statementTimeoutMs || undefined,
       types: textTypes,
       application_name: 'svc',
     });
@@ -125,17 +199,32 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       await c.connect();
       return c;
     });
-    await db.query('select 1');
+    try {
+      await firstContact(db, opts);
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
     return db;
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
+  const unlock = lockDataDir(opts.dataDir);
+  try {
+    return await openEmbedded(opts, unlock);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}
+
+async function openEmbedded(opts: DbOptions, unlock: () => void): Promise<Db> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const exts = await loadPgliteExtensions();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pglite's extension map type differs between its bundles
   const pglite = await PGlite.create(path.resolve(opts.dataDir), { extensions: exts as any });
   const pool = new pg.Pool({ ...(createPgConfig(pglite) as object), max: 1, types: textTypes } as pg.PoolConfig);
-  const db = new PoolDb('pglite', pool, opts.usePreparedStatements, undefined, pglite);
+  const db = new PoolDb('pglite', pool, opts.usePreparedStatements, undefined, pglite, unlock);
   await db.query('select 1');
   return db;
 }
@@ -161,6 +250,7 @@ class PoolDb implements Db {
     readonly usePrepared: boolean,
     private readonly dedicated?: () => Promise<pg.Client>,
     private readonly pglite?: { listen(ch: string, cb: (p: string) => void): Promise<() => Promise<void>>; close(): Promise<void> },
+    private readonly unlock?: () => void,
   ) {}
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
@@ -172,12 +262,48 @@ class PoolDb implements Db {
     return this.pool.query(text, values as any[]);
   }
 
-  prepared(name: string, text: string, values: unknown[]): Promise<QueryResultLike> {
+  prepared(name: string, text: string, values: unknown[], signal?: AbortSignal): Promise<QueryResultLike> {
     const bad = nulCheck(text, values);
     if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
-    return this.pool.query(this.usePrepared ? { name, text, values } : { text, values });
+    const q = this.usePrepared ? { name, text, values } : { text, values };
+    if (!signal || !this.dedicated) return this.pool.query(q);
+    return this.cancellable(q, signal);
+  }
+
+  /** Runs on a checked-out client so that an abort can cancel its backend (pg_cancel_backend). */
+  private async cancellable(q: pg.QueryConfig, signal: AbortSignal): Promise<QueryResultLike> {
+    if (signal.aborted) throw Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' });
+    const client = await this.pool.connect();
+    const pid = (client as pg.PoolClient & { processID?: number }).processID;
+    let cancelled = false;
+    const onAbort = () => {
+      cancelled = true;
+      if (pid) void this.cancelBackend(pid);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await client.query(q);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // a cancelled client may still carry the cancel request: do not reuse it
+      client.release(cancelled);
+    }
+  }
+
+  /** Cancels a backend's running statement, on a connection of its own (the pool may be full). */
+  private async cancelBackend(pid: number): Promise<void> {
+    try {
+      const c = await this.dedicated!();
+      try {
+        await c.query('select pg_cancel_backend($1)', [pid]);
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    } catch {
+      /* the statement timeout still bounds it */
+    }
   }
 
   async withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
@@ -313,6 +439,7 @@ class PoolDb implements Db {
   async close(): Promise<void> {
     await this.pool.end().catch(() => undefined);
     if (this.pglite) await this.pglite.close().catch(() => undefined);
+    this.unlock?.();
   }
 }
 

@@ -3,7 +3,7 @@
  * the GraphQL error envelopes (`/v1/graphql`: `{errors: [{extensions: {path,
  * code}, message}]}`, on `/v1alpha1/graphql` with HTTP 400).
  */
-import { asPgError } from '../db/db.js';
+import { asPgError, isAcquireTimeout } from '../db/db.js';
 import { SvcError } from '../errors.js';
 
 /** A database error as an SvcError (Hasura's mkTxErrorHandler). */
@@ -18,7 +18,17 @@ export function fromPgError(e: unknown, statement?: { text: string; params: unkn
         arguments: statement?.params,
       }
     : { message: e instanceof Error ? e.message : String(e) };
-  if (!pg) return new SvcError(500, 'unexpected', 'database query error', '$', internal);
+  // the pool or the connection, not the statement: 503, details (addresses) only in `internal`,
+  // which only admins see
+  if (isAcquireTimeout(e)) return new SvcError(503, 'unexpected', 'could not acquire a database connection in time: the server is busy, try again', '$', internal);
+  if (!pg) {
+    const code = (e as { code?: unknown })?.code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return new SvcError(503, 'unexpected', 'database connection error', '$', internal);
+    return new SvcError(500, 'unexpected', 'database query error', '$', internal);
+  }
+  if (pg.code.startsWith('08') || pg.code === '57P01' || pg.code === '57P03') return new SvcError(503, 'unexpected', 'database connection error', '$', internal);
+  // --statement-timeout, or the client went away (the statement was cancelled)
+  if (pg.code === '57014') return new SvcError(500, 'unexpected', normalizeMessage(pg.message), '$', internal);
   // expected errors (the caller's data) carry no internal details, as in Hasura's mkTxErrorHandler
   const message = normalizeMessage(pg.message);
   const cls = pg.code.slice(0, 2);
@@ -67,6 +77,8 @@ export function errorObject(e: SvcError, fmt: ErrorFormat): Record<string, unkno
 }
 
 export function errorResponse(e: unknown, fmt: ErrorFormat): string {
-  const err = e instanceof SvcError ? e : new SvcError(500, 'unexpected', e instanceof Error ? e.message : String(e));
+  // anything that is not an SvcError came from below (the driver, the pool): never its message,
+  // which may name internal hosts; `internal` carries it for admins
+  const err = e instanceof SvcError ? e : fromPgError(e);
   return JSON.stringify({ errors: [errorObject(err, fmt)] });
 }

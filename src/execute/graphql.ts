@@ -143,7 +143,7 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
     const { name, compiled } = plan.statement;
     const values = bindParams(compiled, ctx.session.vars, variables);
     if (queryLog) logQuery(ctx, req, plan, opts, values);
-    return ctx.db.prepared(name, compiled.text, values).then(
+    return ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
       (r) => readResponse(plan, r.rows[0] ?? {}),
       (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
     );

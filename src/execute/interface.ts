@@ -24,4 +24,6 @@ export interface ExecContext {
   log: Logger;
   /** request headers (lower-cased), for actions/remote schemas forwarding */
   headers: Record<string, string | string[] | undefined>;
+  /** aborted when the client goes away: running statements are cancelled */
+  signal?: AbortSignal;
 }

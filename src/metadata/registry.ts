@@ -44,6 +44,11 @@ export interface OpDef {
   /** admin-only (every op but the DML ones) */
   adminOnly?: boolean;
   accessMode?(args: unknown): AccessMode;
+  /**
+   * Does the op need the metadata lock (it may change the metadata or what it is built on)?
+   * Default: metadata ops and writing ops do; DML ops and data-only run_sql do not.
+   */
+  locksMetadata?(args: unknown): boolean;
   run(ctx: OpContext, args: unknown, version: number): Promise<unknown>;
 }
 

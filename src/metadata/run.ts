@@ -74,11 +74,34 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
   const readOnly = modes.every((m) => m !== 'write');
 
   const base = engine.cache;
+  // /v1/query may hold at most 3/4 of the pool: long run_sql calls cannot starve GraphQL requests
+  const release = await engine.queryGate.acquire(engine.config.poolAcquireTimeout * 1000 || 2 ** 31 - 1);
+  try {
+    return await runInTransaction(engine, session, headers, ops, bulk, readOnly, base);
+  } finally {
+    release();
+  }
+}
+
+async function runInTransaction(
+  engine: Engine,
+  session: Session,
+  headers: Record<string, string | string[] | undefined>,
+  ops: ReturnType<typeof flatten>['ops'],
+  bulk: boolean,
+  readOnly: boolean,
+  base: SchemaCache,
+): Promise<unknown> {
   const result = await engine.db.tx(
     async (conn) => {
+      // admin requests (run_sql, metadata) have their own bound (--admin-statement-timeout)
+      if (isAdmin(session) && engine.db.kind === 'pg' && engine.config.adminStatementTimeout * 1000 !== engine.config.statementTimeout * 1000) {
+        await conn.query(`set local statement_timeout = ${Math.floor(engine.config.adminStatementTimeout * 1000)}`);
+      }
       let storedVersion = base.resourceVersion;
       let cache: SchemaCache = base;
-      if (!readOnly) {
+      const lock = !readOnly && ops.some((o) => (o.def.locksMetadata ? o.def.locksMetadata(o.args) : o.def.kind === 'metadata' || o.def.adminOnly !== false));
+      if (lock) {
         storedVersion = await lockMetadata(conn);
         if (storedVersion !== base.resourceVersion) {
           // another instance changed the metadata: start from what is stored

@@ -1,8 +1,12 @@
 /** Turning SvcErrors into the two response envelopes. */
 import { SvcError } from '../errors.js';
+import { fromPgError } from '../execute/errors.js';
 
 export function toSvcError(e: unknown): SvcError {
   if (e instanceof SvcError) return e;
+  // the pool or the database connection (acquire timeout, database down): 503 without addresses
+  const db = fromPgError(e);
+  if (db.status === 503) return db;
   return new SvcError(500, 'unexpected', 'an unexpected error occurred', '$', e instanceof Error ? e.message : String(e));
 }
 

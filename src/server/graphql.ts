@@ -6,19 +6,20 @@ import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './app.js';
 import { isAdmin, type Session } from './auth/session.js';
 
-const context = (engine: Engine, session: Session, headers: ExecContext['headers']): ExecContext => ({
+const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: AbortSignal): ExecContext => ({
   cache: engine.cache,
   db: engine.db,
   config: engine.config,
   session,
   log: engine.log,
   headers,
+  signal,
 });
 
 export const graphqlHandlers: GraphQLHandlers = {
   run(engine, session, req, headers, opts) {
     if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
-    return runGraphQL(context(engine, session, headers), req, opts);
+    return runGraphQL(context(engine, session, headers, opts.signal), req, opts);
   },
   explain(engine, session, body, headers) {
     return explainGraphQL(context(engine, session, headers), body as ExplainBody);

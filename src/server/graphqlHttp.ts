@@ -68,7 +68,7 @@ export function graphqlHttp(
   let closing = false;
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: AbortSignal): string | Promise<string> => {
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
       const e = one && typeof one === 'object' && !('query' in one)
         ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
@@ -76,7 +76,7 @@ export function graphqlHttp(
       return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
     }
     try {
-      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1, requestId });
+      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1, requestId, signal });
     } catch (e) {
       return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
     }
@@ -95,16 +95,16 @@ export function graphqlHttp(
     return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
   };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: AbortSignal): Answer | Promise<Answer> => {
     if (Array.isArray(body)) {
       return (async () => {
         const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1, requestId));
+        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1, requestId, signal));
         const error = parts.map(firstError).find((x) => x !== undefined);
         return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, v1alpha1, requestId);
+    const out = runOne(body, session, headers, v1alpha1, requestId, signal);
     return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
@@ -112,7 +112,7 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, requestId: string, rawHeaders?: readonly string[]): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, requestId: string, rawHeaders?: readonly string[], signal?: AbortSignal): Answer | Promise<Answer> => {
     let session: Session | undefined;
     let body: unknown;
     try {
@@ -124,9 +124,9 @@ export function graphqlHttp(
         }
       }
       session = auth.resolveNow?.(headers);
-      if (session) return withSession(body, session, headers, v1alpha1, requestId);
+      if (session) return withSession(body, session, headers, v1alpha1, requestId, signal);
       return auth.resolve(headers, rawHeaders).then(
-        (s) => withSession(body, s, headers, v1alpha1, requestId),
+        (s) => withSession(body, s, headers, v1alpha1, requestId, signal),
         (e) => failed(e, undefined, v1alpha1, body),
       );
     } catch (e) {
@@ -201,7 +201,12 @@ export function graphqlHttp(
         if (tooLarge) return;
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
         const done = (r: Answer) => send(req, res, started, requestId, r);
-        const r = answer(text, req.headers, v1alpha1, requestId, req.rawHeaders);
+        // the client leaving before the answer cancels the statement in PostgreSQL
+        const abort = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) abort.abort();
+        });
+        const r = answer(text, req.headers, v1alpha1, requestId, req.rawHeaders, abort.signal);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

@@ -25,9 +25,39 @@ export function pgExecError(e: unknown, statement: string, path: string): SvcErr
   });
 }
 
+/**
+ * Can this SQL change what the metadata is built on (tables, columns, functions, types, …)? Only
+ * SQL that plainly cannot — every statement a SELECT/WITH/VALUES/TABLE/EXPLAIN/SHOW with no
+ * writing or schema-changing word outside literals and comments (writes may change an enum
+ * table's values, which the schema is built on) — is run without the
+ * metadata lock and without re-introspecting the database afterwards: `select pg_sleep(2)` then
+ * no longer serialises every other metadata request. When in doubt: true. (A function called by
+ * such a statement that itself runs DDL is not seen; run such SQL as `select` through `do`, or
+ * follow it with reload_metadata.)
+ */
+export function sqlMayChangeSchema(sql: string): boolean {
+  const bare = sql
+    .replace(/\$([A-Za-z_][A-Za-z0-9_]*)?\$[\s\S]*?\$\1\$/g, ' ') // dollar-quoted bodies
+    .replace(/'(?:[^']|'')*'/g, ' ') // string literals
+    .replace(/"(?:[^"]|"")*"/g, ' x ') // quoted identifiers
+    .replace(/--[^\n]*/g, ' ')
+    .replace(/\/\*[\s\S]*?\*\//g, ' ');
+  if (/['"$]|\/\*/.test(bare)) return true; // unbalanced quoting: do not guess
+  const statements = bare.split(';').map((x) => x.trim()).filter((x) => x !== '');
+  if (statements.length === 0) return true;
+  const DATA = /^(select|with|values|table|explain|show)\b/i;
+  const SCHEMA = /\b(insert|update|delete|merge|into|create|alter|drop|comment|grant|revoke|truncate|rename|reindex|cluster|vacuum|analyze|refresh|import|do|call|execute|prepare|deallocate|set|reset|discard|load|security|owner|policy|rule|trigger|extension|schema|sequence|nextval|setval|lo_import|lo_export|pg_read_file|dblink)\b/i;
+  return statements.some((st) => !DATA.test(st) || SCHEMA.test(st));
+}
+
 defineOp('run_sql', {
   kind: 'data',
   accessMode: (args) => ((args as { read_only?: boolean })?.read_only === true ? 'read-only-forced' : 'write'),
+  locksMetadata: (args) => {
+    const a = args as { sql?: unknown; read_only?: unknown } | null;
+    if (a?.read_only === true) return false;
+    return typeof a?.sql !== 'string' || sqlMayChangeSchema(a.sql);
+  },
   async run(ctx, args) {
     const a = reader(args);
     const sql = a.string('sql');
@@ -47,8 +77,9 @@ defineOp('run_sql', {
     } catch (e) {
       throw pgExecError(e, sql, ctx.path);
     }
-    if (!readOnly) ctx.state.dbChanged = true;
-    if (!readOnly) {
+    const schema = !readOnly && sqlMayChangeSchema(sql);
+    if (schema) ctx.state.dbChanged = true;
+    if (schema) {
       // later ops of a bulk see the database as this SQL left it
       const after = await introspect(ctx.conn);
       const known = ctx.state.cache.inconsistent;
