@@ -89,9 +89,19 @@ export class Engine {
   /** Other instances announce metadata changes by NOTIFY; a slow poll covers missed notifications. */
   private async startSync(): Promise<void> {
     if (this.db.kind === 'pglite') return;
-    this.unlisten = await this.db.listen(METADATA_CHANNEL, (payload) => {
-      void this.maybeReload(Number(payload));
-    });
+    const recheck = () =>
+      loadResourceVersion(this.db)
+        .then((v) => this.maybeReload(v))
+        .catch(() => undefined);
+    this.unlisten = await this.db.listen(
+      METADATA_CHANNEL,
+      (payload) => void this.maybeReload(Number(payload)),
+      // notifications sent while the connection was down are lost: compare versions now
+      () => {
+        this.log.info({ type: 'metadata-sync', detail: { event: 'listen-reconnected' } }, 'LISTEN connection re-opened');
+        void recheck();
+      },
+    );
     this.poll = setInterval(() => {
       loadResourceVersion(this.db)
         .then((v) => this.maybeReload(v))

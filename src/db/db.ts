@@ -61,8 +61,11 @@ export interface Db extends Queryable {
   prepared(name: string, text: string, values: unknown[], signal?: AbortSignal): Promise<QueryResultLike>;
   withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T>;
   tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T>;
-  /** LISTEN on a channel with a dedicated connection (server mode only); returns an unlisten function */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * LISTEN on a channel with a dedicated connection, re-opened when it breaks (then `onReconnect`
+   * runs: notifications sent meanwhile are lost); returns an unlisten function
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   /** statements executed so far (for tests and metrics) */
   readonly statementCount: number;
@@ -419,16 +422,61 @@ class PoolDb implements Db {
     };
   }
 
-  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+  /**
+   * LISTEN on a dedicated connection that is re-opened when it breaks (a database restart, a
+   * terminated backend, a network cut): retried with backoff (100 ms doubling to 5 s) for as long
+   * as the listener lives; `onReconnect` runs after each re-open, since notifications sent while
+   * the connection was down are lost and the caller must re-read what they would have said.
+   */
+  async listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>> {
     if (this.pglite) return this.pglite.listen(channel, onPayload);
-    const c = await this.dedicated!();
-    c.on('notification', (m) => {
-      if (m.channel === channel) onPayload(m.payload ?? '');
-    });
-    c.on('error', () => undefined);
-    await c.query(`listen ${pg.escapeIdentifier(channel)}`);
+    let stopped = false;
+    let current: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    let delay = 100;
+    const open = async (): Promise<void> => {
+      const c = await this.dedicated!();
+      let lost = false;
+      const onLost = () => {
+        if (lost) return;
+        lost = true;
+        void c.end().catch(() => undefined);
+        if (!stopped) schedule();
+      };
+      c.on('notification', (m) => {
+        if (m.channel === channel) onPayload(m.payload ?? '');
+      });
+      c.on('error', onLost);
+      c.on('end', onLost);
+      try {
+        await c.query(`listen ${pg.escapeIdentifier(channel)}`);
+      } catch (e) {
+        lost = true;
+        await c.end().catch(() => undefined);
+        throw e;
+      }
+      current = c;
+      delay = 100;
+    };
+    const schedule = () => {
+      if (retry || stopped) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        open().then(
+          () => onReconnect?.(),
+          () => {
+            delay = Math.min(delay * 2, 5_000);
+            schedule();
+          },
+        );
+      }, delay);
+      retry.unref();
+    };
+    await open();
     return async () => {
-      await c.end().catch(() => undefined);
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      await current?.end().catch(() => undefined);
     };
   }
 

@@ -96,7 +96,7 @@ test('concurrent long run_sql: /healthz and GraphQL still answer within a second
     await setup(s);
     const sleepers = Array.from({ length: 10 }, () => postQuery(s.url, { type: 'run_sql', args: { sql: 'select pg_sleep(1.5)' } }));
     await waitFor('run_sql statements running', async () => {
-      const r = await sql(s.databaseUrl, `select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()`);
+      const r = await sql<{ n: number }>(s.databaseUrl, `select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()`);
       return r[0]!.n >= 2 ? r[0]!.n : undefined;
     });
     const t0 = Date.now();
