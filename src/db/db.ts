@@ -440,6 +440,7 @@ class PoolDb implements Db {
       const onLost = () => {
         if (lost) return;
         lost = true;
+        if (current === c) current = undefined;
         void c.end().catch(() => undefined);
         if (!stopped) schedule();
       };
@@ -476,7 +477,8 @@ class PoolDb implements Db {
     return async () => {
       stopped = true;
       if (retry) clearTimeout(retry);
-      await current?.end().catch(() => undefined);
+      // a connection that is already gone never reports its end: do not wait for it for ever
+      if (current) await Promise.race([current.end().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
     };
   }
 

@@ -4,6 +4,7 @@
  * Also `/v1/graphql/explain`.
  */
 import { SvcError } from '../errors.js';
+import { ArgReader, expectObject } from '../metadata/args.js';
 import { coerceVariables, variableCoercer } from '../ir/document.js';
 import { getRoleSchema, type RoleSchema } from '../schema/graphql/schema.js';
 import type { SchemaCache } from '../schema/model.js';
@@ -164,10 +165,28 @@ export interface FieldPlanExplain {
 }
 
 /** `/v1/graphql/explain`: the SQL and PostgreSQL plan of every root field, with the given session. */
-export async function explainGraphQL(ctx: ExecContext, body: ExplainBody): Promise<FieldPlanExplain[] | { sql: string; plan: string[] }> {
-  const req: GraphQLRequest = typeof body.query === 'string' ? { query: body.query } : body.query;
+/** The explain body, checked as upstream's aeson parser does (400 `parse-failed`, never a 500). */
+function parseExplainBody(raw: unknown): { req: GraphQLRequest; user: Record<string, unknown> } {
+  const b = new ArgReader(raw, '$', 'GQLExplain', false);
+  const q = b.required('query');
+  let req: GraphQLRequest;
+  if (typeof q === 'string') req = { query: q };
+  else {
+    const r = new ArgReader(q, '$.query', 'GQLReq', false);
+    const query = r.string('query');
+    const variables = r.raw('variables');
+    if (variables !== undefined && variables !== null) expectObject(variables, '$.query.variables', 'HashMap Name Value');
+    const operationName = r.string('operationName', true);
+    req = { query, variables: (variables as Record<string, unknown> | null | undefined) ?? null, operationName: operationName ?? null };
+  }
+  const user = b.object('user', true) ?? {};
+  return { req, user };
+}
+
+export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unknown): Promise<FieldPlanExplain[] | { sql: string; plan: string[] }> {
+  const { req, user } = parseExplainBody(body);
   const vars: Record<string, string> = {};
-  for (const [k, v] of Object.entries(body.user ?? {})) vars[k.toLowerCase()] = String(v);
+  for (const [k, v] of Object.entries(user)) vars[k.toLowerCase()] = String(v);
   const role = vars['x-svc-role'] ?? ADMIN_ROLE;
   const session: Session = { role, vars, hasAdminCredentials: true };
   const cache: SchemaCache = ctx.cache;

@@ -9,10 +9,12 @@
  * before field collection could loop on it. Every request document goes through this once: a
  * plan-cache hit skips it with the rest of parsing.
  */
-import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { SvcError } from '../errors.js';
 
 export interface DocumentLimits {
+  /** nesting of argument values (objects and lists), e.g. `where: {_not: {_not: …}}` */
+  maxNestingDepth?: number;
   maxQueryBytes: number;
   maxQueryTokens: number;
   maxQueryDepth: number;
@@ -36,6 +38,9 @@ export function parseWithinLimits(query: string, limits: DocumentLimits = DEFAUL
   if (query.length > limits.maxQueryBytes || (query.length * 3 > limits.maxQueryBytes && Buffer.byteLength(query) > limits.maxQueryBytes)) {
     throw limitError(`the query document is larger than ${limits.maxQueryBytes} bytes`);
   }
+  // graphql-js parses recursively: bound the nesting of braces, brackets and parentheses first
+  const nesting = limits.maxQueryDepth + (limits.maxNestingDepth ?? 256);
+  if (lexicalNestingExceeds(query, nesting)) throw limitError(`the query document is nested deeper than ${nesting} levels`);
   let doc: DocumentNode;
   try {
     doc = parse(query, { noLocation: true, maxTokens: limits.maxQueryTokens });
@@ -60,6 +65,7 @@ export function checkDocumentLimits(doc: DocumentNode, limits: DocumentLimits = 
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const memo = new Map<string, Size>();
+  const maxNesting = limits.maxNestingDepth ?? 256;
   const visiting = new Set<string>();
   let aliases = 0;
 
@@ -86,6 +92,7 @@ export function checkDocumentLimits(doc: DocumentNode, limits: DocumentLimits = 
       let s: Size;
       if (sel.kind === Kind.FIELD) {
         if (sel.alias) aliases++;
+        for (const a of sel.arguments ?? []) if (valueDeeperThan(a.value, maxNesting)) throw limitError(`an argument of field "${sel.name.value}" is nested deeper than ${maxNesting} levels`);
         const sub = sel.selectionSet ? setSize(sel.selectionSet, level + 1) : { nodes: 0, depth: 0 };
         s = { nodes: sub.nodes + 1, depth: sub.depth + 1 };
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
@@ -107,4 +114,48 @@ export function checkDocumentLimits(doc: DocumentNode, limits: DocumentLimits = 
     else if (d.kind === Kind.FRAGMENT_DEFINITION) fragmentSize(d.name.value);
   }
   if (aliases > limits.maxQueryAliases) throw limitError(`the query has more than ${limits.maxQueryAliases} aliases`);
+}
+
+/** Is an argument value nested deeper than `max` objects/lists? Iterative (no recursion to overflow). */
+function valueDeeperThan(v: ValueNode, max: number): boolean {
+  const stack: Array<[ValueNode, number]> = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (x.kind === Kind.OBJECT) {
+      if (d + 1 > max) return true;
+      for (const f of x.fields) stack.push([f.value, d + 1]);
+    } else if (x.kind === Kind.LIST) {
+      if (d + 1 > max) return true;
+      for (const i of x.values) stack.push([i, d + 1]);
+    }
+  }
+  return false;
+}
+
+/** Does `{ [ (` nesting outside strings and comments exceed `max`? One linear scan. */
+export function lexicalNestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b || c === 0x28) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d || c === 0x29) {
+      depth--;
+    } else if (c === 0x23) {
+      // comment to the end of the line
+      while (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i++;
+    } else if (c === 0x22) {
+      if (text.startsWith('"""', i)) {
+        const end = text.indexOf('"""', i + 3);
+        i = end < 0 ? text.length : end + 2;
+      } else {
+        for (i++; i < text.length; i++) {
+          const d = text.charCodeAt(i);
+          if (d === 0x5c) i++;
+          else if (d === 0x22 || d === 0x0a) break;
+        }
+      }
+    }
+  }
+  return false;
 }

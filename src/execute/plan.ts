@@ -102,10 +102,18 @@ function rootField(
   return svcExt<SelectionParser<RootField>>(def)(ctx, f, def);
 }
 
+/** root fields of one read statement (PostgreSQL allows 1664 output columns) */
+export const MAX_ROOT_FIELDS = 1600;
+
 export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
   if (opType === 'mutation') return compileMutationPlan(ctx, fields, opts);
   const dbFields = fields.filter((f) => f.kind !== 'const');
+  // one statement answers every root field, one output column each: PostgreSQL's limit of 1664
+  // target-list entries (54011) would otherwise surface as an internal error
+  if (dbFields.length > MAX_ROOT_FIELDS) {
+    throw validationError(`a query may select at most ${MAX_ROOT_FIELDS} root fields; this one selects ${dbFields.length}: split it`, '$');
+  }
   let statement: QueryPlan['statement'] = null;
   let sessionVars: string[] = [];
   if (dbFields.length > 0) {

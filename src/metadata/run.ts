@@ -11,6 +11,7 @@ import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { isAdmin, type Session } from '../core/session.js';
 import { deepClone, expectArray, expectObject, jsonKind } from './args.js';
+import { jsonDeeperThan } from '../json.js';
 import { newInconsistencyAfterChange } from './dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
 import type { InconsistentObject, SchemaCache } from '../schema/model.js';
@@ -61,6 +62,9 @@ function flatten(body: unknown, session: Session): { ops: ParsedOp[]; bulk: bool
 const key = (o: InconsistentObject) => JSON.stringify([o.type, o.definition]);
 
 export async function runQueryRequest(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown> {
+  if (jsonDeeperThan(body, engine.config.maxNestingDepth)) {
+    throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${engine.config.maxNestingDepth} levels`, '$');
+  }
   const { ops, bulk } = flatten(body, session);
   // access mode: a read-only run_sql cannot share a transaction with writes
   const modes: AccessMode[] = ops.map((o) => o.def.accessMode?.(o.args) ?? 'write');

@@ -10,6 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
+import { jsonDeeperThan } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import { runQueryRequest } from '../metadata/run.js';
 import { VERSION } from '../version.js';
@@ -169,6 +170,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
       session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
+      if (jsonDeeperThan(req.body, config.maxNestingDepth)) throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${config.maxNestingDepth} levels`, '$');
       const result = await gql.explain(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
       reply.code(200).type('application/json').send(JSON.stringify(result));
     } catch (e) {

@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzip } from 'node:zlib';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
+import { jsonDeeperThan, jsonKind } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
@@ -32,6 +33,20 @@ interface Answer {
   session?: Session;
   query?: unknown;
   rawQuery?: string;
+}
+
+/** `variables` and `operationName` of a request object, checked as upstream's aeson parser does. */
+function requestShapeError(one: Record<string, unknown>, maxDepth: number): SvcError | undefined {
+  const v = one.variables;
+  if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) {
+    return new SvcError(400, 'parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonKind(v)}`, '$.variables');
+  }
+  const o = one.operationName;
+  if (o !== undefined && o !== null && typeof o !== 'string') {
+    return new SvcError(400, 'parse-failed', `parsing Text failed, expected String, but encountered ${jsonKind(o)}`, '$.operationName');
+  }
+  if (v && jsonDeeperThan(v, maxDepth)) return new SvcError(400, 'parse-failed', `variables are nested deeper than ${maxDepth} levels`, '$.variables');
+  return undefined;
 }
 
 /** The first error of a GraphQL error response text, for the http-log line (errors are rare: parsed only then). */
@@ -75,6 +90,8 @@ export function graphqlHttp(
         : new SvcError(400, 'parse-failed', 'parsing GQLQueryText failed, expected String', '$.query');
       return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
     }
+    const bad = requestShapeError(one as Record<string, unknown>, config.maxNestingDepth);
+    if (bad) return JSON.stringify(graphqlErrorBody(bad, showInternal(session)));
     try {
       return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1, requestId, signal });
     } catch (e) {
@@ -123,15 +140,25 @@ export function graphqlHttp(
           return { ...failed(new SvcError(400, 'invalid-json', 'invalid json'), undefined, v1alpha1), rawQuery: text.length > 4096 ? `${text.slice(0, 4096)}…` : text };
         }
       }
-      session = auth.resolveNow?.(headers);
+      try {
+        session = auth.resolveNow?.(headers);
+      } catch (e) {
+        return authFailed(e, v1alpha1, body);
+      }
       if (session) return withSession(body, session, headers, v1alpha1, requestId, signal);
       return auth.resolve(headers, rawHeaders).then(
         (s) => withSession(body, s, headers, v1alpha1, requestId, signal),
-        (e) => failed(e, undefined, v1alpha1, body),
+        (e) => authFailed(e, v1alpha1, body),
       );
     } catch (e) {
       return failed(e, session, v1alpha1, body);
     }
+  };
+
+  /** Authentication failed: the error's own status (401, 400, 500 of a failing webhook) on both endpoints, as upstream. */
+  const authFailed = (e: unknown, v1alpha1: boolean, body: unknown): Answer => {
+    const a = failed(e, undefined, v1alpha1, body);
+    return { ...a, status: a.error ? a.error.status : a.status };
   };
 
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {
