@@ -5,8 +5,8 @@
  *
  * Fragments are expanded by counting, not by copying: each fragment's field count and depth are
  * computed once (memoised), so `fragment F40 { ...F39 ...F39 }` — 2^40 fields when expanded —
- * costs forty small sums. A fragment that spreads itself (directly or not) is rejected here too,
- * before field collection could loop on it. Every request document goes through this once: a
+ * costs forty small sums. A fragment that spreads itself is counted as empty here (field
+ * collection rejects it with upstream's message). Every request document goes through this once: a
  * plan-cache hit skips it with the rest of parsing.
  */
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
@@ -74,7 +74,8 @@ export function checkDocumentLimits(doc: DocumentNode, limits: DocumentLimits = 
     if (known) return known;
     const f = fragments.get(name);
     if (!f) return { nodes: 0, depth: 0 }; // an unknown fragment is reported by field collection
-    if (visiting.has(name)) throw limitError(`Cannot spread fragment "${name}" within itself.`);
+    // a cycle: counted as empty here; field collection reports it with upstream's message
+    if (visiting.has(name)) return { nodes: 0, depth: 0 };
     visiting.add(name);
     const s = setSize(f.selectionSet, 0);
     visiting.delete(name);

@@ -155,10 +155,14 @@ export function graphqlHttp(
     }
   };
 
-  /** Authentication failed: the error's own status (401, 400, 500 of a failing webhook) on both endpoints, as upstream. */
+  /**
+   * Authentication failed: the error's own status (401, 400 of a bad JWT, 500 of a failing webhook)
+   * on both endpoints, as upstream. A malformed x-svc-use-backend-only-permissions value is not an
+   * authentication failure upstream (it is read while the request runs): HTTP 200 on /v1/graphql.
+   */
   const authFailed = (e: unknown, v1alpha1: boolean, body: unknown): Answer => {
     const a = failed(e, undefined, v1alpha1, body);
-    return { ...a, status: a.error ? a.error.status : a.status };
+    return a.error && a.error.code !== 'bad-request' ? { ...a, status: a.error.status } : a;
   };
 
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {

@@ -2,7 +2,7 @@
  * Document limits (issue 11.7): a fragment bomb (each fragment spreads the previous one twice, 40
  * levels: 2^40 fields expanded) is rejected in well under 50 ms without expanding it, and the server
  * keeps answering; depth, field count, aliases, tokens and size are bounded by flags; a fragment
- * cycle is rejected before anything walks it.
+ * cycle is still rejected (by field collection, with upstream's message).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
