@@ -2,6 +2,7 @@
  * The running engine: database, configuration, the current schema cache and
  * its replacement after metadata changes (here or on another instance).
  */
+import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
 import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
@@ -19,8 +20,11 @@ export class Engine {
   private listeners: Array<(c: SchemaCache) => void> = [];
   /** /v1/query transactions in flight: at most 3/4 of the pool (the rest stays for GraphQL and health) */
   readonly queryGate: Semaphore;
+  /** background workers, started once the schema cache is ready, stopped before the pool closes */
+  readonly workers: WorkerSet;
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
+    this.workers = new WorkerSet(log);
     this.queryGate = new Semaphore(config.databaseUrl ? Math.max(1, Math.floor((config.pgConnections * 3) / 4)) : 1);
   }
 
@@ -42,7 +46,8 @@ export class Engine {
       await initCatalog(db);
       const engine = new Engine(db, config, log);
       await engine.reloadFromCatalog();
-      await engine.startSync();
+      await engine.workers.add(engine.metadataSync());
+      await engine.workers.start();
       return engine;
     } catch (e) {
       await db.close();
@@ -86,33 +91,40 @@ export class Engine {
     }
   }
 
-  /** Other instances announce metadata changes by NOTIFY; a slow poll covers missed notifications. */
-  private async startSync(): Promise<void> {
-    if (this.db.kind === 'pglite') return;
-    const recheck = () =>
-      loadResourceVersion(this.db)
-        .then((v) => this.maybeReload(v))
-        .catch(() => undefined);
-    this.unlisten = await this.db.listen(
-      METADATA_CHANNEL,
-      (payload) => void this.maybeReload(Number(payload)),
-      // notifications sent while the connection was down are lost: compare versions now
-      () => {
-        this.log.info({ type: 'metadata-sync', detail: { event: 'listen-reconnected' } }, 'LISTEN connection re-opened');
-        void recheck();
+  /** Metadata sync as a background worker: NOTIFY from other instances, a slow poll for missed ones. */
+  private metadataSync(): Worker {
+    return {
+      name: 'metadata-sync',
+      start: async () => {
+        if (this.db.kind === 'pglite') return;
+        const recheck = () =>
+          loadResourceVersion(this.db)
+            .then((v) => this.maybeReload(v))
+            .catch(() => undefined);
+        this.unlisten = await this.db.listen(
+          METADATA_CHANNEL,
+          (payload) => void this.maybeReload(Number(payload)),
+          // notifications sent while the connection was down are lost: compare versions now
+          () => {
+            this.log.info({ type: 'metadata-sync', detail: { event: 'listen-reconnected' } }, 'LISTEN connection re-opened');
+            void recheck();
+          },
+        );
+        this.poll = setInterval(() => void recheck(), 10_000);
+        this.poll.unref();
       },
-    );
-    this.poll = setInterval(() => {
-      loadResourceVersion(this.db)
-        .then((v) => this.maybeReload(v))
-        .catch(() => undefined);
-    }, 10_000);
-    this.poll.unref();
+      stop: async () => {
+        if (this.poll) clearInterval(this.poll);
+        this.poll = undefined;
+        if (this.unlisten) await this.unlisten();
+        this.unlisten = undefined;
+      },
+    };
   }
 
-  async close(): Promise<void> {
-    if (this.poll) clearInterval(this.poll);
-    if (this.unlisten) await this.unlisten();
+  /** Stops the background workers (within the grace period), then closes the pool. */
+  async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
+    await this.workers.stop(graceMs);
     await this.db.close();
   }
 }

@@ -12,7 +12,7 @@ import { compactVerify } from 'jose';
 import type { JwtConfigRaw } from '../../config/config.js';
 import { err400 } from '../../errors.js';
 import { isSessionVariable, ROLE_HEADER, roleFrom, sessionVarsFromHeaders } from './headers.js';
-import { jsonTypeName } from './http.js';
+import { jsonTypeName } from '../../http/client.js';
 import { getJsonPath, parseJsonPath, type JsonPath } from './jsonpath.js';
 import { JwksStore, JWKS_ALGORITHMS, keyFitsAlg } from './jwks.js';
 import type { Session } from './session.js';

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { err400, err401, err500 } from '../../errors.js';
 import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
-import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT } from './http.js';
+import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT } from '../../http/client.js';
 import type { AuthLogger } from './authenticator.js';
 
 /** Client headers never forwarded in GET mode (SPEC §5.4), lower-cased. */

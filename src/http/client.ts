@@ -1,4 +1,9 @@
-/** Bounded outbound HTTP for the auth webhook and the JWK set: a deadline covering the body, and a size cap. */
+/**
+ * Outbound HTTP, one module for every caller (the auth webhook and the JWK set today; event,
+ * scheduled and action webhooks and remote schemas next): a deadline that covers the body, a body
+ * size cap, no redirects unless asked, a fixed User-Agent, and log-safe descriptions of failures
+ * and URLs. Connections are reused by the global fetch's keep-alive agent.
+ */
 
 export interface LimitedResponse {
   status: number;
@@ -76,7 +81,7 @@ export function redactUrl(url: string): string {
 }
 
 /** aeson-style JSON type name of a value, used in Hasura-compatible error messages. */
-export { jsonKind as jsonTypeName } from '../../json.js';
+export { jsonKind as jsonTypeName } from '../json.js';
 
 /** aeson-style path element: `.key` for identifiers, `['key']` otherwise. */
 export function jsonPathKey(key: string): string {
