@@ -206,6 +206,31 @@ describe('sessions', () => {
   });
 });
 
+test('an auth webhook session expiring (Cache-Control max-age) ends the connection too', async () => {
+  const { createServer } = await import('node:http');
+  const hook = createServer((_q, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ 'X-Svc-Role': 'user', 'X-Svc-User-Id': '1', 'Cache-Control': 'max-age=2' }));
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
+  const t = await startTestServer({ adminSecret: SECRET, authHook: `http://127.0.0.1:${(hook.address() as { port: number }).port}/`, liveQueriesRefetchInterval: 50 });
+  try {
+    await query(t.url, { type: 'bulk', args: SETUP }, { 'x-svc-admin-secret': SECRET });
+    const c = new Client(t.url);
+    await c.opened;
+    c.send({ type: 'connection_init', payload: { headers: {} } });
+    await c.next('connection_ack');
+    c.send({ id: 'sub', type: 'start', payload: { query: 'subscription { item { id } }' } });
+    assert.deepEqual((await c.next('data', 'sub')).payload, { data: { item: [{ id: 1 }] } });
+    const closed = await c.closed;
+    assert.equal(closed.code, 1000);
+    assert.match(closed.reason, /expired/);
+  } finally {
+    await t.close();
+    await new Promise<void>((r) => hook.close(() => r()));
+  }
+});
+
 describe('caps', () => {
   test('--max-subscriptions-per-connection: the next start gets an error; a stop frees a place', async () => {
     const c = new Client(s.url);
