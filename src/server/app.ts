@@ -3,8 +3,6 @@
  * run → envelope. Errors become `{path, error, code}` (/v1/query) or GraphQL
  * `errors` (/v1/graphql) with the documented statuses; never a stack trace.
  */
-import { promisify } from 'node:util';
-import { gzip as gzipCb } from 'node:zlib';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
@@ -16,7 +14,8 @@ import { runQueryRequest } from '../metadata/run.js';
 import { VERSION } from '../version.js';
 import type { Session } from './auth/session.js';
 import { isAdmin } from './auth/session.js';
-import { corsHeaders, corsMatcher } from './cors.js';
+import { corsMatcher } from './cors.js';
+import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { queryErrorBody, toSvcError } from './errors.js';
 import { attachWebsocket } from './websocket.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
@@ -38,7 +37,6 @@ export interface GraphQLHandlers {
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
 }
 
-const gzip = promisify(gzipCb);
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');
 
 export async function buildApp(engine: Engine, auth: SessionResolver, gql: GraphQLHandlers): Promise<FastifyInstance> {
@@ -73,9 +71,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
 
   app.addHook('onRequest', async (req, reply) => {
     (req as FastifyRequest & { startedAt: bigint }).startedAt = process.hrtime.bigint();
-    reply.header('x-request-id', req.id);
-    const allowed = allowOrigin(req.headers.origin);
-    for (const [k, v] of Object.entries(corsHeaders(allowed, req.headers['access-control-request-headers'] as string | undefined))) reply.header(k, v);
+    for (const [k, v] of Object.entries(commonHeaders(req.raw, allowOrigin, req.id))) reply.header(k, v);
     if (req.method === 'OPTIONS') {
       reply.code(204).send();
     }
@@ -104,13 +100,14 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
 
   // gzip when the client accepts it (Hasura compresses every response then)
   app.addHook('onSend', async (req, reply, payload) => {
-    const accept = req.headers['accept-encoding'];
-    if (typeof accept !== 'string' || !/\bgzip\b/.test(accept) || reply.getHeader('content-encoding')) return payload;
+    if (!acceptsGzip(req.raw) || reply.getHeader('content-encoding')) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     (reply as LoggedReply).svcSize = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length; // logged before compression
+    const c = await compress(payload);
+    if (!c.gzipped) return payload;
     reply.header('content-encoding', 'gzip');
     reply.removeHeader('content-length');
-    return gzip(payload);
+    return c.body;
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -12,14 +12,13 @@
  * the http-log line, 503 while closing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gzip } from 'node:zlib';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
 import { jsonDeeperThan, jsonKind } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
-import { corsHeaders } from './cors.js';
+import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 
@@ -167,9 +166,8 @@ export function graphqlHttp(
 
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {
     const { status, body } = answer;
-    const headers: Record<string, string | number> = corsHeaders(allowOrigin(req.headers.origin), req.headers['access-control-request-headers'] as string | undefined);
+    const headers: Record<string, string | number> = commonHeaders(req, allowOrigin, requestId);
     headers['content-type'] = JSON_TYPE;
-    headers['x-request-id'] = requestId;
     const finish = (payload: string | Buffer) => {
       headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       res.writeHead(status, headers);
@@ -186,14 +184,10 @@ export function graphqlHttp(
         rawQuery: answer.rawQuery,
       });
     };
-    const accept = req.headers['accept-encoding'];
-    if (typeof accept === 'string' && /\bgzip\b/.test(accept)) {
-      headers['content-encoding'] = 'gzip';
-      gzip(body, (err, zipped) => {
-        if (err) {
-          delete headers['content-encoding'];
-          finish(body);
-        } else finish(zipped);
+    if (acceptsGzip(req)) {
+      void compress(body).then((c) => {
+        if (c.gzipped) headers['content-encoding'] = 'gzip';
+        finish(c.body);
       });
     } else finish(body);
   };
