@@ -85,9 +85,19 @@ export class Engine {
     return this.reloading;
   }
 
+  /**
+   * Reloads when `version` is newer than the cache. A reload already in flight may have read the
+   * catalog before `version` was committed: wait for it, then compare again (a newer version
+   * announced meanwhile is never left to the slow poll).
+   */
   private async maybeReload(version: number): Promise<void> {
-    if (version > this.current.resourceVersion) {
-      await this.reloadFromCatalog().catch((e) => this.log.error({ type: 'sync', err: String(e) }, 'metadata reload failed'));
+    for (let i = 0; i < 3 && version > this.current.resourceVersion; i++) {
+      try {
+        await this.reloadFromCatalog();
+      } catch (e) {
+        this.log.error({ type: 'sync', err: String(e) }, 'metadata reload failed');
+        return;
+      }
     }
   }
 
