@@ -94,7 +94,8 @@ test('the listening backend terminated', async () => {
  */
 const canRestart = (() => {
   try {
-    return process.getuid?.() === 0 && existsSync('/usr/bin/pg_ctlcluster') && readdirSync('/etc/postgresql').length === 1 && !process.env.SVC_TEST_DATABASE_URL;
+    const host = new URL(process.env.SVC_TEST_DATABASE_URL || 'postgres://127.0.0.1').hostname;
+    return process.getuid?.() === 0 && existsSync('/usr/bin/pg_ctlcluster') && readdirSync('/etc/postgresql').length === 1 && ['127.0.0.1', 'localhost'].includes(host);
   } catch {
     return false;
   }
