@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
+import type { CancelToken } from '../core/cancel.js';
 
 export interface QueryResultLike {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected; callers read the columns they asked for
@@ -57,8 +58,8 @@ export interface TxOptions {
 export interface Db extends Queryable {
   readonly kind: 'pg' | 'pglite';
   readonly usePrepared: boolean;
-  /** `signal`: aborting it cancels the statement in PostgreSQL (the client went away) */
-  prepared(name: string, text: string, values: unknown[], signal?: AbortSignal): Promise<QueryResultLike>;
+  /** `cancel`: cancelling it cancels the statement in PostgreSQL (the client went away) */
+  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike>;
   withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T>;
   tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T>;
   /**
@@ -265,31 +266,30 @@ class PoolDb implements Db {
     return this.pool.query(text, values as any[]);
   }
 
-  prepared(name: string, text: string, values: unknown[], signal?: AbortSignal): Promise<QueryResultLike> {
+  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
     const bad = nulCheck(text, values);
     if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
     const q = this.usePrepared ? { name, text, values } : { text, values };
-    if (!signal || !this.dedicated) return this.pool.query(q);
-    return this.cancellable(q, signal);
+    if (!cancel || !this.dedicated) return this.pool.query(q);
+    return this.cancellable(q, cancel);
   }
 
   /** Runs on a checked-out client so that an abort can cancel its backend (pg_cancel_backend). */
-  private async cancellable(q: pg.QueryConfig, signal: AbortSignal): Promise<QueryResultLike> {
-    if (signal.aborted) throw Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' });
+  private async cancellable(q: pg.QueryConfig, cancel: CancelToken): Promise<QueryResultLike> {
+    if (cancel.cancelled) throw Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' });
     const client = await this.pool.connect();
     const pid = (client as pg.PoolClient & { processID?: number }).processID;
     let cancelled = false;
-    const onAbort = () => {
+    cancel.onCancel(() => {
       cancelled = true;
       if (pid) void this.cancelBackend(pid);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
     try {
       return await client.query(q);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      cancel.clear();
       // a cancelled client may still carry the cancel request: do not reuse it
       client.release(cancelled);
     }

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/db.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
+import type { CancelToken } from '../core/cancel.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -24,6 +25,6 @@ export interface ExecContext {
   log: Logger;
   /** request headers (lower-cased), for actions/remote schemas forwarding */
   headers: Record<string, string | string[] | undefined>;
-  /** aborted when the client goes away: running statements are cancelled */
-  signal?: AbortSignal;
+  /** cancelled when the client goes away: running statements are cancelled */
+  signal?: CancelToken;
 }

@@ -15,6 +15,7 @@ import { VERSION } from '../version.js';
 import type { Session } from './auth/session.js';
 import { isAdmin } from './auth/session.js';
 import { corsMatcher } from './cors.js';
+import type { CancelToken } from '../core/cancel.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { queryErrorBody, toSvcError } from './errors.js';
 import { attachWebsocket } from './websocket.js';
@@ -33,7 +34,7 @@ export interface SessionResolver {
 
 export interface GraphQLHandlers {
   /** may throw (allow-list) or return a promise that resolves to the response text */
-  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; requestId?: string; signal?: AbortSignal }): Promise<string>;
+  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; requestId?: string; signal?: CancelToken }): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
 }
 

@@ -5,8 +5,9 @@ import type { ExecContext } from '../execute/interface.js';
 import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './app.js';
 import { isAdmin, type Session } from './auth/session.js';
+import type { CancelToken } from '../core/cancel.js';
 
-const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: AbortSignal): ExecContext => ({
+const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: CancelToken): ExecContext => ({
   cache: engine.cache,
   db: engine.db,
   config: engine.config,

@@ -14,6 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
+import { CancelToken } from '../core/cancel.js';
 import { jsonDeeperThan, jsonKind } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
@@ -82,7 +83,7 @@ export function graphqlHttp(
   let closing = false;
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: AbortSignal): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: CancelToken): string | Promise<string> => {
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
       const e = one && typeof one === 'object' && !('query' in one)
         ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
@@ -111,7 +112,7 @@ export function graphqlHttp(
     return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
   };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: AbortSignal): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: CancelToken): Answer | Promise<Answer> => {
     if (Array.isArray(body)) {
       return (async () => {
         const parts: string[] = [];
@@ -128,7 +129,7 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, requestId: string, rawHeaders?: readonly string[], signal?: AbortSignal): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken): Answer | Promise<Answer> => {
     let session: Session | undefined;
     let body: unknown;
     try {
@@ -227,11 +228,11 @@ export function graphqlHttp(
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
         const done = (r: Answer) => send(req, res, started, requestId, r);
         // the client leaving before the answer cancels the statement in PostgreSQL
-        const abort = new AbortController();
+        const cancel = new CancelToken();
         res.once('close', () => {
-          if (!res.writableFinished) abort.abort();
+          if (!res.writableFinished) cancel.cancel();
         });
-        const r = answer(text, req.headers, v1alpha1, requestId, req.rawHeaders, abort.signal);
+        const r = answer(text, req.headers, v1alpha1, requestId, req.rawHeaders, cancel);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });
