@@ -7,6 +7,7 @@
  * for a relationship; order_by is `"-col"`/`"+col"`/`"col"` (dotted through
  * object relationships) or `{column, type, nulls}`, alone or in a list.
  */
+import { jsonKind } from '../json.js';
 import { SvcError, err400 } from '../errors.js';
 import type { BoolExp, Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
 import { FilterBuilder, lookupTable } from '../permissions/filter.js';
@@ -26,7 +27,11 @@ export function whereBuilder(ctx: DmlContext): FilterBuilder {
 
 function parseCount(v: unknown, path: string): number | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw err400('parse-failed', 'expected Int, encountered ' + typeof v, path);
+  // a wrong JSON type fails upstream's aeson parse of the args: aeson's wording, a path relative
+  // to the args (`$.limit`); a negative number is a later check at the request path
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    throw err400('parse-failed', `parsing Int failed, expected Number, but encountered ${jsonKind(v)}`, path.replace(/^\$\.args(?=[.[]|$)/, '$'));
+  }
   if (v < 0) throw notSupported('unexpected negative value', path);
   return v;
 }
