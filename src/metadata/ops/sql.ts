@@ -50,6 +50,11 @@ export function sqlMayChangeSchema(sql: string): boolean {
   return statements.some((st) => !DATA.test(st) || SCHEMA.test(st));
 }
 
+/** upstream v1.3's test for SQL whose effect on the metadata is checked (alter, drop, replace, create function, comment on) */
+export function containsDdlKeyword(sql: string): boolean {
+  return /\balter\b|\bdrop\b|\breplace\b|\bcreate\s+function\b|\bcomment\s+on\b/i.test(sql);
+}
+
 defineOp('run_sql', {
   kind: 'data',
   accessMode: (args) => ((args as { read_only?: boolean })?.read_only === true ? 'read-only-forced' : 'write'),
@@ -62,7 +67,9 @@ defineOp('run_sql', {
     const a = reader(args);
     const sql = a.string('sql');
     const cascade = a.bool('cascade', false);
-    const check = a.bool('check_metadata_consistency', true);
+    // upstream v1.3 (isSchemaCacheBuildRequiredRunSQL): without an explicit
+    // check_metadata_consistency, the metadata is checked after SQL that contains a DDL keyword
+    const check = a.has('check_metadata_consistency') ? a.bool('check_metadata_consistency', true) : containsDdlKeyword(sql);
     const readOnly = a.bool('read_only', false);
     a.done();
 
