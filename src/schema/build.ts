@@ -371,7 +371,8 @@ function resolveRelationship(
     if (fks.length === 0) fail('no foreign constraint exists on the given column');
     if (fks.length > 1) fail('more than one foreign key constraint exists on the given column');
     const f = fks[0]!;
-    if (!lookup(f.refTable)) fail(`table ${JSON.stringify(displayName(f.refTable))} is not tracked`);
+    // reported without the relationship's context, as upstream's dependency resolution does
+    if (!lookup(f.refTable)) throw new Inconsistency(`table ${JSON.stringify(displayName(f.refTable))} is not tracked`, 'constraint-violation', true);
     return {
       name,
       kind,
