@@ -151,6 +151,22 @@ describe('bad frames never throw', () => {
     c.close();
   });
 
+  test('stop for an unknown id is ignored, a duplicate id gets an error, terminate closes 1000', async () => {
+    const c = new Client(s.url);
+    await c.opened;
+    c.send({ type: 'connection_init', payload: { headers: { 'X-Svc-Admin-Secret': SECRET } } });
+    await c.next('connection_ack');
+    c.send({ id: 'nope', type: 'stop' });
+    c.send({ id: 'd', type: 'start', payload: { query: 'subscription { item { id } }' } });
+    await c.next('data', 'd');
+    c.send({ id: 'd', type: 'start', payload: { query: 'subscription { item { id } }' } });
+    assert.match((await c.next('error', 'd')).payload.errors[0].message, /already exists with this id/);
+    c.send({ type: 'connection_terminate' });
+    c.send({ id: 'late', type: 'start', payload: { query: '{ __typename }' } });
+    assert.equal((await c.closed).code, 1000);
+    assert.equal(c.messages.some((m) => m.id === 'late' || m.type === 'connection_error'), false);
+  });
+
   test('a real process survives `null` before connection_init and keeps serving', async () => {
     const db = await createTestDatabase();
     const p = spawnSvc(['serve', '--server-port', '0', '--server-host', '127.0.0.1'], cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url }));
