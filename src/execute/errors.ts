@@ -67,18 +67,33 @@ export interface ErrorFormat {
   v1alpha1?: boolean;
   /** include `internal` details (admin with admin-internal-errors, or dev mode) */
   includeInternal?: boolean;
+  /**
+   * upstream's legacy error object `{path, error, code}` (its `encodeQErr`), which
+   * `/v1alpha1/graphql` uses over websockets; otherwise `{extensions: {path, code}, message}`
+   */
+  legacy?: boolean;
 }
 
 /** The same envelope on both endpoints; `/v1alpha1/graphql` signals errors with HTTP 400 instead (see server/app.ts). */
 export function errorObject(e: SvcError, fmt: ErrorFormat): Record<string, unknown> {
+  if (fmt.legacy) {
+    const o: Record<string, unknown> = { path: e.path, error: e.message, code: e.code };
+    if (fmt.includeInternal && e.internal !== undefined) o.internal = e.internal;
+    return o;
+  }
   const ext: Record<string, unknown> = { path: e.path, code: e.code };
   if (fmt.includeInternal && e.internal !== undefined) ext.internal = e.internal;
   return { extensions: ext, message: e.message };
 }
 
 export function errorResponse(e: unknown, fmt: ErrorFormat): string {
-  // anything that is not an SvcError came from below (the driver, the pool): never its message,
-  // which may name internal hosts; `internal` carries it for admins
-  const err = e instanceof SvcError ? e : fromPgError(e);
-  return JSON.stringify({ errors: [errorObject(err, fmt)] });
+  return JSON.stringify({ errors: [errorObject(asSvcError(e), fmt)] });
+}
+
+/**
+ * Anything that is not an SvcError came from below (the driver, the pool): never its message,
+ * which may name internal hosts; `internal` carries it for admins.
+ */
+export function asSvcError(e: unknown): SvcError {
+  return e instanceof SvcError ? e : fromPgError(e);
 }

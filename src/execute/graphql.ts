@@ -12,6 +12,7 @@ import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/ses
 import { bindParams, compileSql } from '../sql/ast.js';
 import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
 import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
+export { errorObject, asSvcError, type ErrorFormat } from './errors.js';
 import type { ExecContext, GraphQLRequest } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
@@ -25,6 +26,14 @@ export interface RunOptions {
   planCache?: PlanCache;
   /** the HTTP request's id, for the `query-log` line */
   requestId?: string;
+  /** legacy error objects `{path, error, code}` (`/v1alpha1/graphql` over websockets) */
+  legacyErrors?: boolean;
+  /**
+   * reject with the SvcError when the request fails before execution (parse, validation,
+   * permissions, variables) instead of resolving with an error response: the websocket
+   * protocol answers those with an `error` message, execution errors with `data`
+   */
+  rejectPreExec?: boolean;
 }
 
 /**
@@ -55,7 +64,7 @@ function compileOptions(ctx: ExecContext): SelectCompileOptions {
 
 function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
   const admin = ctx.session.role === ADMIN_ROLE;
-  return { v1alpha1: opts.v1alpha1, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
+  return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
 }
 
 /** The plan for a request (from the cache when possible) and its coerced variables. */
@@ -149,6 +158,7 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
       (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
     );
   } catch (e) {
+    if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
     return Promise.resolve(fail(e));
   }
 }

@@ -27,7 +27,10 @@ import type { GraphQLRequest } from '../execute/interface.js';
 import { startLiveQuery } from '../subscriptions/liveQuery.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import type { Session } from './auth/session.js';
-import { graphqlErrorBody, toSvcError } from './errors.js';
+import { toSvcError } from './errors.js';
+import { SvcError } from '../errors.js';
+import { errorObject } from '../execute/errors.js';
+import { ADMIN_ROLE } from '../core/session.js';
 
 const KEEPALIVE_MS = 5_000;
 const PATHS = new Map([
@@ -112,8 +115,21 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     const sendRaw = (id: string, type: string, payloadJson: string) => {
       if (ws.readyState === ws.OPEN) ws.send(`{"type":${JSON.stringify(type)},"id":${JSON.stringify(id)},"payload":${payloadJson}}`);
     };
-    const opError = (id: string, message: string, code = 'bad-request') =>
-      send({ type: 'error', id, payload: { errors: [{ extensions: { path: '$', code }, message }] } });
+    /**
+     * An operation that fails before execution (parse, validation, permissions, variables) gets an
+     * `error` message followed by `complete`, as upstream's `withComplete . preExecErr`; a start
+     * that is refused as a protocol error (bad payload, duplicate id, cap) gets the `error` alone,
+     * as upstream's `sendStartErr`. The payload is
+     * `{errors: [{extensions, message}]}` on /v1/graphql and the legacy `{path, error, code}` on
+     * /v1alpha1/graphql. Execution errors are `data` messages in the same format.
+     */
+    const preExecError = (id: string, e: SvcError) => {
+      const admin = session?.role === ADMIN_ROLE;
+      const fmt = { legacy: v1alpha1, includeInternal: engine.config.devMode || (admin && engine.config.adminInternalErrors) };
+      const one = errorObject(e, fmt);
+      send({ type: 'error', id, payload: v1alpha1 ? one : { errors: [one] } });
+    };
+    const opError = (id: string, message: string, code = 'bad-request') => preExecError(id, new SvcError(400, code, message, '$'));
     const stopAll = () => {
       for (const stop of ops.values()) stop();
       ops.clear();
@@ -209,19 +225,29 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       }
       const request: GraphQLRequest = { query: p.query, variables: p.variables ?? null, operationName: p.operationName ?? null };
       const s = session;
-      if (operationKind(request) !== 'subscription') {
-        let cancelled = false;
-        ops.set(id, () => (cancelled = true));
-        void run(s, request).then((out) => {
-          if (cancelled || ops.get(id) === undefined) return;
+      let cancelled = false;
+      const stop = () => (cancelled = true);
+      ops.set(id, stop);
+      const current = () => !cancelled && ops.get(id) === stop;
+      // the first run tells a request that fails before execution (an `error` message) from one
+      // that runs; a subscription then becomes a live query that starts from that first result
+      void run(s, request, true).then((first) => {
+        if (!current()) return;
+        if (first instanceof SvcError) {
           ops.delete(id);
-          sendRaw(id, 'data', out);
+          preExecError(id, first);
           send({ type: 'complete', id });
-        });
-        return;
-      }
-      const live = startLiveQuery({ run: () => run(s, request), send: (out) => sendRaw(id, 'data', out), intervalMs: config.liveQueriesRefetchInterval });
-      ops.set(id, () => live.stop());
+          return;
+        }
+        if (operationKind(request) !== 'subscription') {
+          ops.delete(id);
+          sendRaw(id, 'data', first);
+          send({ type: 'complete', id });
+          return;
+        }
+        const live = startLiveQuery({ first, run: () => run(s, request, false) as Promise<string>, send: (out) => sendRaw(id, 'data', out), intervalMs: config.liveQueriesRefetchInterval });
+        ops.set(id, () => live.stop());
+      });
     };
 
     const handle = (m: ClientMessage) => {
@@ -272,11 +298,15 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       }
     });
 
-    async function run(s: Session, request: GraphQLRequest): Promise<string> {
+    /** the response text, or (with `rejectPreExec`) the SvcError of a request that failed before execution */
+    async function run(s: Session, request: GraphQLRequest, rejectPreExec: boolean): Promise<string | SvcError> {
       try {
-        return await gql.run(engine, s, request, headers, { v1alpha1 });
+        return await gql.run(engine, s, request, headers, { v1alpha1, legacyErrors: v1alpha1, rejectPreExec });
       } catch (e) {
-        return JSON.stringify(graphqlErrorBody(toSvcError(e), false));
+        const err = e instanceof SvcError ? e : toSvcError(e);
+        if (rejectPreExec) return err;
+        const one = errorObject(err, { legacy: v1alpha1 });
+        return JSON.stringify({ errors: [one] });
       }
     }
   }

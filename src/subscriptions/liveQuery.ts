@@ -16,6 +16,8 @@ export interface LiveQueryOptions {
   /** called with a new result (the first one, then each one that differs from the previous) */
   send: (result: string) => void;
   intervalMs: number;
+  /** a result the caller already has (sent at once; the next run is one interval later) */
+  first?: string;
 }
 
 export function startLiveQuery(opts: LiveQueryOptions): LiveQuery {
@@ -38,7 +40,12 @@ export function startLiveQuery(opts: LiveQueryOptions): LiveQuery {
     timer = setTimeout(() => void tick(), opts.intervalMs);
     timer.unref();
   };
-  void tick();
+  if (opts.first !== undefined) {
+    last = opts.first;
+    opts.send(opts.first);
+    timer = setTimeout(() => void tick(), opts.intervalMs);
+    timer.unref();
+  } else void tick();
   return {
     stop() {
       stopped = true;

@@ -45,6 +45,8 @@ async function jwt(userId: string, expSeconds = 3600): Promise<string> {
 class Client {
   readonly ws: WebSocket;
   readonly messages: any[] = [];
+  /** every message received, in order (next() does not remove from it) */
+  readonly log: any[] = [];
   private waiters: Array<() => void> = [];
   readonly opened: Promise<void>;
   readonly closed: Promise<{ code: number; reason: string }>;
@@ -52,7 +54,9 @@ class Client {
   constructor(url: string, path = '/v1/graphql') {
     this.ws = new WebSocket(url.replace('http', 'ws') + path, 'graphql-ws');
     this.ws.on('message', (d) => {
-      this.messages.push(JSON.parse(d.toString()));
+      const m = JSON.parse(d.toString());
+      this.messages.push(m);
+      this.log.push(m);
       this.waiters.splice(0).forEach((w) => w());
     });
     this.opened = new Promise((res, rej) => {
@@ -149,6 +153,40 @@ describe('bad frames never throw', () => {
     assert.equal((await c.next('error', 'a')).payload.errors[0].extensions.code, 'parse-failed');
     assert.equal((await c.next('error', 'b')).payload.errors[0].extensions.code, 'parse-failed');
     c.close();
+  });
+
+  test('errors before execution are `error` messages followed by `complete` (upstream withComplete); /v1alpha1 uses the legacy {path, error, code} objects', async () => {
+    const v1 = new Client(s.url);
+    const alpha = new Client(s.url, '/v1alpha1/graphql');
+    await Promise.all([v1.opened, alpha.opened]);
+    for (const c of [v1, alpha]) {
+      c.send({ type: 'connection_init', payload: { headers: { 'X-Svc-Admin-Secret': SECRET } } });
+      await c.next('connection_ack');
+      c.send({ id: 'v', type: 'start', payload: { query: 'subscription { item { nope } }' } });
+      c.send({ id: 'x', type: 'start', payload: { query: 'query { item(where: {id: {_eq: $n}}) { id } }' } });
+      // an execution error (a uniqueness violation in PostgreSQL) is data, then complete
+      c.send({ id: 'e', type: 'start', payload: { query: 'mutation { insert_item(objects: [{id: 1, owner: 1}]) { affected_rows } }' } });
+      await c.next('complete', 'e');
+    }
+    const notFound = "field \"nope\" not found in type: 'item'";
+    assert.deepEqual((await v1.next('error', 'v')).payload, { errors: [{ extensions: { path: '$.selectionSet.item.selectionSet.nope', code: 'validation-failed' }, message: notFound }] });
+    assert.deepEqual((await alpha.next('error', 'v')).payload, { path: '$.selectionSet.item.selectionSet.nope', error: notFound, code: 'validation-failed' });
+    assert.equal((await alpha.next('error', 'x')).payload.code, 'validation-failed');
+    const v1Data = (await v1.next('data', 'e')).payload;
+    assert.equal(v1Data.errors[0].extensions.code, 'constraint-violation');
+    assert.match(v1Data.errors[0].message, /^Uniqueness violation/);
+    const alphaData = (await alpha.next('data', 'e')).payload;
+    assert.deepEqual(Object.keys(alphaData.errors[0]).sort(), ['code', 'error', 'path']);
+    assert.equal(alphaData.errors[0].code, 'constraint-violation');
+    for (const c of [v1, alpha]) {
+      await c.next('complete', 'v');
+      await c.next('complete', 'x');
+      // the error comes before the complete
+      const order = c.log.filter((m) => m.id === 'v').map((m) => m.type);
+      assert.deepEqual(order, ['error', 'complete']);
+      assert.equal(c.messages.some((m) => m.type === 'data' && m.id === 'v'), false);
+      c.close();
+    }
   });
 
   test('stop for an unknown id is ignored, a duplicate id gets an error, terminate closes 1000', async () => {
