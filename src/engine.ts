@@ -11,6 +11,11 @@ import { openDb, type Db } from './db/db.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
 import type { SchemaCache } from './schema/model.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { DeliveryWorker } from './delivery/worker.js';
+import { EventTriggerQueue, triggerWebhook, type DeliverableTrigger } from './events/queue.js';
+import { resolveHeaders } from './delivery/http.js';
 
 export class Engine {
   private current!: SchemaCache;
@@ -22,6 +27,11 @@ export class Engine {
   readonly queryGate: Semaphore;
   /** background workers, started once the schema cache is ready, stopped before the pool closes */
   readonly workers: WorkerSet;
+  /** this process, as `locked_by` of the deliveries it claims */
+  readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** event-trigger deliveries */
+  events!: DeliveryWorker;
+  private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
     this.workers = new WorkerSet(log);
@@ -47,6 +57,17 @@ export class Engine {
       const engine = new Engine(db, config, log);
       await engine.reloadFromCatalog();
       await engine.workers.add(engine.metadataSync());
+      engine.events = new DeliveryWorker({
+        db,
+        log,
+        queue: new EventTriggerQueue(() => engine.deliverableTriggers()),
+        owner: engine.instanceId,
+        fetchIntervalMs: config.eventsFetchInterval,
+        concurrency: Math.max(1, config.eventsHttpPoolSize),
+        leaseSec: Math.max(1, config.eventsLeaseSeconds),
+        logTries: config.enabledLogTypes.includes('webhook-log'),
+      });
+      await engine.workers.add(engine.events);
       await engine.workers.start();
       return engine;
     } catch (e) {
@@ -67,6 +88,31 @@ export class Engine {
     if (this.current && next.resourceVersion < this.current.resourceVersion) return;
     this.current = next;
     for (const l of this.listeners) l(next);
+  }
+
+  /**
+   * The event triggers this process can deliver: consistent in the current schema cache, with their
+   * webhook and header variables set (the others' events wait in the log).
+   */
+  deliverableTriggers(): Map<string, DeliverableTrigger> {
+    const c = this.current;
+    if (this.deliverable?.version === c.resourceVersion) return this.deliverable.triggers;
+    const bad = new Set(c.inconsistent.filter((i) => i.type === 'event_trigger').map((i) => (i.definition as { name?: string }).name));
+    const triggers = new Map<string, DeliverableTrigger>();
+    for (const t of c.metadata.tables) {
+      for (const def of t.event_triggers) {
+        if (bad.has(def.name)) continue;
+        try {
+          triggerWebhook(def);
+          resolveHeaders(def.headers);
+        } catch {
+          continue;
+        }
+        triggers.set(def.name, { def, table: t.table });
+      }
+    }
+    this.deliverable = { version: c.resourceVersion, triggers };
+    return triggers;
   }
 
   /** Rebuild from the stored metadata (start-up, or another instance changed it). */

@@ -10,11 +10,11 @@ import { SvcError } from '../errors.js';
 import { normalizeMetadata } from '../metadata/export.js';
 import { emptyMetadata, type Metadata } from '../metadata/types.js';
 
-export const CATALOG_VERSION = '1';
+export const CATALOG_VERSION = '2';
 export const METADATA_CHANNEL = 'svc_metadata_changed';
 const LOCK_KEY = 8_271_000_001; // advisory lock guarding catalog creation/migration
 
-const DDL = `
+export const CATALOG_V1_DDL = `
 create schema if not exists svc_catalog;
 create table svc_catalog.svc_version (
   one boolean primary key default true check (one),
@@ -53,6 +53,107 @@ create table svc_catalog.event_invocation_logs (
 create index event_invocation_logs_event_idx on svc_catalog.event_invocation_logs (event_id);
 `;
 
+/**
+ * Migrations from catalog version N to N+1 (index N-1), run in order in the creating transaction
+ * under the advisory lock. A fresh catalog is version 1's DDL plus every migration.
+ */
+const MIGRATIONS: string[] = [
+  // 1 → 2: the delivery subsystem. The user-visible columns of reference/catalog-tables.md (text
+  // ids, `locked` boolean) plus a lease the engine owns (locked_by, locked_until), and the tables of
+  // scheduled triggers and async actions.
+  `
+alter table svc_catalog.event_invocation_logs drop constraint if exists event_invocation_logs_event_id_fkey;
+alter table svc_catalog.event_log alter column id type text using id::text;
+alter table svc_catalog.event_log alter column id set default gen_random_uuid()::text;
+alter table svc_catalog.event_log alter column locked type boolean using locked is not null;
+alter table svc_catalog.event_log alter column locked set default false;
+update svc_catalog.event_log set locked = false where locked is null;
+alter table svc_catalog.event_log alter column locked set not null;
+alter table svc_catalog.event_log add column locked_by text;
+alter table svc_catalog.event_log add column locked_until timestamptz;
+create index event_log_locked_idx on svc_catalog.event_log (locked);
+create index event_log_delivered_idx on svc_catalog.event_log (delivered);
+create index event_log_created_at_idx on svc_catalog.event_log (created_at);
+alter table svc_catalog.event_invocation_logs alter column id type text using id::text;
+alter table svc_catalog.event_invocation_logs alter column id set default gen_random_uuid()::text;
+alter table svc_catalog.event_invocation_logs alter column event_id type text using event_id::text;
+alter table svc_catalog.event_invocation_logs add constraint event_invocation_logs_event_id_fkey foreign key (event_id) references svc_catalog.event_log (id) on delete cascade;
+create table svc_catalog.hdb_cron_triggers (
+  name text primary key,
+  webhook_conf json not null,
+  cron_schedule text not null,
+  payload json,
+  retry_conf json,
+  header_conf json,
+  include_in_metadata boolean not null default false,
+  comment text
+);
+create table svc_catalog.hdb_cron_events (
+  id text primary key default gen_random_uuid()::text,
+  trigger_name text not null references svc_catalog.hdb_cron_triggers (name) on update cascade on delete cascade,
+  scheduled_time timestamptz not null,
+  status text not null default 'scheduled' check (status in ('scheduled', 'locked', 'delivered', 'error', 'dead')),
+  tries integer not null default 0,
+  created_at timestamp default now(),
+  next_retry_at timestamptz,
+  locked_by text,
+  locked_until timestamptz,
+  unique (trigger_name, scheduled_time)
+);
+create index hdb_cron_events_status_idx on svc_catalog.hdb_cron_events (status);
+create table svc_catalog.hdb_cron_event_invocation_logs (
+  id text primary key default gen_random_uuid()::text,
+  event_id text references svc_catalog.hdb_cron_events (id) on update cascade on delete cascade,
+  status integer,
+  request json,
+  response json,
+  created_at timestamptz default now()
+);
+create index hdb_cron_event_invocation_logs_event_idx on svc_catalog.hdb_cron_event_invocation_logs (event_id);
+create table svc_catalog.hdb_scheduled_events (
+  id text primary key default gen_random_uuid()::text,
+  webhook_conf json not null,
+  scheduled_time timestamptz not null,
+  retry_conf json,
+  payload json,
+  header_conf json,
+  status text not null default 'scheduled' check (status in ('scheduled', 'locked', 'delivered', 'error', 'dead')),
+  tries integer not null default 0,
+  created_at timestamp default now(),
+  next_retry_at timestamptz,
+  comment text,
+  locked_by text,
+  locked_until timestamptz
+);
+create index hdb_scheduled_events_status_idx on svc_catalog.hdb_scheduled_events (status);
+create table svc_catalog.hdb_scheduled_event_invocation_logs (
+  id text primary key default gen_random_uuid()::text,
+  event_id text references svc_catalog.hdb_scheduled_events (id) on update cascade on delete cascade,
+  status integer,
+  request json,
+  response json,
+  created_at timestamptz default now()
+);
+create index hdb_scheduled_event_invocation_logs_event_idx on svc_catalog.hdb_scheduled_event_invocation_logs (event_id);
+create table svc_catalog.hdb_action_log (
+  id uuid primary key default gen_random_uuid(),
+  action_name text,
+  input_payload jsonb not null,
+  request_headers jsonb not null,
+  session_variables jsonb not null,
+  response_payload jsonb,
+  errors jsonb,
+  created_at timestamptz not null default now(),
+  response_received_at timestamptz,
+  status text not null check (status in ('created', 'processing', 'completed', 'error')),
+  locked_by text,
+  locked_until timestamptz
+);
+`,
+];
+
+const statements = (sql: string) => sql.split(';').map((s) => s.trim()).filter(Boolean);
+
 export async function initCatalog(db: Db): Promise<void> {
   await db.tx(async (c) => {
     await c.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
@@ -60,12 +161,17 @@ export async function initCatalog(db: Db): Promise<void> {
     if (exists.rows[0].e === 't' || exists.rows[0].e === true) {
       const v = await c.query('select version from svc_catalog.svc_version');
       const version = v.rows[0]?.version as string | undefined;
-      if (version !== CATALOG_VERSION) {
+      const n = Number(version);
+      if (version === CATALOG_VERSION) return;
+      if (!/^\d+$/.test(version ?? '') || n < 1 || n > Number(CATALOG_VERSION)) {
         throw new SvcError(400, 'not-supported', `unsupported version : ${version ?? 'unknown'}`);
       }
+      for (const m of MIGRATIONS.slice(n - 1)) for (const stmt of statements(m)) await c.query(stmt);
+      await c.query('update svc_catalog.svc_version set version = $1, upgraded_on = now()', [CATALOG_VERSION]);
       return;
     }
-    for (const stmt of DDL.split(';').map((s) => s.trim()).filter(Boolean)) await c.query(stmt);
+    for (const stmt of statements(CATALOG_V1_DDL)) await c.query(stmt);
+    for (const m of MIGRATIONS) for (const stmt of statements(m)) await c.query(stmt);
     await c.query('insert into svc_catalog.svc_version (version) values ($1)', [CATALOG_VERSION]);
     await c.query('insert into svc_catalog.svc_metadata (metadata) values ($1)', [JSON.stringify(emptyMetadata())]);
   });

@@ -47,6 +47,7 @@ export interface Config {
   adminInternalErrors: boolean;
   eventsHttpPoolSize: number;
   eventsFetchInterval: number;
+  eventsLeaseSeconds: number;
   wsReadCookie: boolean;
   bodyLimit: number;
   enableConsole: boolean;
@@ -120,6 +121,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'adminInternalErrors', flag: 'admin-internal-errors', env: 'SVC_GRAPHQL_ADMIN_INTERNAL_ERRORS', kind: 'bool', description: 'include internal error details for admin (default true)' },
   { key: 'eventsHttpPoolSize', flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', kind: 'int', description: 'concurrent event deliveries (default 100)' },
   { key: 'eventsFetchInterval', flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', kind: 'int', description: 'ms between event polls when idle (default 1000)' },
+  { key: 'eventsLeaseSeconds', flag: 'events-lease-seconds', env: 'SVC_GRAPHQL_EVENTS_LEASE_SECONDS', kind: 'int', description: 'seconds a claimed delivery stays leased to its process without renewal; a killed process\'s deliveries are retried after this (default 30)' },
   { key: 'bodyLimit', flag: 'body-limit', env: 'SVC_GRAPHQL_BODY_LIMIT', kind: 'int', description: 'maximum request body in bytes (default 104857600)' },
   { key: 'maxSubscriptionsPerConnection', flag: 'max-subscriptions-per-connection', env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', kind: 'int', description: 'operations one websocket may have running at once (default 100)' },
   { key: 'maxWebsocketConnections', flag: 'max-websocket-connections', env: 'SVC_GRAPHQL_MAX_WEBSOCKET_CONNECTIONS', kind: 'int', description: 'open websockets per process; more are refused with 503 (default 5000)' },
@@ -160,6 +162,7 @@ export function defaultConfig(): Config {
     adminInternalErrors: true,
     eventsHttpPoolSize: 100,
     eventsFetchInterval: 1000,
+    eventsLeaseSeconds: 30,
     bodyLimit: 100 * 1024 * 1024,
     enableConsole: false,
     maxSubscriptionsPerConnection: 100,

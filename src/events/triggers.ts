@@ -35,19 +35,39 @@ function createSql(p: Placed, op: Op): string[] {
   const payload = spec.payload ?? '*';
   const oldJson = op === 'insert' ? 'NULL' : rowJson('OLD', payload);
   const newJson = op === 'delete' ? 'NULL' : rowJson('NEW', payload);
-  let condition = 'true';
-  if (op === 'update' && spec.columns !== '*' && Array.isArray(spec.columns)) {
-    condition = spec.columns.length ? spec.columns.map((c) => `(OLD.${quoteIdent(c)} IS DISTINCT FROM NEW.${quoteIdent(c)})`).join(' OR ') : 'false';
+  // an update fires only when a listened column changed (all columns for "*"), compared as
+  // upstream does: the row of those columns with `<>`, or byte-wise (`*<>`) when a column's type
+  // has no equality operator (json)
+  let changed = 'true';
+  let rows = '';
+  if (op === 'update') {
+    const cols = spec.columns;
+    if (Array.isArray(cols) && cols.length === 0) changed = 'false';
+    else {
+      const listed = (ref: 'OLD' | 'NEW') => (Array.isArray(cols) ? `row(${cols.map((c) => `${ref}.${quoteIdent(c)}`).join(', ')})` : `row(${ref}.*)`);
+      rows = `
+  _old := ${listed('OLD')};
+  _new := ${listed('NEW')};
+  BEGIN
+    _changed := _old <> _new;
+  EXCEPTION WHEN undefined_function THEN
+    _changed := _old *<> _new;
+  END;`;
+      changed = '_changed';
+    }
   }
   return [
     `CREATE OR REPLACE FUNCTION svc_catalog.${quoteIdent(fn)}() RETURNS trigger LANGUAGE plpgsql AS $svc$
 DECLARE
   session_variables json;
-BEGIN
-  IF ${condition} THEN
+  _old record;
+  _new record;
+  _changed boolean;
+BEGIN${rows}
+  IF ${changed} THEN
     session_variables := nullif(current_setting('svc.user', true), '')::json;
-    INSERT INTO svc_catalog.event_log (id, schema_name, table_name, trigger_name, payload)
-    VALUES (gen_random_uuid(), TG_TABLE_SCHEMA, TG_TABLE_NAME, ${quoteLiteral(p.def.name)},
+    INSERT INTO svc_catalog.event_log (schema_name, table_name, trigger_name, payload)
+    VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, ${quoteLiteral(p.def.name)},
       json_build_object('op', TG_OP, 'data', json_build_object('old', ${oldJson}, 'new', ${newJson}), 'session_variables', session_variables)::jsonb);
   END IF;
   RETURN NULL;
@@ -65,12 +85,17 @@ function dropSql(name: string): string[] {
 export async function syncEventTriggers(conn: Conn, prev: Metadata, next: Metadata, tableExists: (t: QualifiedTable) => boolean): Promise<void> {
   const before = collect(prev);
   const after = collect(next);
+  const gone: string[] = [];
   for (const [name, p] of before) {
     const n = after.get(name);
+    if (!n) gone.push(name);
     if (!n || !sameName(n.table, p.table) || JSON.stringify(n.def) !== JSON.stringify(p.def)) {
       for (const s of dropSql(name)) await conn.query(s);
     }
   }
+  // a trigger that is gone (deleted, its table untracked, metadata replaced or cleared): its events
+  // are archived, as upstream's delete_event_trigger does; they stay in the log, never delivered
+  if (gone.length) await conn.query('update svc_catalog.event_log set archived = true where trigger_name = any($1::text[]) and not archived', [gone]);
   for (const [name, p] of after) {
     const b = before.get(name);
     if (b && sameName(b.table, p.table) && JSON.stringify(b.def) === JSON.stringify(p.def)) continue;

@@ -20,6 +20,8 @@ export interface RequestState {
   metadataChanged: boolean;
   /** run_sql ran: the database may have changed */
   dbChanged: boolean;
+  /** rows were queued for delivery (invoke_event_trigger, redeliver_event): poll after commit */
+  queuedDeliveries?: boolean;
 }
 
 export interface OpContext {

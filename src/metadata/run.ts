@@ -152,11 +152,12 @@ async function runInTransaction(
         const version = await saveMetadata(conn, state.metadata);
         next = { ...state.cache, resourceVersion: version, perRole: new Map() };
       }
-      return { results, next };
+      return { results, next, queued: state.queuedDeliveries === true };
     },
     { readOnly },
   );
   if (result.next) engine.swapCache(result.next);
+  if (result.queued) engine.events?.poke();
   return bulk ? result.results : result.results[0];
 }
 

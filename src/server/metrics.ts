@@ -6,6 +6,7 @@
 import client from 'prom-client';
 import type { Engine } from '../engine.js';
 import { planCacheStats } from '../execute/graphql.js';
+import { percentile } from '../delivery/worker.js';
 
 export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
@@ -56,6 +57,45 @@ export function createMetrics(engine: Engine): client.Registry {
     registers: [registry],
     collect() {
       this.set(engine.cache.inconsistent.length);
+    },
+  });
+  // event-trigger deliveries (src/delivery): counters kept by the worker, queue depth read at scrape
+  const events = () => engine.events?.stats;
+  const counter = (name: string, help: string, read: (st: NonNullable<ReturnType<typeof events>>) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const st = events();
+        if (st) this.set(read(st));
+      },
+    });
+  counter('svc_event_deliveries_claimed_total', 'event deliveries claimed by this process', (st) => st.claimed);
+  counter('svc_event_deliveries_delivered_total', 'event webhook tries answered with a 2xx', (st) => st.delivered);
+  counter('svc_event_deliveries_failed_total', 'event webhook tries that failed (non-2xx, timeout, connection error)', (st) => st.failed);
+  counter('svc_event_deliveries_retried_total', 'failed tries followed by a retry', (st) => st.retried);
+  counter('svc_event_deliveries_errored_total', 'events marked error (retries exhausted)', (st) => st.errored);
+  counter('svc_event_deliveries_in_flight', 'event webhook requests in flight', (st) => st.inFlight);
+  new client.Gauge({
+    name: 'svc_event_delivery_latency_ms',
+    help: 'latency from the event commit to the 2xx, over the last 2048 deliveries',
+    labelNames: ['quantile'],
+    registers: [registry],
+    collect() {
+      const st = events();
+      if (!st) return;
+      this.set({ quantile: '0.5' }, percentile(st.latencies, 50));
+      this.set({ quantile: '0.99' }, percentile(st.latencies, 99));
+    },
+  });
+  new client.Gauge({
+    name: 'svc_event_queue_depth',
+    help: 'events waiting for delivery (due or scheduled for a retry)',
+    registers: [registry],
+    async collect() {
+      const q = engine.events?.queueDepth;
+      if (q) this.set(await q().catch(() => 0));
     },
   });
   return registry;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { postQuery, query } from '../helpers/server.js';
+import { Receiver } from '../helpers/receiver.js';
 import { cleanEnv, expectStartupLine, startSvcProcess, type SvcProcess } from '../helpers/process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-embedded-'));
@@ -53,6 +54,20 @@ test('embedded PGlite: data and metadata survive a restart', { timeout: 240_000 
   const again = await postQuery(second.url, { type: 'track_table', args: { table: 'e2e_items' } });
   assert.equal(again.status, 400, again.text);
   assert.equal(again.body.code, 'already-tracked');
+
+  await t.test('event triggers deliver on the embedded database too', async () => {
+    const rx = await new Receiver().start();
+    try {
+      await query(second.url, { type: 'create_event_trigger', args: { name: 'e2e_items_insert', table: 'e2e_items', webhook: rx.url, insert: { columns: '*' }, enable_manual: true } });
+      await query(second.url, { type: 'run_sql', args: { sql: "insert into e2e_items values (3, 'three')" } });
+      await query(second.url, { type: 'invoke_event_trigger', args: { name: 'e2e_items_insert', payload: { id: 4 } } });
+      const got = await rx.waitFor(2, () => true, 30_000);
+      assert.deepEqual(got.map((r) => r.body.event.op).sort(), ['INSERT', 'MANUAL']);
+      assert.deepEqual(got.find((r) => r.body.event.op === 'INSERT')!.body.event.data.new, { id: 3, name: 'three' });
+    } finally {
+      await rx.close();
+    }
+  });
 
   const exit2 = await second.proc.stop();
   assert.deepEqual(exit2, { code: 0, signal: null }, `second SIGTERM:\n${second.proc.output()}`);

@@ -1,7 +1,12 @@
-/** create_event_trigger, delete_event_trigger (delivery lives in src/events). */
+/**
+ * create_event_trigger, delete_event_trigger, redeliver_event, invoke_event_trigger (delivery
+ * lives in src/events/queue.ts on the subsystem of src/delivery).
+ */
 import { SvcError, notExists } from '../../errors.js';
+import { checkWebhookUrl, resolveUrlTemplate } from '../../delivery/http.js';
+
 import { ArgReader, expectArray, parseColumnList } from '../args.js';
-import { SUCCESS, defineOp } from '../registry.js';
+import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import type { EventTriggerDef } from '../types.js';
 import { findTable } from './tables.js';
@@ -48,6 +53,10 @@ defineOp('create_event_trigger', {
       const r = new ArgReader(rc, a.sub('retry_conf'));
       retry_conf = { num_retries: r.int('num_retries') ?? 0, interval_sec: r.int('interval_sec') ?? 10, timeout_sec: r.int('timeout_sec') ?? 60 };
       r.done();
+      for (const [k, v] of Object.entries(retry_conf)) {
+        if (v < 0) throw new SvcError(400, 'parse-failed', `${k} must be a non-negative integer`, `${a.sub('retry_conf')}.${k}`);
+      }
+      if (retry_conf.timeout_sec < 1) throw new SvcError(400, 'parse-failed', 'timeout_sec must be at least 1', `${a.sub('retry_conf')}.timeout_sec`);
     }
     a.done();
     if (!insert && !update && !del && !enableManual) {
@@ -58,6 +67,14 @@ defineOp('create_event_trigger', {
     }
     if (webhookFromEnv !== undefined && process.env[webhookFromEnv] === undefined) {
       throw new SvcError(400, 'not-exists', `environment variable ${JSON.stringify(webhookFromEnv)} not set`, ctx.path);
+    }
+    // the URL (after {{ENV}} templates) must be an http(s) URL; checked now, not at the first delivery
+    if (webhook !== undefined) checkWebhookUrl(resolveUrlTemplate(webhook), a.sub('webhook'));
+    else checkWebhookUrl(process.env[webhookFromEnv!]!, a.sub('webhook_from_env'));
+    for (const h of headers ?? []) {
+      if (h.value_from_env !== undefined && process.env[h.value_from_env] === undefined) {
+        throw new SvcError(400, 'not-exists', `environment variable ${JSON.stringify(h.value_from_env)} not set`, a.sub('headers'));
+      }
     }
     const t = findTable(ctx, table);
     const md = ctx.state.metadata;
@@ -86,5 +103,57 @@ defineOp('delete_event_trigger', {
     if (!t) throw notExists(`event trigger ${JSON.stringify(name)} does not exist`, ctx.path);
     t.event_triggers = t.event_triggers.filter((e) => e.name !== name);
     return SUCCESS;
+  },
+});
+
+/** The trigger named `name` in the request's metadata, or upstream's not-exists error. */
+function findTrigger(ctx: OpContext, name: string) {
+  for (const t of ctx.state.metadata.tables) {
+    const def = t.event_triggers.find((e) => e.name === name);
+    if (def) return { table: t.table, def };
+  }
+  throw notExists(`event trigger ${JSON.stringify(name)} does not exist`, ctx.path);
+}
+
+defineOp('redeliver_event', {
+  kind: 'data',
+  locksMetadata: () => false,
+  async run(ctx, args) {
+    const a = reader(args);
+    const id = a.string('event_id');
+    a.done();
+    const r = await ctx.conn.query(
+      "select (locked and locked_until is not null and locked_until > now()) as busy from svc_catalog.event_log where id = $1 for update",
+      [id],
+    );
+    if (!r.rows.length) throw notExists('event not found', ctx.path);
+    const busy = (r.rows[0] as { busy: unknown }).busy;
+    if (busy === true || busy === 't') throw new SvcError(400, 'busy', 'event is already being processed', ctx.path);
+    await ctx.conn.query(
+      "update svc_catalog.event_log set next_retry_at = null, tries = 0, error = false, delivered = false, archived = false, locked = false, locked_by = null, locked_until = null where id = $1",
+      [id],
+    );
+    ctx.state.queuedDeliveries = true;
+    return SUCCESS;
+  },
+});
+
+defineOp('invoke_event_trigger', {
+  kind: 'data',
+  locksMetadata: () => false,
+  async run(ctx, args) {
+    const a = reader(args);
+    const name = a.name('name');
+    const payload = a.required('payload');
+    a.done();
+    const { table, def } = findTrigger(ctx, name);
+    if (!def.definition.enable_manual) throw new SvcError(400, 'not-supported', 'manual mode is not enabled for event trigger', ctx.path);
+    const event = { op: 'MANUAL', data: { old: null, new: payload }, session_variables: { ...ctx.session.vars } };
+    const r = await ctx.conn.query(
+      'insert into svc_catalog.event_log (schema_name, table_name, trigger_name, payload) values ($1, $2, $3, $4::jsonb) returning id',
+      [table.schema, table.name, name, JSON.stringify(event)],
+    );
+    ctx.state.queuedDeliveries = true;
+    return { event_id: String((r.rows[0] as { id: unknown }).id) };
   },
 });

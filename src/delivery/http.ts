@@ -1,0 +1,118 @@
+/**
+ * One webhook try: POST the JSON body with the configured headers, under a deadline, and describe
+ * what happened the way the invocation logs keep it (upstream's "version 2" request/response
+ * objects: `{payload, headers, version}` and `{type: webhook_response | client_error, data, version}`).
+ */
+import { describeFetchError, postLimited, redactUrl, USER_AGENT } from '../http/client.js';
+import { SvcError } from '../errors.js';
+
+export interface DeliveryRequest {
+  url: string;
+  /** configured headers, resolved (value or value_from_env) */
+  headers: Array<{ name: string; value: string }>;
+  /** the JSON body */
+  body: string;
+  timeoutMs: number;
+  /** the URL as logs show it (no credentials or query string) */
+  logUrl: string;
+}
+
+export interface DeliveryOutcome {
+  ok: boolean;
+  /** HTTP status, or null for a client error (timeout, refused connection) */
+  status: number | null;
+  /** response body (cut to RESPONSE_BODY_MAX characters) */
+  body?: string;
+  responseHeaders?: Array<{ name: string; value: string }>;
+  /** client error description */
+  error?: string;
+  /** seconds from a Retry-After header of a non-2xx response */
+  retryAfterSec?: number;
+  latencyMs: number;
+}
+
+/** Invocation logs keep at most this much of a response body. */
+export const RESPONSE_BODY_MAX = 64 * 1024;
+/** A response body is read up to this size (more is a client error, not kept). */
+const RESPONSE_READ_MAX = 1024 * 1024;
+/** The status invocation logs record for a client error (upstream's convention). */
+export const CLIENT_ERROR_STATUS = 1000;
+
+/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unparseable. */
+export function parseRetryAfter(v: string | null, now = Date.now()): number | undefined {
+  if (v === null) return undefined;
+  const t = v.trim();
+  if (/^\d+$/.test(t)) return Math.min(Number(t), 7 * 24 * 3600);
+  const d = Date.parse(t);
+  if (Number.isNaN(d)) return undefined;
+  return Math.max(0, Math.ceil((d - now) / 1000));
+}
+
+export async function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
+  const t0 = Date.now();
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+  for (const h of req.headers) headers[h.name] = h.value;
+  try {
+    const res = await postLimited(req.url, headers, req.body, { timeoutMs: req.timeoutMs, maxBytes: RESPONSE_READ_MAX });
+    const ok = res.status >= 200 && res.status < 300;
+    const responseHeaders: Array<{ name: string; value: string }> = [];
+    res.headers.forEach((value, name) => responseHeaders.push({ name, value }));
+    const text = res.body.toString('utf8');
+    return {
+      ok,
+      status: res.status,
+      body: text.length > RESPONSE_BODY_MAX ? text.slice(0, RESPONSE_BODY_MAX) : text,
+      responseHeaders,
+      retryAfterSec: ok ? undefined : parseRetryAfter(res.headers.get('retry-after')),
+      latencyMs: Date.now() - t0,
+    };
+  } catch (e) {
+    return { ok: false, status: null, error: describeFetchError(e), latencyMs: Date.now() - t0 };
+  }
+}
+
+/** The invocation log's `request` column (JSON text; the body is spliced, not re-encoded). */
+export function invocationRequest(req: DeliveryRequest): string {
+  return `{"payload":${req.body},"headers":${JSON.stringify(req.headers)},"version":"2"}`;
+}
+
+/** The invocation log's `response` column. */
+export function invocationResponse(o: DeliveryOutcome): unknown {
+  if (o.status === null) return { type: 'client_error', data: { message: o.error ?? 'unknown error' }, version: '2' };
+  return { type: 'webhook_response', data: { status: o.status, body: o.body ?? '', headers: o.responseHeaders ?? [] }, version: '2' };
+}
+
+/**
+ * `{{ENV_VAR}}` templates of webhook URLs (syntax-defs.rst: WebhookURL). An unset variable is an
+ * error naming it.
+ */
+export function resolveUrlTemplate(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  return url.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
+    const v = env[name];
+    if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${name}" not set`);
+    return v;
+  });
+}
+
+/** A webhook URL (after templates) must be an absolute http(s) URL. */
+export function checkWebhookUrl(url: string, path: string): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new SvcError(400, 'invalid-params', `not a valid URL: ${JSON.stringify(url)}`, path);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new SvcError(400, 'invalid-params', `webhook URL must use http or https: ${JSON.stringify(url)}`, path);
+}
+
+/** Configured headers with `value` or `value_from_env`; an unset variable is an error naming it. */
+export function resolveHeaders(conf: Array<{ name: string; value?: string; value_from_env?: string }> | undefined, env: NodeJS.ProcessEnv = process.env): Array<{ name: string; value: string }> {
+  return (conf ?? []).map((h) => {
+    if (h.value !== undefined) return { name: h.name, value: h.value };
+    const v = env[h.value_from_env!];
+    if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${h.value_from_env}" not set`);
+    return { name: h.name, value: v };
+  });
+}
+
+export { redactUrl };

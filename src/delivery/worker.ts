@@ -1,0 +1,263 @@
+/**
+ * The delivery subsystem: one machinery for every kind of outgoing webhook that is queued in
+ * `svc_catalog` (event triggers today; cron and one-off scheduled events and async actions plug in
+ * as further queues).
+ *
+ * A queue's rows are claimed with `FOR UPDATE SKIP LOCKED` and marked with a lease (`locked_by` =
+ * this process, `locked_until` = now + lease), so that
+ * - two processes never claim the same row (the claim is one UPDATE over a SKIP LOCKED sub-select);
+ * - a process that dies (kill -9) loses nothing: its rows are claimable again once their lease runs
+ *   out, while a live process renews the leases of what it has in flight (every lease/3), so a slow
+ *   webhook is never handed to a second process;
+ * - on shutdown the worker stops claiming, waits for in-flight deliveries up to the grace period,
+ *   and releases (unlocks) the rest.
+ * Each try is written back with its invocation log row in one statement, conditional on the lease
+ * still being ours.
+ */
+import type { Db } from '../db/db.js';
+import type { Logger } from '../core/logger.js';
+import type { Worker } from '../background.js';
+import { deliver, type DeliveryOutcome, type DeliveryRequest } from './http.js';
+
+/** One claimed row, ready to send. */
+export interface DeliveryJob extends DeliveryRequest {
+  id: string;
+  /** tries made before this one */
+  tries: number;
+  maxRetries: number;
+  retryIntervalSec: number;
+  /** when the row was created (for the commit-to-delivery latency) */
+  createdAt?: Date;
+  /** what the queue needs back in `finish` */
+  context?: unknown;
+}
+
+export interface FinishedTry {
+  job: DeliveryJob;
+  outcome: DeliveryOutcome;
+  next: NextStep;
+}
+
+/** What happens to a row after a try. */
+export type NextStep = { kind: 'delivered' } | { kind: 'retry'; at: Date } | { kind: 'error' };
+
+export interface DeliveryQueue {
+  /** for logs and metrics: `event-trigger`, `cron`, `scheduled`, `action` */
+  readonly kind: string;
+  /** claims up to `limit` due rows, leasing them to `owner` for `leaseSec` */
+  claim(db: Db, owner: string, limit: number, leaseSec: number): Promise<DeliveryJob[]>;
+  /**
+   * records tries (an invocation log row each + the rows' new state, where the lease is still
+   * `owner`'s), in one statement
+   */
+  finish(db: Db, owner: string, done: FinishedTry[]): Promise<void>;
+  renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void>;
+  release(db: Db, owner: string, ids: string[]): Promise<void>;
+  /** rows waiting (due or not), for the queue-depth metric */
+  depth(db: Db): Promise<number>;
+}
+
+export interface DeliveryStats {
+  claimed: number;
+  delivered: number;
+  failed: number;
+  retried: number;
+  errored: number;
+  inFlight: number;
+  /** recent commit-to-2xx latencies in ms (a ring of the last 2048) */
+  latencies: number[];
+}
+
+export const newStats = (): DeliveryStats => ({ claimed: 0, delivered: 0, failed: 0, retried: 0, errored: 0, inFlight: 0, latencies: [] });
+
+export interface DeliveryWorkerOptions {
+  db: Db;
+  log: Logger;
+  queue: DeliveryQueue;
+  /** this process's id, written to `locked_by` */
+  owner: string;
+  /** ms between polls when a poll found nothing to do */
+  fetchIntervalMs: number;
+  /** deliveries in flight at once (the HTTP pool) */
+  concurrency: number;
+  leaseSec: number;
+  /** `webhook-log` lines enabled */
+  logTries: boolean;
+  stats?: DeliveryStats;
+}
+
+/** The next step after a try, as upstream decides it (Retry-After honoured once past the retries). */
+export function nextStep(job: DeliveryJob, outcome: DeliveryOutcome, now = Date.now()): NextStep {
+  if (outcome.ok) return { kind: 'delivered' };
+  const exhausted = job.tries >= job.maxRetries;
+  const after = outcome.retryAfterSec;
+  if (exhausted && (after === undefined || job.tries > job.maxRetries)) return { kind: 'error' };
+  const delaySec = after ?? job.retryIntervalSec;
+  return { kind: 'retry', at: new Date(now + delaySec * 1000) };
+}
+
+export class DeliveryWorker implements Worker {
+  readonly name: string;
+  readonly stats: DeliveryStats;
+  private stopping = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private renewTimer?: NodeJS.Timeout;
+  private slotFreed?: () => void;
+  /** tries done and waiting to be written (one statement for all of them) */
+  private toFinish: Array<FinishedTry & { resolve: () => void }> = [];
+  private flushing = false;
+
+  constructor(private readonly o: DeliveryWorkerOptions) {
+    this.name = `delivery:${o.queue.kind}`;
+    this.stats = o.stats ?? newStats();
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.loop = this.run();
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(1000, (this.o.leaseSec * 1000) / 3));
+    this.renewTimer.unref();
+  }
+
+  /** rows waiting in this worker's queue */
+  readonly queueDepth = (): Promise<number> => this.o.queue.depth(this.o.db);
+
+  /** Polls now (after a row was queued here, e.g. by invoke_event_trigger or redeliver_event). */
+  poke(): void {
+    this.wake?.();
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    this.slotFreed?.();
+    await this.loop;
+    const pending = [...this.inFlight.values()];
+    if (pending.length) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(pending), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    }
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    const left = [...this.inFlight.keys()];
+    if (left.length) {
+      await this.o.queue.release(this.o.db, this.o.owner, left).catch((e) => this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: String(e) } }, 'could not release claimed rows'));
+      this.o.log.info({ type: 'delivery', detail: { queue: this.o.queue.kind, released: left.length } }, `released ${left.length} unfinished deliveries`);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((res) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        res();
+      }
+      this.wake = done;
+    }).finally(() => (this.wake = undefined));
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    // claim in batches: with deliveries in flight, wait until half of the pool is free
+    const batchMin = Math.max(1, Math.floor(this.o.concurrency / 2));
+    while (!this.stopping) {
+      const free = this.o.concurrency - this.inFlight.size;
+      if (free <= 0 || (free < batchMin && this.inFlight.size > 0)) {
+        await new Promise<void>((r) => (this.slotFreed = r));
+        this.slotFreed = undefined;
+        continue;
+      }
+      let jobs: DeliveryJob[];
+      try {
+        jobs = await this.o.queue.claim(this.o.db, this.o.owner, free, this.o.leaseSec);
+        failures = 0;
+      } catch (e) {
+        failures++;
+        this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: e instanceof Error ? e.message : String(e) } }, 'claiming deliveries failed');
+        await this.sleep(Math.min(30_000, this.o.fetchIntervalMs * 2 ** Math.min(failures, 5)));
+        continue;
+      }
+      if (this.stopping) {
+        // claimed while stopping: give them back at once
+        if (jobs.length) await this.o.queue.release(this.o.db, this.o.owner, jobs.map((j) => j.id)).catch(() => undefined);
+        break;
+      }
+      this.stats.claimed += jobs.length;
+      for (const job of jobs) {
+        const p = this.attempt(job).finally(() => {
+          this.inFlight.delete(job.id);
+          this.stats.inFlight = this.inFlight.size;
+          this.slotFreed?.();
+        });
+        this.inFlight.set(job.id, p);
+      }
+      this.stats.inFlight = this.inFlight.size;
+      // a full batch: more may be waiting, poll again at once
+      if (jobs.length < free) await this.sleep(this.o.fetchIntervalMs);
+    }
+  }
+
+  private async attempt(job: DeliveryJob): Promise<void> {
+    const outcome = await deliver(job);
+    const next = nextStep(job, outcome);
+    if (next.kind === 'delivered') {
+      this.stats.delivered++;
+      if (job.createdAt) {
+        const l = this.stats.latencies;
+        if (l.length >= 2048) l.shift();
+        l.push(Date.now() - job.createdAt.getTime());
+      }
+    } else {
+      this.stats.failed++;
+      if (next.kind === 'retry') this.stats.retried++;
+      else this.stats.errored++;
+    }
+    if (this.o.logTries) {
+      const detail = { queue: this.o.queue.kind, event_id: job.id, url: job.logUrl, status: outcome.status, latency_ms: outcome.latencyMs, try: job.tries + 1, next: next.kind, ...(outcome.error ? { error: outcome.error } : {}) };
+      if (outcome.ok) this.o.log.info({ type: 'webhook-log', detail }, 'webhook delivered');
+      else this.o.log.info({ type: 'webhook-log', detail }, 'webhook try failed');
+    }
+    await new Promise<void>((resolve) => {
+      this.toFinish.push({ job, outcome, next, resolve });
+      void this.flush();
+    });
+  }
+
+  /** Writes the finished tries, one statement per batch; tries that finish meanwhile form the next batch. */
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.toFinish.length) {
+        const batch = this.toFinish.splice(0, 500);
+        try {
+          await this.o.queue.finish(this.o.db, this.o.owner, batch);
+        } catch (e) {
+          // the rows stay leased: they are tried again when the lease runs out
+          this.o.log.error({ type: 'delivery', detail: { queue: this.o.queue.kind, events: batch.length, error: e instanceof Error ? e.message : String(e) } }, 'could not record deliveries');
+        }
+        for (const b of batch) b.resolve();
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const ids = [...this.inFlight.keys()];
+    if (!ids.length || this.stopping) return;
+    await this.o.queue.renew(this.o.db, this.o.owner, ids, this.o.leaseSec).catch((e) =>
+      this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: String(e) } }, 'could not renew leases'),
+    );
+  }
+}
+
+/** p-th percentile (0-100) of a sample, 0 when empty. */
+export function percentile(sample: number[], p: number): number {
+  if (!sample.length) return 0;
+  const s = [...sample].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
