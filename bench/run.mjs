@@ -34,6 +34,8 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --reload                  drop and reload the dataset even if it looks complete
   --max-seconds 570         hard time budget: stop loading, report what was measured
   --out bench/RESULTS.md    where to write the results ('-' for nowhere)
+  --events                  afterwards, the event-delivery benchmark (bench/events.mjs, results in
+                            bench/EVENTS.md); alone: npm run bench:events
   --help`;
 
 let opts;
@@ -48,6 +50,7 @@ try {
       pool: { type: 'string', default: '16' },
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
       reload: { type: 'boolean', default: false },
+      events: { type: 'boolean', default: false },
       'max-seconds': { type: 'string', default: '570' },
       out: { type: 'string', default: join(HERE, 'RESULTS.md') },
       help: { type: 'boolean', default: false },
@@ -805,6 +808,11 @@ watchdog.unref();
 main().then(
   (code) => {
     clearTimeout(watchdog);
+    if (opts.events) {
+      // the delivery benchmark has its own servers, database and report (bench/EVENTS.md)
+      const r = spawnSync(process.execPath, [join(HERE, 'events.mjs')], { stdio: 'inherit' });
+      if (code === 0) code = r.status ?? 1;
+    }
     process.exit(code);
   },
   async (e) => {
