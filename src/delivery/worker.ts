@@ -17,7 +17,7 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
-import { deliver, type DeliveryOutcome, type DeliveryRequest } from './http.js';
+import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, type DeliveryOutcome, type DeliveryRequest } from './http.js';
 
 /** One claimed row, ready to send. */
 export interface DeliveryJob extends DeliveryRequest {
@@ -30,6 +30,8 @@ export interface DeliveryJob extends DeliveryRequest {
   createdAt?: Date;
   /** what the queue needs back in `finish` */
   context?: unknown;
+  /** set when the job cannot be sent (e.g. its webhook's variable is unset): a failed try, no request */
+  failure?: string;
 }
 
 export interface FinishedTry {
@@ -84,6 +86,23 @@ export interface DeliveryWorkerOptions {
   /** `webhook-log` lines enabled */
   logTries: boolean;
   stats?: DeliveryStats;
+  /** ms since the epoch for retry times and latencies (default Date.now; tests inject a simulated clock) */
+  clock?: () => number;
+}
+
+/**
+ * The columns every queue's `finish` statement takes, one array element per try: the row id, the
+ * next retry time (null unless retried), the HTTP status (CLIENT_ERROR_STATUS for a client error) and
+ * the invocation log's request and response (JSON text).
+ */
+export function triedColumns(done: FinishedTry[]): { ids: string[]; retryAt: Array<string | null>; statuses: number[]; requests: string[]; responses: string[] } {
+  return {
+    ids: done.map((d) => d.job.id),
+    retryAt: done.map((d) => (d.next.kind === 'retry' ? d.next.at.toISOString() : null)),
+    statuses: done.map((d) => d.outcome.status ?? CLIENT_ERROR_STATUS),
+    requests: done.map((d) => invocationRequest(d.job)),
+    responses: done.map((d) => JSON.stringify(invocationResponse(d.outcome))),
+  };
 }
 
 /** The next step after a try, as upstream decides it (Retry-After honoured once past the retries). */
@@ -119,6 +138,10 @@ export class DeliveryWorker implements Worker {
     this.loop = this.run();
     this.renewTimer = setInterval(() => void this.renew(), Math.max(1000, (this.o.leaseSec * 1000) / 3));
     this.renewTimer.unref();
+  }
+
+  get queue(): DeliveryQueue {
+    return this.o.queue;
   }
 
   /** rows waiting in this worker's queue */
@@ -201,14 +224,15 @@ export class DeliveryWorker implements Worker {
   }
 
   private async attempt(job: DeliveryJob): Promise<void> {
-    const outcome = await deliver(job);
-    const next = nextStep(job, outcome);
+    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job);
+    const now = this.o.clock?.() ?? Date.now();
+    const next = nextStep(job, outcome, now);
     if (next.kind === 'delivered') {
       this.stats.delivered++;
       if (job.createdAt) {
         const l = this.stats.latencies;
         if (l.length >= 2048) l.shift();
-        l.push(Date.now() - job.createdAt.getTime());
+        l.push(now - job.createdAt.getTime());
       }
     } else {
       this.stats.failed++;
