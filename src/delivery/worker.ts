@@ -55,6 +55,8 @@ export interface DeliveryQueue {
   finish(db: Db, owner: string, done: FinishedTry[]): Promise<void>;
   renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void>;
   release(db: Db, owner: string, ids: string[]): Promise<void>;
+  /** ms until the queue expects a row to fall due, when it knows (polled then if sooner than the fetch interval) */
+  nextPollInMs?(): number | undefined;
   /** rows waiting (due or not), for the queue-depth metric */
   depth(db: Db): Promise<number>;
 }
@@ -219,7 +221,7 @@ export class DeliveryWorker implements Worker {
       }
       this.stats.inFlight = this.inFlight.size;
       // a full batch: more may be waiting, poll again at once
-      if (jobs.length < free) await this.sleep(this.o.fetchIntervalMs);
+      if (jobs.length < free) await this.sleep(Math.min(this.o.fetchIntervalMs, this.o.queue.nextPollInMs?.() ?? Infinity));
     }
   }
 

@@ -73,9 +73,22 @@ const WAITING = `(e.status = 'scheduled' or (e.status = 'locked' and e.locked_un
 const DUE_AT = 'coalesce(e.next_retry_at, e.scheduled_time)';
 const TOLERANCE = `make_interval(secs => coalesce((c.retry_conf->>'tolerance_seconds')::float8, ${DEFAULT_ST_RETRY_CONF.tolerance_seconds}))`;
 
-// $1 owner, $2 limit, $3 lease seconds, $4 the scheduler's now
+// One statement per poll: marks the events past their tolerance `dead`, claims the due ones (FOR
+// UPDATE SKIP LOCKED, a lease), and says when the next waiting event falls due. It always returns
+// one row at least (nulls when nothing was claimed). $1 owner, $2 limit, $3 lease seconds, $4 the
+// scheduler's now.
 const claimSql = (s: Source) => `
-with due as (
+with overdue as (
+  select e.id from ${s.from}
+  where ${WAITING} and ${DUE_AT} < $4::timestamptz - ${TOLERANCE}
+  limit 10000
+  for update of e skip locked
+), dead as (
+  update ${s.table} e set status = 'dead', locked_by = null, locked_until = null
+    from overdue
+   where e.id = overdue.id
+  returning e.id
+), due as (
   select e.id from ${s.from}
   where ${WAITING} and ${DUE_AT} <= $4::timestamptz and ${DUE_AT} >= $4::timestamptz - ${TOLERANCE}
   order by ${DUE_AT}
@@ -88,23 +101,16 @@ with due as (
    where e.id = due.id
   returning e.*
 )
-select e.id, ${s.name} as trigger_name, e.tries, c.webhook_conf::text as webhook_conf, c.payload::text as payload,
-  c.header_conf::text as header_conf, c.retry_conf::text as retry_conf, c.comment,
-  ${TEXT("e.scheduled_time at time zone 'UTC'")} as scheduled_time, ${TEXT('e.created_at')} as created_at,
-  (extract(epoch from ${DUE_AT}) * 1000)::float8 as due_ms
-from ${s.from.replace(`${s.table} e`, 'claimed e')}`;
-
-// $1 the scheduler's now
-const deadSql = (s: Source) => `
-with overdue as (
-  select e.id from ${s.from}
-  where ${WAITING} and ${DUE_AT} < $1::timestamptz - ${TOLERANCE}
-  limit 10000
-  for update of e skip locked
-)
-update ${s.table} e set status = 'dead', locked_by = null, locked_until = null
-  from overdue
- where e.id = overdue.id`;
+select d.dead_n, d.next_due_ms, j.* from (
+  select (select count(*)::int from dead) as dead_n,
+         (select (extract(epoch from min(${DUE_AT})) * 1000)::float8 from ${s.table} e where e.status = 'scheduled' and ${DUE_AT} > $4::timestamptz) as next_due_ms
+) d left join lateral (
+  select e.id, ${s.name} as trigger_name, e.tries, c.webhook_conf::text as webhook_conf, c.payload::text as payload,
+    c.header_conf::text as header_conf, c.retry_conf::text as retry_conf, c.comment,
+    ${TEXT("e.scheduled_time at time zone 'UTC'")} as scheduled_time, ${TEXT('e.created_at')} as created_at,
+    (extract(epoch from ${DUE_AT}) * 1000)::float8 as due_ms
+  from ${s.from.replace(`${s.table} e`, 'claimed e')}
+) j on true`;
 
 const finishSql = (s: Source) => `
 with o as (
@@ -129,8 +135,9 @@ export interface ScheduledStats {
 export class ScheduledEventQueue implements DeliveryQueue {
   readonly kind: 'cron' | 'scheduled';
   readonly stats: ScheduledStats = { dead: 0 };
+  /** when (on the scheduler's clock) the next waiting event falls due, as of the last poll */
+  private nextDueMs?: number;
   private readonly claimText: string;
-  private readonly deadText: string;
   private readonly finishText: string;
 
   constructor(
@@ -140,7 +147,6 @@ export class ScheduledEventQueue implements DeliveryQueue {
   ) {
     this.kind = source.kind;
     this.claimText = claimSql(source);
-    this.deadText = deadSql(source);
     this.finishText = finishSql(source);
   }
 
@@ -157,13 +163,21 @@ export class ScheduledEventQueue implements DeliveryQueue {
   }
 
   async claim(db: Db, owner: string, limit: number, leaseSec: number): Promise<DeliveryJob[]> {
-    const dead = await db.query(this.deadText, [this.now()]);
-    if (dead.rowCount) {
-      this.stats.dead += dead.rowCount;
-      this.onDead(dead.rowCount);
-    }
     const r = await db.query(this.claimText, [owner, limit, leaseSec, this.now()]);
-    return (r.rows as Array<Record<string, unknown>>).map((row) => this.job(row));
+    const rows = r.rows as Array<Record<string, unknown>>;
+    const first = rows[0];
+    const dead = Number(first?.dead_n ?? 0);
+    if (dead) {
+      this.stats.dead += dead;
+      this.onDead(dead);
+    }
+    this.nextDueMs = first?.next_due_ms === null || first?.next_due_ms === undefined ? undefined : Number(first.next_due_ms);
+    return rows.filter((row) => row.id !== null).map((row) => this.job(row));
+  }
+
+  /** The next waiting event falls due sooner than the fetch interval: poll then. */
+  nextPollInMs(): number | undefined {
+    return this.nextDueMs === undefined ? undefined : Math.max(5, this.nextDueMs - this.clock());
   }
 
   private job(row: Record<string, unknown>): DeliveryJob {

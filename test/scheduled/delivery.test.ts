@@ -4,7 +4,7 @@
  * tolerance, retries then `error` with invocation logs), cron triggers (the window of 100 events,
  * `replace` regenerating it, delivery of due events, export/replace_metadata of include_in_metadata
  * triggers, delete_cron_trigger taking its events along), a process that was down for an hour, bad
- * input, metrics and log lines, and the lag of 1,000 one-off events due at the same second.
+ * input, metrics and log lines. (Two processes and the lag of 1,000 events: test/e2e/scheduled_instances.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -13,7 +13,6 @@ import { postQuery, query, startTestServer, waitFor, type TestServer } from '../
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { Receiver } from '../helpers/receiver.js';
 import { cronTimes } from '../../src/scheduled/cron.js';
-import { percentile } from '../../src/delivery/worker.js';
 
 let s: TestServer;
 let rx: Receiver;
@@ -335,35 +334,6 @@ describe('time', () => {
       assert.deepEqual(await st(), { dead: 30, delivered: 30 });
     } finally {
       await b.close();
-      await db.drop();
-    }
-  });
-});
-
-describe('lag', () => {
-  test('1,000 one-off events due at the same second: every one delivered once; lag from due time to the receiver', { timeout: 120_000 }, async (t) => {
-    const db: TestDatabase = await createTestDatabase();
-    // default fetch interval (1000 ms) and pool (100): the product's figures
-    const srv = await startTestServer({ databaseUrl: db.url, pgConnections: 10 });
-    try {
-      const due = Math.ceil((Date.now() + 8_000) / 1000) * 1000;
-      const N = 1000;
-      await query(srv.url, { type: 'bulk', args: Array.from({ length: N }, (_, i) => ({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/lag`, schedule_at: iso(due), payload: { i } } })) }, { 'x-svc-role': 'admin' });
-      assert.ok(Date.now() < due, 'created before they are due');
-      const got = await rx.waitFor(N, (x) => x.path === '/lag', 60_000);
-      await waitFor('all delivered', async () => Number((await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_scheduled_events where status = 'delivered'"))[0]!.n) === N, 30_000, 100);
-      await new Promise((res) => setTimeout(res, 300));
-      const mine = rx.requests.filter((x) => x.path === '/lag');
-      const ids = new Set(mine.map((x) => x.body.id));
-      const lags = got.slice(0, N).map((x) => x.at - due);
-      const [p50, p99, max] = [percentile(lags, 50), percentile(lags, 99), Math.max(...lags)];
-      t.diagnostic(`1,000 one-off events due at the same second: ${ids.size} delivered, ${mine.length - ids.size} duplicates; lag due→receiver p50 ${p50} ms, p99 ${p99} ms, max ${max} ms (fetch interval 1000 ms, pool 100)`);
-      assert.equal(ids.size, N);
-      assert.equal(mine.length, N);
-      assert.ok(Math.min(...lags) >= 0, 'nothing before its time');
-      assert.ok(p99 < 30_000, `p99 ${p99} ms`);
-    } finally {
-      await srv.close();
       await db.drop();
     }
   });
