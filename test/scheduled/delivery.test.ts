@@ -9,7 +9,12 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { devnull, postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
+import { defaultConfig } from '../../src/config/config.js';
+import { createLogger, startSvc } from '../../src/server/start.js';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { Receiver } from '../helpers/receiver.js';
 import { cronTimes } from '../../src/scheduled/cron.js';
@@ -335,6 +340,38 @@ describe('time', () => {
     } finally {
       await b.close();
       await db.drop();
+    }
+  });
+});
+
+describe('embedded PostgreSQL', () => {
+  test('one-off and cron events are delivered on the embedded default (PGlite) too', { timeout: 120_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-sched-'));
+    const config = { ...defaultConfig(), port: 0, host: '127.0.0.1', dataDir, logLevel: 'error' as const, enabledLogTypes: [], eventsFetchInterval: 50 };
+    delete config.databaseUrl;
+    const svc = await startSvc(config, createLogger(config, devnull()));
+    try {
+      let clock = Date.parse('2031-07-01T00:00:30Z');
+      svc.engine.clock = () => clock;
+      const q = (body: unknown) => query(svc.url, body, { 'x-svc-role': 'admin' });
+      const r = await q({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/pglite-once`, schedule_at: iso(clock), payload: { embedded: true } } });
+      const [got] = await rx.waitFor(1, (x) => x.path === '/pglite-once');
+      assert.equal(got!.body.id, r.event_id);
+      assert.deepEqual(got!.body.payload, { embedded: true });
+      await q({ type: 'create_cron_trigger', args: { name: 'pglite_cron', webhook: `${rx.url}/pglite-cron`, schedule: '* * * * *', include_in_metadata: true } });
+      const window = await q({ type: 'run_sql', args: { sql: "select count(*) from svc_catalog.hdb_cron_events where trigger_name = 'pglite_cron'" } });
+      assert.equal(window.result[1][0], '100');
+      clock += 60_000;
+      const [cron] = await rx.waitFor(1, (x) => x.path === '/pglite-cron');
+      assert.equal(cron!.body.name, 'pglite_cron');
+      assert.equal(cron!.body.scheduled_time, '2031-07-01T00:01:00Z');
+      await waitFor('statuses', async () => {
+        const st = await q({ type: 'run_sql', args: { sql: "select (select status from svc_catalog.hdb_scheduled_events limit 1) || ',' || (select status from svc_catalog.hdb_cron_events order by scheduled_time limit 1)" } });
+        return st.result[1][0] === 'delivered,delivered';
+      });
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
