@@ -56,7 +56,8 @@ test('two processes over a simulated hour, one killed half-way: no duplicate row
   });
   const [a, b] = await Promise.all([startSvcProcess([], env), startSvcProcess([], env)]);
   procs.push(a.proc, b.proc);
-  rx.respond = () => ({ status: 200, delayMs: 5 });
+  // slow answers (1.5 s real = 1.5 simulated minutes), so that the killed process has requests in flight
+  rx.respond = () => ({ status: 200, delayMs: 1_500 });
   const created = sim();
   await query(a.url, { type: 'create_cron_trigger', args: { name: 'every_minute', webhook: `${rx.url}/cron`, schedule: '* * * * *', payload: { k: 'v' }, include_in_metadata: false } }, admin);
   // 60 one-off events, one per simulated minute, half of them created through each process
