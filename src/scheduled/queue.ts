@@ -46,8 +46,8 @@ interface Source {
   kind: 'cron' | 'scheduled';
   table: string;
   logs: string;
-  /** events joined with where their configuration lives (alias `e` for the event, `c` for the configuration) */
-  from: string;
+  /** joins the event `e` with where its configuration lives, as `c` */
+  join: string;
   /** the trigger name column, or null */
   name: string;
 }
@@ -56,7 +56,7 @@ const CRON: Source = {
   kind: 'cron',
   table: 'svc_catalog.hdb_cron_events',
   logs: 'svc_catalog.hdb_cron_event_invocation_logs',
-  from: 'svc_catalog.hdb_cron_events e join svc_catalog.hdb_cron_triggers c on c.name = e.trigger_name',
+  join: 'join svc_catalog.hdb_cron_triggers c on c.name = e.trigger_name',
   name: 'e.trigger_name',
 };
 
@@ -64,7 +64,7 @@ const ONE_OFF: Source = {
   kind: 'scheduled',
   table: 'svc_catalog.hdb_scheduled_events',
   logs: 'svc_catalog.hdb_scheduled_event_invocation_logs',
-  from: 'svc_catalog.hdb_scheduled_events e cross join lateral (select e.webhook_conf, e.payload, e.header_conf, e.retry_conf, e.comment) c',
+  join: 'cross join lateral (select e.webhook_conf, e.payload, e.header_conf, e.retry_conf, e.comment) c',
   name: 'null::text',
 };
 
@@ -79,7 +79,7 @@ const TOLERANCE = `make_interval(secs => coalesce((c.retry_conf->>'tolerance_sec
 // scheduler's now.
 const claimSql = (s: Source) => `
 with overdue as (
-  select e.id from ${s.from}
+  select e.id from ${s.table} e ${s.join}
   where ${WAITING} and ${DUE_AT} < $4::timestamptz - ${TOLERANCE}
   limit 10000
   for update of e skip locked
@@ -89,7 +89,7 @@ with overdue as (
    where e.id = overdue.id
   returning e.id
 ), due as (
-  select e.id from ${s.from}
+  select e.id from ${s.table} e ${s.join}
   where ${WAITING} and ${DUE_AT} <= $4::timestamptz and ${DUE_AT} >= $4::timestamptz - ${TOLERANCE}
   order by ${DUE_AT}
   limit $2
@@ -109,7 +109,7 @@ select d.dead_n, d.next_due_ms, j.* from (
     c.header_conf::text as header_conf, c.retry_conf::text as retry_conf, c.comment,
     ${TEXT("e.scheduled_time at time zone 'UTC'")} as scheduled_time, ${TEXT('e.created_at')} as created_at,
     (extract(epoch from ${DUE_AT}) * 1000)::float8 as due_ms
-  from ${s.from.replace(`${s.table} e`, 'claimed e')}
+  from claimed e ${s.join}
 ) j on true`;
 
 const finishSql = (s: Source) => `
