@@ -13,9 +13,12 @@ import { loadSchemaCache } from './schema/load.js';
 import type { SchemaCache } from './schema/model.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { DeliveryWorker } from './delivery/worker.js';
+import { DeliveryWorker, type DeliveryQueue } from './delivery/worker.js';
 import { EventTriggerQueue, triggerWebhook, type DeliverableTrigger } from './events/queue.js';
 import { resolveHeaders } from './delivery/http.js';
+import { parseClock, type Clock } from './scheduled/clock.js';
+import { CronGenerator } from './scheduled/cron.js';
+import { ScheduledEventQueue } from './scheduled/queue.js';
 
 export class Engine {
   private current!: SchemaCache;
@@ -31,10 +34,18 @@ export class Engine {
   readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   /** event-trigger deliveries */
   events!: DeliveryWorker;
+  /** cron-trigger and one-off scheduled-event deliveries, and the cron events' generator */
+  cronEvents!: DeliveryWorker;
+  scheduledEvents!: DeliveryWorker;
+  cronGenerator!: CronGenerator;
+  /** the scheduler's clock (ms since the epoch): the system clock unless --scheduler-clock is set */
+  clock: Clock;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
     this.workers = new WorkerSet(log);
+    const clock = parseClock(config.schedulerClock);
+    this.clock = () => clock();
     this.queryGate = new Semaphore(config.databaseUrl ? Math.max(1, Math.floor((config.pgConnections * 3) / 4)) : 1);
   }
 
@@ -57,23 +68,41 @@ export class Engine {
       const engine = new Engine(db, config, log);
       await engine.reloadFromCatalog();
       await engine.workers.add(engine.metadataSync());
-      engine.events = new DeliveryWorker({
-        db,
-        log,
-        queue: new EventTriggerQueue(() => engine.deliverableTriggers()),
-        owner: engine.instanceId,
-        fetchIntervalMs: config.eventsFetchInterval,
-        concurrency: Math.max(1, config.eventsHttpPoolSize),
-        leaseSec: Math.max(1, config.eventsLeaseSeconds),
-        logTries: config.enabledLogTypes.includes('webhook-log'),
-      });
+      // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
+      const delivery = (queue: DeliveryQueue, clock?: Clock) =>
+        new DeliveryWorker({
+          db,
+          log,
+          queue,
+          owner: engine.instanceId,
+          fetchIntervalMs: config.eventsFetchInterval,
+          concurrency: Math.max(1, config.eventsHttpPoolSize),
+          leaseSec: Math.max(1, config.eventsLeaseSeconds),
+          logTries: config.enabledLogTypes.includes('webhook-log'),
+          ...(clock ? { clock } : {}),
+        });
+      engine.events = delivery(new EventTriggerQueue(() => engine.deliverableTriggers()));
       await engine.workers.add(engine.events);
+      // scheduled triggers run on the scheduler's clock (simulated in tests)
+      const clock = () => engine.clock();
+      engine.cronGenerator = new CronGenerator({ db, log, clock, intervalMs: 10_000 });
+      await engine.workers.add(engine.cronGenerator);
+      const dead = (kind: string) => (n: number) => log.info({ type: 'scheduled-trigger', detail: { queue: kind, dead: n } }, `${n} ${kind} events past their tolerance marked dead`);
+      engine.cronEvents = delivery(ScheduledEventQueue.cron(clock, dead('cron')), clock);
+      engine.scheduledEvents = delivery(ScheduledEventQueue.oneOff(clock, dead('scheduled')), clock);
+      await engine.workers.add(engine.cronEvents);
+      await engine.workers.add(engine.scheduledEvents);
       await engine.workers.start();
       return engine;
     } catch (e) {
       await db.close();
       throw e;
     }
+  }
+
+  /** Polls every delivery queue now (rows were queued by a request). */
+  pokeDeliveries(): void {
+    for (const w of [this.events, this.cronEvents, this.scheduledEvents]) w?.poke();
   }
 
   get cache(): SchemaCache {

@@ -32,7 +32,7 @@ test('start in order, stop in reverse order, a hung worker bounded by the grace 
 test('the engine runs metadata sync as a worker and stops it on close', async () => {
   const s = await startTestServer();
   try {
-    assert.deepEqual(s.engine.workers.names, ['metadata-sync', 'delivery:event-trigger']);
+    assert.deepEqual(s.engine.workers.names, ['metadata-sync', 'delivery:event-trigger', 'cron-generator', 'delivery:cron', 'delivery:scheduled']);
   } finally {
     await s.close();
   }

@@ -3,6 +3,8 @@
  * One row per option drives parsing, validation, defaults and `svc --help`.
  * Flags take precedence over environment variables.
  */
+import { parseClock } from '../scheduled/clock.js';
+
 export type ApiName = 'graphql' | 'metadata' | 'pgdump' | 'config';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -48,6 +50,8 @@ export interface Config {
   eventsHttpPoolSize: number;
   eventsFetchInterval: number;
   eventsLeaseSeconds: number;
+  /** testing: the scheduler's simulated clock (src/scheduled/clock.ts); unset = the system clock */
+  schedulerClock?: string;
   wsReadCookie: boolean;
   bodyLimit: number;
   enableConsole: boolean;
@@ -122,6 +126,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'eventsHttpPoolSize', flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', kind: 'int', description: 'concurrent event deliveries (default 100)' },
   { key: 'eventsFetchInterval', flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', kind: 'int', description: 'ms between event polls when idle (default 1000)' },
   { key: 'eventsLeaseSeconds', flag: 'events-lease-seconds', env: 'SVC_GRAPHQL_EVENTS_LEASE_SECONDS', kind: 'int', description: 'seconds a claimed delivery stays leased to its process without renewal; a killed process\'s deliveries are retried after this (default 30)' },
+  { key: 'schedulerClock', flag: 'scheduler-clock', env: 'SVC_GRAPHQL_SCHEDULER_CLOCK', kind: 'string', description: 'testing only: run scheduled triggers on a simulated clock, <ISO time>[@<epoch ms>][x<rate>] (default: the system clock)' },
   { key: 'bodyLimit', flag: 'body-limit', env: 'SVC_GRAPHQL_BODY_LIMIT', kind: 'int', description: 'maximum request body in bytes (default 104857600)' },
   { key: 'maxSubscriptionsPerConnection', flag: 'max-subscriptions-per-connection', env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', kind: 'int', description: 'operations one websocket may have running at once (default 100)' },
   { key: 'maxWebsocketConnections', flag: 'max-websocket-connections', env: 'SVC_GRAPHQL_MAX_WEBSOCKET_CONNECTIONS', kind: 'int', description: 'open websockets per process; more are refused with 503 (default 5000)' },
@@ -273,6 +278,13 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
     cfg[opt.key] = convert(opt, value, `--${opt.flag}`);
   }
   const config = cfg as unknown as Config;
+  if (config.schedulerClock !== undefined) {
+    try {
+      parseClock(config.schedulerClock);
+    } catch (e) {
+      throw new ConfigError(`--scheduler-clock: ${(e as Error).message}`);
+    }
+  }
   if (config.authHook && config.jwtSecret) throw new ConfigError('--auth-hook and --jwt-secret cannot be used together');
   if (config.authHook) {
     try { new URL(config.authHook); } catch { throw new ConfigError(`--auth-hook: not a URL: ${config.authHook}`); }

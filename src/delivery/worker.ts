@@ -17,7 +17,7 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
-import { deliver, type DeliveryOutcome, type DeliveryRequest } from './http.js';
+import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, type DeliveryOutcome, type DeliveryRequest } from './http.js';
 
 /** One claimed row, ready to send. */
 export interface DeliveryJob extends DeliveryRequest {
@@ -30,6 +30,8 @@ export interface DeliveryJob extends DeliveryRequest {
   createdAt?: Date;
   /** what the queue needs back in `finish` */
   context?: unknown;
+  /** set when the job cannot be sent (e.g. its webhook's variable is unset): a failed try, no request */
+  failure?: string;
 }
 
 export interface FinishedTry {
@@ -53,6 +55,8 @@ export interface DeliveryQueue {
   finish(db: Db, owner: string, done: FinishedTry[]): Promise<void>;
   renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void>;
   release(db: Db, owner: string, ids: string[]): Promise<void>;
+  /** ms until the queue expects a row to fall due, when it knows (polled then if sooner than the fetch interval) */
+  nextPollInMs?(): number | undefined;
   /** rows waiting (due or not), for the queue-depth metric */
   depth(db: Db): Promise<number>;
 }
@@ -84,6 +88,23 @@ export interface DeliveryWorkerOptions {
   /** `webhook-log` lines enabled */
   logTries: boolean;
   stats?: DeliveryStats;
+  /** ms since the epoch for retry times and latencies (default Date.now; tests inject a simulated clock) */
+  clock?: () => number;
+}
+
+/**
+ * The columns every queue's `finish` statement takes, one array element per try: the row id, the
+ * next retry time (null unless retried), the HTTP status (CLIENT_ERROR_STATUS for a client error) and
+ * the invocation log's request and response (JSON text).
+ */
+export function triedColumns(done: FinishedTry[]): { ids: string[]; retryAt: Array<string | null>; statuses: number[]; requests: string[]; responses: string[] } {
+  return {
+    ids: done.map((d) => d.job.id),
+    retryAt: done.map((d) => (d.next.kind === 'retry' ? d.next.at.toISOString() : null)),
+    statuses: done.map((d) => d.outcome.status ?? CLIENT_ERROR_STATUS),
+    requests: done.map((d) => invocationRequest(d.job)),
+    responses: done.map((d) => JSON.stringify(invocationResponse(d.outcome))),
+  };
 }
 
 /** The next step after a try, as upstream decides it (Retry-After honoured once past the retries). */
@@ -119,6 +140,10 @@ export class DeliveryWorker implements Worker {
     this.loop = this.run();
     this.renewTimer = setInterval(() => void this.renew(), Math.max(1000, (this.o.leaseSec * 1000) / 3));
     this.renewTimer.unref();
+  }
+
+  get queue(): DeliveryQueue {
+    return this.o.queue;
   }
 
   /** rows waiting in this worker's queue */
@@ -196,19 +221,20 @@ export class DeliveryWorker implements Worker {
       }
       this.stats.inFlight = this.inFlight.size;
       // a full batch: more may be waiting, poll again at once
-      if (jobs.length < free) await this.sleep(this.o.fetchIntervalMs);
+      if (jobs.length < free) await this.sleep(Math.min(this.o.fetchIntervalMs, this.o.queue.nextPollInMs?.() ?? Infinity));
     }
   }
 
   private async attempt(job: DeliveryJob): Promise<void> {
-    const outcome = await deliver(job);
-    const next = nextStep(job, outcome);
+    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job);
+    const now = this.o.clock?.() ?? Date.now();
+    const next = nextStep(job, outcome, now);
     if (next.kind === 'delivered') {
       this.stats.delivered++;
       if (job.createdAt) {
         const l = this.stats.latencies;
         if (l.length >= 2048) l.shift();
-        l.push(Date.now() - job.createdAt.getTime());
+        l.push(now - job.createdAt.getTime());
       }
     } else {
       this.stats.failed++;

@@ -5,8 +5,8 @@
  * {schema, name}}`; every try writes one `event_invocation_logs` row.
  */
 import type { Db } from '../db/db.js';
-import type { DeliveryJob, DeliveryQueue, FinishedTry } from '../delivery/worker.js';
-import { CLIENT_ERROR_STATUS, invocationRequest, invocationResponse, redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
+import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
+import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import type { EventTriggerDef, QualifiedTable } from '../metadata/types.js';
 
 export interface DeliverableTrigger {
@@ -107,15 +107,16 @@ export class EventTriggerQueue implements DeliveryQueue {
   }
 
   async finish(db: Db, owner: string, done: FinishedTry[]): Promise<void> {
+    const c = triedColumns(done);
     await db.query(FINISH, [
       owner,
-      done.map((d) => d.job.id),
+      c.ids,
       done.map((d) => d.next.kind === 'delivered'),
       done.map((d) => d.next.kind === 'error'),
-      done.map((d) => (d.next.kind === 'retry' ? d.next.at.toISOString() : null)),
-      done.map((d) => d.outcome.status ?? CLIENT_ERROR_STATUS),
-      done.map((d) => invocationRequest(d.job)),
-      done.map((d) => JSON.stringify(invocationResponse(d.outcome))),
+      c.retryAt,
+      c.statuses,
+      c.requests,
+      c.responses,
     ]);
   }
 

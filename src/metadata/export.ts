@@ -59,7 +59,8 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
     return o;
   });
   for (const k of TOP_ARRAYS) {
-    const arr = md[k] as unknown[];
+    // cron triggers with include_in_metadata: false live only in the catalog
+    const arr = k === 'cron_triggers' ? md.cron_triggers.filter((c) => c.include_in_metadata) : (md[k] as unknown[]);
     if (arr.length) out[k] = sorted(k, arr).map((x) => dropNullish(x as Record<string, unknown>));
   }
   const ct = md.custom_types ?? {};

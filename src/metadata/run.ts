@@ -6,6 +6,7 @@
  */
 import { loadSchemaCache } from '../schema/load.js';
 import { syncEventTriggers } from '../events/triggers.js';
+import { syncCronTriggers } from '../scheduled/triggers.js';
 import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js';
 import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
@@ -145,19 +146,22 @@ async function runInTransaction(
         results.push(r);
       }
       let next: SchemaCache | undefined;
+      let generated = 0;
       if (state.metadataChanged || state.dbChanged) {
         // run_sql may change what the metadata is built on even when the
         // document is unchanged: bump the version so every instance rebuilds
         await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
+        generated = await syncCronTriggers(conn, cache.metadata, state.metadata, engine.clock());
         const version = await saveMetadata(conn, state.metadata);
         next = { ...state.cache, resourceVersion: version, perRole: new Map() };
       }
-      return { results, next, queued: state.queuedDeliveries === true };
+      return { results, next, queued: state.queuedDeliveries === true, generated };
     },
     { readOnly },
   );
   if (result.next) engine.swapCache(result.next);
-  if (result.queued) engine.events?.poke();
+  if (result.queued) engine.pokeDeliveries();
+  if (result.generated && engine.cronGenerator) engine.cronGenerator.stats.generated += result.generated;
   return bulk ? result.results : result.results[0];
 }
 

@@ -151,7 +151,8 @@ export interface ActionMetadata {
 
 export interface CronTriggerMetadata {
   name: string;
-  webhook: string;
+  /** a URL with {{ENV}} templates, or {from_env} */
+  webhook: string | { from_env: string };
   schedule: string;
   include_in_metadata: boolean;
   payload?: unknown;

@@ -20,7 +20,25 @@ function parseSpec(v: unknown, path: string) {
   return payload !== undefined ? { columns, payload } : { columns };
 }
 
-function parseHeaders(v: unknown, path: string): EventTriggerDef['headers'] {
+/**
+ * A retry configuration: the integer members of `defaults` (each optional, none negative, the
+ * timeout at least 1); anything else is a 400 naming the member.
+ */
+export function parseRetryConf<T extends Record<string, number>>(v: unknown, path: string, defaults: T, timeoutKey: keyof T & string): T {
+  const out: Record<string, number> = { ...defaults };
+  if (v === undefined || v === null) return out as T;
+  const r = new ArgReader(v, path);
+  for (const k of Object.keys(defaults)) out[k] = r.int(k) ?? defaults[k]!;
+  r.done();
+  for (const [k, n] of Object.entries(out)) {
+    if (n < 0) throw new SvcError(400, 'parse-failed', `${k} must be a non-negative integer`, `${path}.${k}`);
+  }
+  if (out[timeoutKey]! < 1) throw new SvcError(400, 'parse-failed', `${timeoutKey} must be at least 1`, `${path}.${timeoutKey}`);
+  return out as T;
+}
+
+/** Configured headers: each `{name, value}` or `{name, value_from_env}`. */
+export function parseHeaders(v: unknown, path: string): EventTriggerDef['headers'] {
   if (v === undefined || v === null) return undefined;
   return expectArray(v, path).map((h, i) => {
     const a = new ArgReader(h, `${path}[${i}]`);
@@ -47,17 +65,7 @@ defineOp('create_event_trigger', {
     const enableManual = a.bool('enable_manual', false);
     const headers = parseHeaders(a.raw('headers'), a.sub('headers'));
     const replace = a.bool('replace', false);
-    const rc = a.raw('retry_conf');
-    let retry_conf = { num_retries: 0, interval_sec: 10, timeout_sec: 60 };
-    if (rc !== undefined && rc !== null) {
-      const r = new ArgReader(rc, a.sub('retry_conf'));
-      retry_conf = { num_retries: r.int('num_retries') ?? 0, interval_sec: r.int('interval_sec') ?? 10, timeout_sec: r.int('timeout_sec') ?? 60 };
-      r.done();
-      for (const [k, v] of Object.entries(retry_conf)) {
-        if (v < 0) throw new SvcError(400, 'parse-failed', `${k} must be a non-negative integer`, `${a.sub('retry_conf')}.${k}`);
-      }
-      if (retry_conf.timeout_sec < 1) throw new SvcError(400, 'parse-failed', 'timeout_sec must be at least 1', `${a.sub('retry_conf')}.timeout_sec`);
-    }
+    const retry_conf = parseRetryConf(a.raw('retry_conf'), a.sub('retry_conf'), { num_retries: 0, interval_sec: 10, timeout_sec: 60 }, 'timeout_sec');
     a.done();
     if (!insert && !update && !del && !enableManual) {
       throw new SvcError(400, 'parse-failed', 'atleast one amongst insert/update/delete/enable_manual spec must be provided', '$');

@@ -8,5 +8,6 @@ import './metadata.js';
 import './bulk.js';
 import './collections.js';
 import './event_triggers.js';
+import './scheduled_triggers.js';
 import './custom_types.js';
 import './dml.js';

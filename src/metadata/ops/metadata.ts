@@ -4,7 +4,8 @@ import { exportMetadata, normalizeMetadata } from '../export.js';
 import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
-import { emptyMetadata } from '../types.js';
+import { emptyMetadata, type Metadata } from '../types.js';
+import { parseCronTrigger } from './scheduled_triggers.js';
 
 defineOp('export_metadata', {
   kind: 'data',
@@ -41,6 +42,12 @@ function checkMetadataShape(args: unknown): void {
   a.object('custom_types', true);
 }
 
+/** The cron triggers of `prev` that are not part of the metadata and not redefined by `next`. */
+function keptCronTriggers(prev: Metadata, next: Metadata): Metadata['cron_triggers'] {
+  const names = new Set(next.cron_triggers.map((c) => c.name));
+  return prev.cron_triggers.filter((c) => !c.include_in_metadata && !names.has(c.name));
+}
+
 const TABLE_LISTS = [
   'object_relationships',
   'array_relationships',
@@ -59,6 +66,14 @@ defineOp('replace_metadata', {
   async run(ctx, args) {
     checkMetadataShape(args);
     const md = normalizeMetadata(args);
+    md.cron_triggers = md.cron_triggers.map((c, i) => {
+      const a = new ArgReader(c, `$.cron_triggers[${i}]`, 'CronTriggerMetadata');
+      const def = parseCronTrigger(a);
+      a.done();
+      return def;
+    });
+    // cron triggers left out of the metadata (include_in_metadata: false) live on in the catalog
+    md.cron_triggers.push(...keptCronTriggers(ctx.state.metadata, md));
     ctx.state.metadata = md;
     ctx.state.metadataChanged = true;
     const cache = await ctx.rebuild({ introspect: true });
@@ -86,7 +101,9 @@ defineOp('reload_metadata', {
 defineOp('clear_metadata', {
   kind: 'metadata',
   async run(ctx) {
-    ctx.state.metadata = emptyMetadata();
+    const md = emptyMetadata();
+    md.cron_triggers = keptCronTriggers(ctx.state.metadata, md);
+    ctx.state.metadata = md;
     return SUCCESS;
   },
 });
