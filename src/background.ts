@@ -31,21 +31,26 @@ export class WorkerSet {
     for (const w of this.workers) await this.startOne(w);
   }
 
-  /** Stops every worker (in reverse order of start), each bounded by the grace period. */
+  /**
+   * Stops every worker at once, each bounded by the grace period, so that shutdown takes one
+   * grace period however many delivery queues have work in flight.
+   */
   async stop(graceMs: number): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    for (const w of [...this.workers].reverse()) {
-      const t0 = Date.now();
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((r) => {
-        timer = setTimeout(() => r('late'), graceMs + 1_000);
-      });
-      const r = await Promise.race([w.stop(graceMs).then(() => 'ok' as const, (e: unknown) => e), late]);
-      clearTimeout(timer);
-      if (r === 'late') this.log.warn({ type: 'background', detail: { worker: w.name, event: 'stop-timeout', ms: Date.now() - t0 } }, `worker ${w.name} did not stop in time`);
-      else if (r !== 'ok') this.log.error({ type: 'background', detail: { worker: w.name, error: r instanceof Error ? r.message : String(r) } }, `worker ${w.name} failed to stop`);
-    }
+    await Promise.all(this.workers.map((w) => this.stopOne(w, graceMs)));
+  }
+
+  private async stopOne(w: Worker, graceMs: number): Promise<void> {
+    const t0 = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), graceMs + 1_000);
+    });
+    const r = await Promise.race([w.stop(graceMs).then(() => 'ok' as const, (e: unknown) => e), late]);
+    clearTimeout(timer);
+    if (r === 'late') this.log.warn({ type: 'background', detail: { worker: w.name, event: 'stop-timeout', ms: Date.now() - t0 } }, `worker ${w.name} did not stop in time`);
+    else if (r !== 'ok') this.log.error({ type: 'background', detail: { worker: w.name, error: r instanceof Error ? r.message : String(r) } }, `worker ${w.name} failed to stop`);
   }
 
   get names(): string[] {
