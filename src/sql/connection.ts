@@ -1,0 +1,220 @@
+/**
+ * Relay connections (IR `ConnectionSelect`) → one SQL expression building the
+ * connection's JSON. Paging is keyset: the cursor holds the row's order-by
+ * values (primary key included), `after`/`before` become a comparison on them
+ * (a row comparison `(a, b) > ($1, $2)` when it can, which an index serves),
+ * and `first`/`last` a LIMIT of one more row than asked (that extra row says
+ * whether there is a next/previous page). Nothing scans from the start:
+ *
+ *   (SELECT json_build_object('pageInfo', …, 'edges', json_agg(…) FILTER (WHERE "_n" <= n))
+ *    FROM (SELECT <cursor> AS "c", <node json> AS "n0", row_number() OVER (<order>) AS "_n"
+ *          FROM <source> WHERE <permission> AND <where> AND <keyset> ORDER BY <order> LIMIT n + 1) AS "p")
+ *
+ * `last` reads the order backwards and the edges are put back in order.
+ * Whether rows exist on the far side of the cursor (hasPreviousPage after
+ * `after`, hasNextPage before `before`) is one `EXISTS` with the cursor
+ * comparison turned around, as upstream reports it: only for a non-empty page.
+ */
+import type { ConnectionSelect, CursorItem, EdgeField, Field, OrderByItem, OrderByTarget, PageInfoField, SelectBase, SelectSource } from '../ir/types.js';
+import type { TableModel } from '../schema/model.js';
+import { ident, join, quoteLiteral, raw, sql, type Sql } from './ast.js';
+import { andSql, col, orSql, valueSql, type Aliases } from './boolexp.js';
+import { jsonOutput } from './pgtypes.js';
+
+/** What the connection compiler uses of the select compiler (sql/select.ts). */
+export interface ConnectionHost<P> {
+  readonly aliases: Aliases;
+  from(src: SelectSource, alias: string, parent?: P): Sql;
+  conditions(sel: SelectBase, alias: string, parent?: P): Sql[];
+  distinct(sel: SelectBase, alias: string): Sql;
+  orderTarget(t: OrderByTarget, alias: string): Sql;
+  orderItem(o: OrderByItem, alias: string): Sql;
+  rowJson(fields: Field[], alias: string): Sql;
+  objectExpr(pairs: Array<[string, Sql]>): Sql;
+}
+
+const NO_STRINGIFY = { stringifyNumerics: false };
+
+/** base64 of a value's JSON text, without the line breaks PostgreSQL's encoder puts every 76 characters. */
+export function base64Json(json: Sql): Sql {
+  return sql`translate(encode(convert_to((${json})::text, 'UTF8'), 'base64'), chr(10), '')`;
+}
+
+/** The Relay global id of the row at `alias`: base64 of `[1, "schema", "table", pk…]`. */
+export function nodeIdSql(t: TableModel, alias: string): Sql {
+  const pk = (t.primaryKey ?? []).map((n) => {
+    const c = t.columnsByName.get(n)!;
+    return jsonOutput(col(alias, n), { name: c.type, schema: c.typeSchema }, NO_STRINGIFY);
+  });
+  const head = [raw('1'), raw(quoteLiteral(t.name.schema)), raw(quoteLiteral(t.name.name))];
+  return base64Json(sql`json_build_array(${join([...head, ...pk], ', ')})`);
+}
+
+const flip = (o: OrderByItem): OrderByItem => ({ ...o, dir: o.dir === 'asc' ? 'desc' : 'asc', nulls: o.nulls === 'first' ? 'last' : 'first' });
+
+interface Key {
+  expr: Sql;
+  item: OrderByItem;
+  /** the cursor's value (null: the cursor holds null) */
+  value: Sql | null;
+  notNull: boolean;
+}
+
+const opSql = (op: string, orEqual: boolean): Sql => raw(orEqual ? `${op}=` : op);
+
+/**
+ * Rows that sort after the cursor in the order of `keys` (`inclusive`: or are
+ * the cursor's row). Null-aware: NULLS FIRST/LAST decide where nulls sort.
+ */
+function keysetAfter(keys: Key[], inclusive: boolean): Sql {
+  const op = (k: Key) => (k.item.dir === 'asc' ? '>' : '<');
+  const simple = keys.every((k) => k.notNull && k.value !== null && k.item.dir === keys[0]!.item.dir);
+  if (simple) {
+    const o = opSql(op(keys[0]!), inclusive);
+    if (keys.length === 1) return sql`(${keys[0]!.expr}) ${o} ${keys[0]!.value!}`;
+    const lhs = join(keys.map((k) => sql`(${k.expr})`), ', ');
+    const rhs = join(keys.map((k) => k.value!), ', ');
+    return sql`(${lhs}) ${o} (${rhs})`;
+  }
+  const gt = (k: Key): Sql => {
+    const nullsAfter = k.item.nulls === 'last';
+    if (k.value === null) return nullsAfter ? raw('false') : k.notNull ? raw('true') : sql`(${k.expr}) IS NOT NULL`;
+    const strict = sql`(${k.expr}) ${raw(op(k))} ${k.value}`;
+    return nullsAfter && !k.notNull ? sql`(${strict} OR (${k.expr}) IS NULL)` : strict;
+  };
+  const eq = (k: Key): Sql => (k.value === null ? (k.notNull ? raw('false') : sql`(${k.expr}) IS NULL`) : sql`(${k.expr}) = ${k.value}`);
+  const alts: Sql[] = keys.map((k, i) => andSql([...keys.slice(0, i).map(eq), gt(k)]));
+  if (inclusive) alts.push(andSql(keys.map(eq)));
+  const first = keys[0]!;
+  // a bound on the leading key alone lets an index on it narrow the scan
+  if (first.notNull && first.value !== null) return andSql([sql`(${first.expr}) ${opSql(op(first), true)} ${first.value}`, orSql(alts)]);
+  return orSql(alts);
+}
+
+/** The cursor JSON of a row: the order-by values at their paths (`{"author" : {"name" : …}, "id" : 1}`). */
+function cursorJson<P>(h: ConnectionHost<P>, items: CursorItem[], alias: string): Sql {
+  type Tree = Map<string, Tree | Sql>;
+  const root: Tree = new Map();
+  for (const it of items) {
+    let node = root;
+    it.path.slice(0, -1).forEach((k) => {
+      const next = node.get(k);
+      if (next instanceof Map) node = next;
+      else {
+        const m: Tree = new Map();
+        node.set(k, m);
+        node = m;
+      }
+    });
+    const t = it.item.target;
+    const expr = t.kind === 'column' ? jsonOutput(col(alias, t.column.name), it.type, NO_STRINGIFY) : h.orderTarget(t, alias);
+    node.set(it.path[it.path.length - 1]!, expr);
+  }
+  const build = (t: Tree): Sql => sql`json_build_object(${join([...t].map(([k, v]) => sql`${raw(quoteLiteral(k))}, ${v instanceof Map ? build(v) : v}`), ', ')})`;
+  return build(root);
+}
+
+export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, parent?: P): Sql {
+  const last = sel.slice?.kind === 'last';
+  const count = sel.slice ? (sel.permLimit !== null ? Math.min(sel.slice.count, sel.permLimit) : sel.slice.count) : sel.permLimit;
+  // with a role's row limit and no slice, the limit pages forward
+  const sliceKind = sel.slice?.kind ?? (count !== null ? 'first' : null);
+  const items = sel.cursorItems.map((c) => c.item);
+
+  /** the rows of the connection before any cursor: FROM item and conditions on `alias` */
+  const base = (alias: string): { from: Sql; conds: Sql[] } => {
+    if (!sel.args.distinctOn || sel.args.distinctOn.length === 0) return { from: h.from(sel.source, alias, parent), conds: h.conditions(sel, alias, parent) };
+    const inner = h.aliases.next('t');
+    const order = join(items.map((o) => h.orderItem(o, inner)), ', ');
+    const from = sql`(SELECT ${h.distinct(sel, inner)}* FROM ${h.from(sel.source, inner, parent)} WHERE ${andSql(h.conditions(sel, inner, parent))} ORDER BY ${order}) AS ${ident(alias)}`;
+    return { from, conds: [] };
+  };
+  const values = sel.split ? sel.split.values.map((v) => (v ? valueSql(v) : null)) : [];
+  const keys = (alias: string, before: boolean): Key[] =>
+    sel.cursorItems.map((c, i) => ({
+      expr: h.orderTarget(c.item.target, alias),
+      item: before ? flip(c.item) : c.item,
+      value: values[i] ?? null,
+      notNull: (c.item.target.kind === 'column' && !c.item.target.column.nullable) || (c.item.target.kind === 'aggregate' && c.item.target.agg.kind === 'count'),
+    }));
+
+  // the page (and one more row)
+  const t = h.aliases.next('t');
+  const p = h.aliases.next('p');
+  const { from, conds } = base(t);
+  if (sel.split) conds.push(keysetAfter(keys(t, sel.split.kind === 'before'), false));
+  const readOrder = join(items.map((o) => h.orderItem(last ? flip(o) : o, t)), ', ');
+  const nodes: Sql[] = [];
+  const nodeColumn = (fields: Field[]): Sql => {
+    const name = `n${nodes.length}`;
+    nodes.push(sql`${h.rowJson(fields, t)} AS ${ident(name)}`);
+    return col(p, name);
+  };
+  const edgeOrder = raw(last ? ' DESC' : '');
+  const kept = count !== null ? sql` FILTER (WHERE ${col(p, '_n')} <= ${raw(String(count))})` : raw('');
+  const nonEmpty = sql`(count(*)${kept} > 0)`;
+  const more = count !== null ? sql`(count(*) > ${raw(String(count))})` : raw('false');
+
+  /** rows on the far side of the cursor exist (for a non-empty page) */
+  const beyondCursor = (): Sql => {
+    const t2 = h.aliases.next('t');
+    const b = base(t2);
+    // after `after`: rows at or before it; before `before`: rows at or after it
+    const far = keysetAfter(keys(t2, sel.split!.kind === 'after'), true);
+    return sql`(${nonEmpty} AND EXISTS (SELECT 1 FROM ${b.from} WHERE ${andSql([...b.conds, far])}))`;
+  };
+  const hasNext = orSql([...(sliceKind === 'first' ? [more] : []), ...(sel.split?.kind === 'before' ? [beyondCursor()] : [])]);
+  const hasPrev = orSql([...(sliceKind === 'last' ? [more] : []), ...(sel.split?.kind === 'after' ? [beyondCursor()] : [])]);
+  const cursorAt = (end: boolean): Sql => {
+    const desc = end !== last ? ' DESC' : '';
+    return sql`(array_agg(${col(p, 'c')} ORDER BY ${col(p, '_n')}${raw(desc)})${kept})[1]`;
+  };
+
+  const pageInfo = (fields: PageInfoField[]): Sql =>
+    h.objectExpr(
+      fields.map((f): [string, Sql] => {
+        switch (f.kind) {
+          case 'typename':
+            return [f.alias, sql`${raw(quoteLiteral(f.name))}::text`];
+          case 'startCursor':
+            return [f.alias, base64Json(cursorAt(false))];
+          case 'endCursor':
+            return [f.alias, base64Json(cursorAt(true))];
+          case 'hasNextPage':
+            return [f.alias, hasNext];
+          case 'hasPreviousPage':
+            return [f.alias, hasPrev];
+        }
+      }),
+    );
+  const edges = (fields: EdgeField[]): Sql => {
+    const edge = h.objectExpr(
+      fields.map((f): [string, Sql] => {
+        switch (f.kind) {
+          case 'typename':
+            return [f.alias, sql`${raw(quoteLiteral(f.name))}::text`];
+          case 'cursor':
+            return [f.alias, base64Json(col(p, 'c'))];
+          case 'node':
+            return [f.alias, nodeColumn(f.fields)];
+        }
+      }),
+    );
+    return sql`coalesce(json_agg(${edge} ORDER BY ${col(p, '_n')}${edgeOrder})${kept}, '[]')`;
+  };
+  const pairs = sel.fields.map((f): [string, Sql] => {
+    switch (f.kind) {
+      case 'typename':
+        return [f.alias, sql`${raw(quoteLiteral(f.name))}::text`];
+      case 'pageInfo':
+        return [f.alias, pageInfo(f.fields)];
+      case 'edges':
+        return [f.alias, edges(f.fields)];
+    }
+  });
+  const output = h.objectExpr(pairs);
+  const limit = count !== null ? raw(` LIMIT ${count + 1}`) : raw('');
+  const select = [sql`${cursorJson(h, sel.cursorItems, t)} AS "c"`, ...nodes, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`];
+  const page = sql`SELECT ${join(select, ', ')} FROM ${from} WHERE ${andSql(conds)} ORDER BY ${readOrder}${limit}`;
+  return sql`(SELECT ${output} FROM (${page}) AS ${ident(p)})`;
+}
