@@ -92,10 +92,10 @@ function keysetAfter(keys: Key[], inclusive: boolean): Sql {
 }
 
 /** The cursor JSON of a row: the order-by values at their paths (`{"author" : {"name" : …}, "id" : 1}`). */
-function cursorJson<P>(h: ConnectionHost<P>, items: CursorItem[], alias: string): Sql {
+function cursorJson(items: CursorItem[], keys: Sql[]): Sql {
   type Tree = Map<string, Tree | Sql>;
   const root: Tree = new Map();
-  for (const it of items) {
+  items.forEach((it, i) => {
     let node = root;
     it.path.slice(0, -1).forEach((k) => {
       const next = node.get(k);
@@ -106,10 +106,9 @@ function cursorJson<P>(h: ConnectionHost<P>, items: CursorItem[], alias: string)
         node = m;
       }
     });
-    const t = it.item.target;
-    const expr = t.kind === 'column' ? jsonOutput(col(alias, t.column.name), it.type, NO_STRINGIFY) : h.orderTarget(t, alias);
+    const expr = it.item.target.kind === 'column' ? jsonOutput(keys[i]!, it.type, NO_STRINGIFY) : keys[i]!;
     node.set(it.path[it.path.length - 1]!, expr);
-  }
+  });
   const build = (t: Tree): Sql => sql`json_build_object(${join([...t].map(([k, v]) => sql`${raw(quoteLiteral(k))}, ${v instanceof Map ? build(v) : v}`), ', ')})`;
   return build(root);
 }
@@ -121,29 +120,54 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   const sliceKind = sel.slice?.kind ?? (count !== null ? 'first' : null);
   const items = sel.cursorItems.map((c) => c.item);
 
-  /** the rows of the connection before any cursor: FROM item and conditions on `alias` */
-  const base = (alias: string): { from: Sql; conds: Sql[] } => {
-    if (!sel.args.distinctOn || sel.args.distinctOn.length === 0) return { from: h.from(sel.source, alias, parent), conds: h.conditions(sel, alias, parent) };
-    const inner = h.aliases.next('t');
-    const order = join(items.map((o) => h.orderItem(o, inner)), ', ');
-    const from = sql`(SELECT ${h.distinct(sel, inner)}* FROM ${h.from(sel.source, inner, parent)} WHERE ${andSql(h.conditions(sel, inner, parent))} ORDER BY ${order}) AS ${ident(alias)}`;
-    return { from, conds: [] };
+  /**
+   * The rows of the connection before any cursor: FROM item, conditions and the order keys on
+   * `alias`. A key through a relationship is computed once per row in a LATERAL subquery
+   * (OFFSET 0 keeps PostgreSQL from inlining it), not again in every comparison.
+   */
+  const base = (alias: string): { from: Sql; conds: Sql[]; keys: Sql[] } => {
+    let from: Sql;
+    let conds: Sql[];
+    if (!sel.args.distinctOn || sel.args.distinctOn.length === 0) {
+      from = h.from(sel.source, alias, parent);
+      conds = h.conditions(sel, alias, parent);
+    } else {
+      const inner = h.aliases.next('t');
+      const order = join(items.map((o) => h.orderItem(o, inner)), ', ');
+      from = sql`(SELECT ${h.distinct(sel, inner)}* FROM ${h.from(sel.source, inner, parent)} WHERE ${andSql(h.conditions(sel, inner, parent))} ORDER BY ${order}) AS ${ident(alias)}`;
+      conds = [];
+    }
+    const keys = items.map((o) => {
+      if (o.target.kind === 'column') return col(alias, o.target.column.name);
+      const l = h.aliases.next('o');
+      from = sql`${from} LEFT JOIN LATERAL (SELECT ${h.orderTarget(o.target, alias)} AS "v" OFFSET 0) AS ${ident(l)} ON true`;
+      return col(l, 'v');
+    });
+    return { from, conds, keys };
   };
   const values = sel.split ? sel.split.values.map((v) => (v ? valueSql(v) : null)) : [];
-  const keys = (alias: string, before: boolean): Key[] =>
+  const keysOf = (exprs: Sql[], before: boolean): Key[] =>
     sel.cursorItems.map((c, i) => ({
-      expr: h.orderTarget(c.item.target, alias),
+      expr: exprs[i]!,
       item: before ? flip(c.item) : c.item,
       value: values[i] ?? null,
       notNull: (c.item.target.kind === 'column' && !c.item.target.column.nullable) || (c.item.target.kind === 'aggregate' && c.item.target.agg.kind === 'count'),
     }));
+  const orderSql = (exprs: Sql[], backwards: boolean) =>
+    join(
+      items.map((o, i) => {
+        const x = backwards ? flip(o) : o;
+        return sql`${exprs[i]!} ${raw(x.dir === 'asc' ? 'ASC' : 'DESC')} ${raw(x.nulls === 'first' ? 'NULLS FIRST' : 'NULLS LAST')}`;
+      }),
+      ', ',
+    );
 
   // the page (and one more row)
   const t = h.aliases.next('t');
   const p = h.aliases.next('p');
-  const { from, conds } = base(t);
-  if (sel.split) conds.push(keysetAfter(keys(t, sel.split.kind === 'before'), false));
-  const readOrder = join(items.map((o) => h.orderItem(last ? flip(o) : o, t)), ', ');
+  const { from, conds, keys: pageKeys } = base(t);
+  if (sel.split) conds.push(keysetAfter(keysOf(pageKeys, sel.split.kind === 'before'), false));
+  const readOrder = orderSql(pageKeys, last);
   const nodes: Sql[] = [];
   const nodeColumn = (fields: Field[]): Sql => {
     const name = `n${nodes.length}`;
@@ -160,7 +184,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
     const t2 = h.aliases.next('t');
     const b = base(t2);
     // after `after`: rows at or before it; before `before`: rows at or after it
-    const far = keysetAfter(keys(t2, sel.split!.kind === 'after'), true);
+    const far = keysetAfter(keysOf(b.keys, sel.split!.kind === 'after'), true);
     return sql`(${nonEmpty} AND EXISTS (SELECT 1 FROM ${b.from} WHERE ${andSql([...b.conds, far])}))`;
   };
   const hasNext = orSql([...(sliceKind === 'first' ? [more] : []), ...(sel.split?.kind === 'before' ? [beyondCursor()] : [])]);
@@ -214,7 +238,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   });
   const output = h.objectExpr(pairs);
   const limit = count !== null ? raw(` LIMIT ${count + 1}`) : raw('');
-  const select = [sql`${cursorJson(h, sel.cursorItems, t)} AS "c"`, ...nodes, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`];
+  const select = [sql`${cursorJson(sel.cursorItems, pageKeys)} AS "c"`, ...nodes, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`];
   const page = sql`SELECT ${join(select, ', ')} FROM ${from} WHERE ${andSql(conds)} ORDER BY ${readOrder}${limit}`;
   return sql`(SELECT ${output} FROM (${page}) AS ${ident(p)})`;
 }
