@@ -199,7 +199,8 @@ describe('node', () => {
 
 describe('schema and errors', () => {
   test('tables without a primary key are no Node and have no connection', async () => {
-    const r = await relay('{ __schema { types { name interfaces { name } } queryType { fields { name } } } }');
+    const r = await relay('{ __schema { types { name interfaces { name } } queryType { fields { name } } } node: __type(name: "Node") { kind possibleTypes { name } } }');
+    assert.deepEqual(r.data.node, { kind: 'INTERFACE', possibleTypes: [{ name: 'category' }, { name: 'item' }, { name: 'pair' }, { name: 'tag' }] });
     const types = new Map<string, string[]>(r.data.__schema.types.map((t: { name: string; interfaces: Array<{ name: string }> | null }) => [t.name, (t.interfaces ?? []).map((i) => i.name)]));
     assert.deepEqual(types.get('item'), ['Node']);
     assert.deepEqual(types.get('nopk'), []);
