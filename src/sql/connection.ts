@@ -7,7 +7,7 @@
  * whether there is a next/previous page). Nothing scans from the start:
  *
  *   (SELECT json_build_object('pageInfo', …, 'edges', json_agg(…) FILTER (WHERE "_n" <= n))
- *    FROM (SELECT <cursor> AS "c", <node json> AS "n0", row_number() OVER (<order>) AS "_n"
+ *    FROM (SELECT <cursor> AS "k0", <node fields> AS "k1"…, row_number() OVER (<order>) AS "_n"
  *          FROM <source> WHERE <permission> AND <where> AND <keyset> ORDER BY <order> LIMIT n + 1) AS "p")
  *
  * `last` reads the order backwards and the edges are put back in order.
@@ -29,7 +29,7 @@ export interface ConnectionHost<P> {
   distinct(sel: SelectBase, alias: string): Sql;
   orderTarget(t: OrderByTarget, alias: string): Sql;
   orderItem(o: OrderByItem, alias: string): Sql;
-  rowJson(fields: Field[], alias: string): Sql;
+  fieldExpr(f: Field, alias: string): Sql;
   objectExpr(pairs: Array<[string, Sql]>): Sql;
 }
 
@@ -168,13 +168,17 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   const { from, conds, keys: pageKeys } = base(t);
   if (sel.split) conds.push(keysetAfter(keysOf(pageKeys, sel.split.kind === 'before'), false));
   const readOrder = orderSql(pageKeys, last);
-  const nodes: Sql[] = [];
-  const nodeColumn = (fields: Field[]): Sql => {
-    const name = `n${nodes.length}`;
-    nodes.push(sql`${h.rowJson(fields, t)} AS ${ident(name)}`);
+  // the page's output columns: each node field's values (the JSON objects are built in the
+  // aggregate, not per row in a subquery), the cursor when asked for, the row number
+  const columns: Sql[] = [];
+  const column = (expr: Sql): Sql => {
+    const name = `k${columns.length}`;
+    columns.push(sql`${expr} AS ${ident(name)}`);
     return col(p, name);
   };
-  const edgeOrder = raw(last ? ' DESC' : '');
+  const nodeJson = (fields: Field[]): Sql => h.objectExpr(fields.map((f) => [f.alias, column(h.fieldExpr(f, t))]));
+  let cursor: Sql | undefined;
+  const cursorColumn = (): Sql => (cursor ??= column(cursorJson(sel.cursorItems, pageKeys)));
   const kept = count !== null ? sql` FILTER (WHERE ${col(p, '_n')} <= ${raw(String(count))})` : raw('');
   const nonEmpty = sql`(count(*)${kept} > 0)`;
   const more = count !== null ? sql`(count(*) > ${raw(String(count))})` : raw('false');
@@ -191,7 +195,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   const hasPrev = orSql([...(sliceKind === 'last' ? [more] : []), ...(sel.split?.kind === 'after' ? [beyondCursor()] : [])]);
   const cursorAt = (end: boolean): Sql => {
     const desc = end !== last ? ' DESC' : '';
-    return sql`(array_agg(${col(p, 'c')} ORDER BY ${col(p, '_n')}${raw(desc)})${kept})[1]`;
+    return sql`(array_agg(${cursorColumn()} ORDER BY ${col(p, '_n')}${raw(desc)})${kept})[1]`;
   };
 
   const pageInfo = (fields: PageInfoField[]): Sql =>
@@ -218,13 +222,15 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
           case 'typename':
             return [f.alias, sql`${raw(quoteLiteral(f.name))}::text`];
           case 'cursor':
-            return [f.alias, base64Json(col(p, 'c'))];
+            return [f.alias, base64Json(cursorColumn())];
           case 'node':
-            return [f.alias, nodeColumn(f.fields)];
+            return [f.alias, nodeJson(f.fields)];
         }
       }),
     );
-    return sql`coalesce(json_agg(${edge} ORDER BY ${col(p, '_n')}${edgeOrder})${kept}, '[]')`;
+    // the page is read in order (json_agg keeps it, as sql/select.ts relies on); `last` reads backwards
+    const order = last ? sql` ORDER BY ${col(p, '_n')} DESC` : raw('');
+    return sql`coalesce(json_agg(${edge}${order})${kept}, '[]')`;
   };
   const pairs = sel.fields.map((f): [string, Sql] => {
     switch (f.kind) {
@@ -238,7 +244,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   });
   const output = h.objectExpr(pairs);
   const limit = count !== null ? raw(` LIMIT ${count + 1}`) : raw('');
-  const select = [sql`${cursorJson(sel.cursorItems, pageKeys)} AS "c"`, ...nodes, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`];
+  const select = [...columns, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`];
   const page = sql`SELECT ${join(select, ', ')} FROM ${from} WHERE ${andSql(conds)} ORDER BY ${readOrder}${limit}`;
   return sql`(SELECT ${output} FROM (${page}) AS ${ident(p)})`;
 }
