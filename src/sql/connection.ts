@@ -3,17 +3,19 @@
  * connection's JSON. Paging is keyset: the cursor holds the row's order-by
  * values (primary key included), `after`/`before` become a comparison on them
  * (a row comparison `(a, b) > ($1, $2)` when it can, which an index serves),
- * and `first`/`last` a LIMIT of one more row than asked (that extra row says
- * whether there is a next/previous page). Nothing scans from the start:
+ * and `first`/`last` a LIMIT. Nothing scans from the start:
  *
- *   (SELECT json_build_object('pageInfo', …, 'edges', json_agg(…) FILTER (WHERE "_n" <= n))
- *    FROM (SELECT <cursor> AS "k0", <node fields> AS "k1"…, row_number() OVER (<order>) AS "_n"
- *          FROM <source> WHERE <permission> AND <where> AND <keyset> ORDER BY <order> LIMIT n + 1) AS "p")
+ *   (SELECT json_build_object('pageInfo', …, 'edges', json_agg(json_build_object('cursor', …, 'node', …)))
+ *    FROM (SELECT <cursor> AS "k0", <node fields> AS "k1"…
+ *          FROM <source> WHERE <permission> AND <where> AND <keyset> ORDER BY <order> LIMIT n) AS "p")
  *
- * `last` reads the order backwards and the edges are put back in order.
- * Whether rows exist on the far side of the cursor (hasPreviousPage after
- * `after`, hasNextPage before `before`) is one `EXISTS` with the cursor
- * comparison turned around, as upstream reports it: only for a non-empty page.
+ * `last` reads the order backwards and the edges are put back in order. The
+ * page info is computed only when asked for: more rows in reading order
+ * (hasNextPage of `first`, hasPreviousPage of `last`) is a count of at most
+ * n + 1 rows through the same index; rows on the far side of the cursor
+ * (hasPreviousPage after `after`, hasNextPage before `before`) one `EXISTS`
+ * with the cursor comparison turned around, as upstream reports it: only for
+ * a non-empty page.
  */
 import type { ConnectionSelect, CursorItem, EdgeField, Field, OrderByItem, OrderByTarget, PageInfoField, SelectBase, SelectSource } from '../ir/types.js';
 import type { TableModel } from '../schema/model.js';
@@ -162,14 +164,15 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
       ', ',
     );
 
-  // the page (and one more row)
+  // the page
   const t = h.aliases.next('t');
   const p = h.aliases.next('p');
   const { from, conds, keys: pageKeys } = base(t);
-  if (sel.split) conds.push(keysetAfter(keysOf(pageKeys, sel.split.kind === 'before'), false));
+  const splitOn = (keys: Sql[]): Sql[] => (sel.split ? [keysetAfter(keysOf(keys, sel.split.kind === 'before'), false)] : []);
+  conds.push(...splitOn(pageKeys));
   const readOrder = orderSql(pageKeys, last);
   // the page's output columns: each node field's values (the JSON objects are built in the
-  // aggregate, not per row in a subquery), the cursor when asked for, the row number
+  // aggregate, not per row in a subquery), the cursor when asked for
   const columns: Sql[] = [];
   const column = (expr: Sql): Sql => {
     const name = `k${columns.length}`;
@@ -179,10 +182,17 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   const nodeJson = (fields: Field[]): Sql => h.objectExpr(fields.map((f) => [f.alias, column(h.fieldExpr(f, t))]));
   let cursor: Sql | undefined;
   const cursorColumn = (): Sql => (cursor ??= column(cursorJson(sel.cursorItems, pageKeys)));
-  const kept = count !== null ? sql` FILTER (WHERE ${col(p, '_n')} <= ${raw(String(count))})` : raw('');
-  const nonEmpty = sql`(count(*)${kept} > 0)`;
-  const more = count !== null ? sql`(count(*) > ${raw(String(count))})` : raw('false');
+  const nonEmpty = raw('(count(*) > 0)');
 
+  /** rows beyond the page in reading order (what the next `first` / previous `last` page shows) */
+  const more = (): Sql => {
+    if (count === null) return raw('false');
+    const t3 = h.aliases.next('t');
+    const b = base(t3);
+    const x = h.aliases.next('x');
+    const rows = sql`SELECT 1 FROM ${b.from} WHERE ${andSql([...b.conds, ...splitOn(b.keys)])} ORDER BY ${orderSql(b.keys, last)} LIMIT ${raw(String(count + 1))}`;
+    return sql`((SELECT count(*) FROM (${rows}) AS ${ident(x)}) > ${raw(String(count))})`;
+  };
   /** rows on the far side of the cursor exist (for a non-empty page) */
   const beyondCursor = (): Sql => {
     const t2 = h.aliases.next('t');
@@ -191,11 +201,13 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
     const far = keysetAfter(keysOf(b.keys, sel.split!.kind === 'after'), true);
     return sql`(${nonEmpty} AND EXISTS (SELECT 1 FROM ${b.from} WHERE ${andSql([...b.conds, far])}))`;
   };
-  const hasNext = orSql([...(sliceKind === 'first' ? [more] : []), ...(sel.split?.kind === 'before' ? [beyondCursor()] : [])]);
-  const hasPrev = orSql([...(sliceKind === 'last' ? [more] : []), ...(sel.split?.kind === 'after' ? [beyondCursor()] : [])]);
+  const hasNext = () => orSql([...(sliceKind === 'first' ? [more()] : []), ...(sel.split?.kind === 'before' ? [beyondCursor()] : [])]);
+  const hasPrev = () => orSql([...(sliceKind === 'last' ? [more()] : []), ...(sel.split?.kind === 'after' ? [beyondCursor()] : [])]);
+  // `last` reads backwards: "_n" numbers the rows in reading order to put them back
+  const backwards = last ? sql` ORDER BY ${col(p, '_n')} DESC` : raw('');
   const cursorAt = (end: boolean): Sql => {
-    const desc = end !== last ? ' DESC' : '';
-    return sql`(array_agg(${cursorColumn()} ORDER BY ${col(p, '_n')}${raw(desc)})${kept})[1]`;
+    if (last) return sql`(array_agg(${cursorColumn()} ORDER BY ${col(p, '_n')}${raw(end ? '' : ' DESC')}))[1]`;
+    return end ? sql`(array_agg(${cursorColumn()}))[count(*)]` : sql`(array_agg(${cursorColumn()}))[1]`;
   };
 
   const pageInfo = (fields: PageInfoField[]): Sql =>
@@ -209,9 +221,9 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
           case 'endCursor':
             return [f.alias, base64Json(cursorAt(true))];
           case 'hasNextPage':
-            return [f.alias, hasNext];
+            return [f.alias, hasNext()];
           case 'hasPreviousPage':
-            return [f.alias, hasPrev];
+            return [f.alias, hasPrev()];
         }
       }),
     );
@@ -228,9 +240,8 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
         }
       }),
     );
-    // the page is read in order (json_agg keeps it, as sql/select.ts relies on); `last` reads backwards
-    const order = last ? sql` ORDER BY ${col(p, '_n')} DESC` : raw('');
-    return sql`coalesce(json_agg(${edge}${order})${kept}, '[]')`;
+    // json_agg keeps the page's order (as sql/select.ts relies on)
+    return sql`coalesce(json_agg(${edge}${backwards}), '[]')`;
   };
   const pairs = sel.fields.map((f): [string, Sql] => {
     switch (f.kind) {
@@ -243,8 +254,8 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
     }
   });
   const output = h.objectExpr(pairs);
-  const limit = count !== null ? raw(` LIMIT ${count + 1}`) : raw('');
-  const select = [...columns, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`];
+  const limit = count !== null ? raw(` LIMIT ${count}`) : raw('');
+  const select = last ? [...columns, sql`row_number() OVER (ORDER BY ${readOrder}) AS "_n"`] : columns;
   const page = sql`SELECT ${join(select, ', ')} FROM ${from} WHERE ${andSql(conds)} ORDER BY ${readOrder}${limit}`;
   return sql`(SELECT ${output} FROM (${page}) AS ${ident(p)})`;
 }
