@@ -37,19 +37,29 @@ export interface ConnectionHost<P> {
 
 const NO_STRINGIFY = { stringifyNumerics: false };
 
-/** base64 of a value's JSON text, without the line breaks PostgreSQL's encoder puts every 76 characters. */
-export function base64Json(json: Sql): Sql {
-  return sql`translate(encode(convert_to((${json})::text, 'UTF8'), 'base64'), chr(10), '')`;
+/**
+ * base64 of a value's JSON text, without the line breaks PostgreSQL's encoder puts every 76
+ * characters. `maxBytes`: an upper bound of the JSON's length, when known; 57 bytes or less make
+ * at most 76 characters, which need no `translate`.
+ */
+export function base64Json(json: Sql, maxBytes = Infinity): Sql {
+  const encoded = sql`encode(convert_to((${json})::text, 'UTF8'), 'base64')`;
+  return maxBytes <= 57 ? encoded : sql`translate(${encoded}, chr(10), '')`;
 }
+
+/** the longest JSON text of a value of a column type (Infinity: unbounded or unknown) */
+const MAX_JSON_BYTES: Record<string, number> = { int2: 6, int4: 11, int8: 20, bool: 5 };
+const maxJsonBytes = (typname: string) => MAX_JSON_BYTES[typname] ?? Infinity;
+const jsonStringBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
 
 /** The Relay global id of the row at `alias`: base64 of `[1, "schema", "table", pk…]`. */
 export function nodeIdSql(t: TableModel, alias: string): Sql {
-  const pk = (t.primaryKey ?? []).map((n) => {
-    const c = t.columnsByName.get(n)!;
-    return jsonOutput(col(alias, n), { name: c.type, schema: c.typeSchema }, NO_STRINGIFY);
-  });
+  const cols = (t.primaryKey ?? []).map((n) => t.columnsByName.get(n)!);
+  const pk = cols.map((c) => jsonOutput(col(alias, c.name), { name: c.type, schema: c.typeSchema }, NO_STRINGIFY));
   const head = [raw('1'), raw(quoteLiteral(t.name.schema)), raw(quoteLiteral(t.name.name))];
-  return base64Json(sql`json_build_array(${join([...head, ...pk], ', ')})`);
+  // `[1, "schema", "table", v…]` as PostgreSQL prints it: ", " between elements
+  const max = 3 + 3 * 2 + jsonStringBytes(t.name.schema) + jsonStringBytes(t.name.name) + cols.reduce((n, c) => n + 2 + maxJsonBytes(c.type), 0);
+  return base64Json(sql`json_build_array(${join([...head, ...pk], ', ')})`, max);
 }
 
 const flip = (o: OrderByItem): OrderByItem => ({ ...o, dir: o.dir === 'asc' ? 'desc' : 'asc', nulls: o.nulls === 'first' ? 'last' : 'first' });
@@ -94,6 +104,12 @@ function keysetAfter(keys: Key[], inclusive: boolean): Sql {
 }
 
 /** The cursor JSON of a row: the order-by values at their paths (`{"author" : {"name" : …}, "id" : 1}`). */
+/** an upper bound of a cursor's JSON length: `{"a" : 1, "b" : 2}` (plain columns only) */
+function cursorMaxBytes(items: CursorItem[]): number {
+  if (items.some((i) => i.path.length !== 1)) return Infinity;
+  return 2 + items.reduce((n, i) => n + jsonStringBytes(i.path[0]!) + 3 + maxJsonBytes(i.type.name) + 2, 0);
+}
+
 function cursorJson(items: CursorItem[], keys: Sql[]): Sql {
   type Tree = Map<string, Tree | Sql>;
   const root: Tree = new Map();
@@ -182,6 +198,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   const nodeJson = (fields: Field[]): Sql => h.objectExpr(fields.map((f) => [f.alias, column(h.fieldExpr(f, t))]));
   let cursor: Sql | undefined;
   const cursorColumn = (): Sql => (cursor ??= column(cursorJson(sel.cursorItems, pageKeys)));
+  const cursorBytes = cursorMaxBytes(sel.cursorItems);
   const nonEmpty = raw('(count(*) > 0)');
 
   /** rows beyond the page in reading order (what the next `first` / previous `last` page shows) */
@@ -217,9 +234,9 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
           case 'typename':
             return [f.alias, sql`${raw(quoteLiteral(f.name))}::text`];
           case 'startCursor':
-            return [f.alias, base64Json(cursorAt(false))];
+            return [f.alias, base64Json(cursorAt(false), cursorBytes)];
           case 'endCursor':
-            return [f.alias, base64Json(cursorAt(true))];
+            return [f.alias, base64Json(cursorAt(true), cursorBytes)];
           case 'hasNextPage':
             return [f.alias, hasNext()];
           case 'hasPreviousPage':
@@ -234,7 +251,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
           case 'typename':
             return [f.alias, sql`${raw(quoteLiteral(f.name))}::text`];
           case 'cursor':
-            return [f.alias, base64Json(cursorColumn())];
+            return [f.alias, base64Json(cursorColumn(), cursorBytes)];
           case 'node':
             return [f.alias, nodeJson(f.fields)];
         }
