@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { planCacheStats, resetPlanCacheStats, runGraphQL } from '../../src/execute/graphql.js';
+import { planCacheStats, planRequest, resetPlanCacheStats, runGraphQL } from '../../src/execute/graphql.js';
 import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, fixture, table, type Fixture } from './helpers.js';
 
@@ -135,6 +135,15 @@ describe('paging through 1,000 rows', () => {
     });
   }
 
+  test('a page after a cursor is a keyset comparison, not an offset', async () => {
+    const { plan } = planRequest(f.ctx(), { query: PAGE(''), variables: { first: 20, after: Buffer.from('{"id" : 700}').toString('base64') } }, new PlanCache(), true);
+    const text = plan.statement!.compiled.text;
+    assert.doesNotMatch(text, /OFFSET|row_number/i);
+    assert.match(text, /\("_t\d+"\."id"\) > \(\$1\)::int4 ORDER BY "_t\d+"\."id" ASC NULLS LAST LIMIT 20/);
+    const r = await f.db.query(`EXPLAIN ${text.replace(/\$1/g, "'700'")}`);
+    assert.match(r.rows.map((x) => String(x['QUERY PLAN'])).join('\n'), /Index Cond: \(id > /);
+  });
+
   test('a cursor variable is a parameter: paging reuses one plan', async () => {
     const cache = new PlanCache();
     const query = PAGE('');
@@ -147,6 +156,19 @@ describe('paging through 1,000 rows', () => {
     // one plan for the first page (no cursor), one for the others
     assert.equal(planCacheStats.misses, 2);
     assert.equal(planCacheStats.hits, 8);
+  });
+
+  test('first with before, last with after, backwards orders', async () => {
+    const c = (id: number) => Buffer.from(`{"id" : ${id}}`).toString('base64');
+    const r = await relay(`{
+      a: item_connection(first: 3, before: "${c(20)}") { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } }
+      b: item_connection(last: 3, after: "${c(990)}") { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } }
+      c: item_connection(last: 2, before: "${c(20)}", order_by: {id: desc}) { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } }
+    }`);
+    const ids = (x: { edges: Array<{ node: { id: string } }> }) => x.edges.map((e) => idOf(e.node.id));
+    assert.deepEqual([ids(r.data.a), r.data.a.pageInfo], [[1, 2, 3], { hasNextPage: true, hasPreviousPage: false }]);
+    assert.deepEqual([ids(r.data.b), r.data.b.pageInfo], [[998, 999, 1000], { hasNextPage: false, hasPreviousPage: true }]);
+    assert.deepEqual([ids(r.data.c), r.data.c.pageInfo], [[22, 21], { hasNextPage: true, hasPreviousPage: true }]);
   });
 
   test('composite primary keys and a where: every row once', async () => {
