@@ -171,6 +171,22 @@ describe('paging through 1,000 rows', () => {
     assert.deepEqual([ids(r.data.c), r.data.c.pageInfo], [[22, 21], { hasNextPage: true, hasPreviousPage: true }]);
   });
 
+  test('distinct_on: one row per value, paged', async () => {
+    for (const order of ['', 'order_by: {grp: desc}']) {
+      const grps: Array<number | null> = [];
+      let cursor: string | null = null;
+      for (let i = 0; i < 20; i++) {
+        const r = await relay(`query($c: String) { item_connection(first: 4, after: $c, distinct_on: [grp] ${order}) { pageInfo { endCursor hasNextPage } edges { node { grp } } } }`, { c: cursor });
+        assert.equal(r.errors, undefined, JSON.stringify(r.errors));
+        grps.push(...r.data.item_connection.edges.map((e: { node: { grp: number | null } }) => e.node.grp));
+        if (!r.data.item_connection.pageInfo.hasNextPage) break;
+        cursor = r.data.item_connection.pageInfo.endCursor;
+      }
+      assert.equal(grps.length, 14, order);
+      assert.equal(new Set(grps).size, 14, order);
+    }
+  });
+
   test('composite primary keys and a where: every row once', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;

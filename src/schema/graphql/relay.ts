@@ -268,9 +268,11 @@ function connectionSelect(
 ): ConnectionSelect {
   const apath = `${f.path}.args`;
   const args = parseSelectArgs(b, ctx, v, f, given);
-  // the primary key completes every order, so that cursors name exactly one row
-  const ordered = new Set(args.orderBy.flatMap((o) => (o.target.kind === 'column' ? [o.target.column.name] : [])));
-  const orderBy: OrderByItem[] = [...args.orderBy];
+  // DISTINCT ON needs an order that starts with its columns; the primary key completes every
+  // order, so that cursors name exactly one row
+  const orderBy: OrderByItem[] =
+    args.orderBy.length === 0 && args.distinctOn ? args.distinctOn.map((column) => ({ target: { kind: 'column', column }, dir: 'asc', nulls: 'last' })) : [...args.orderBy];
+  const ordered = new Set(orderBy.flatMap((o) => (o.target.kind === 'column' ? [o.target.column.name] : [])));
   for (const c of pk) if (!ordered.has(c.name)) orderBy.push({ target: { kind: 'column', column: c }, dir: 'asc', nulls: 'last' });
   const cursorItems = orderBy.map(cursorItem);
 
