@@ -103,13 +103,16 @@ function keysetAfter(keys: Key[], inclusive: boolean): Sql {
   return orSql(alts);
 }
 
-/** The cursor JSON of a row: the order-by values at their paths (`{"author" : {"name" : …}, "id" : 1}`). */
 /** an upper bound of a cursor's JSON length: `{"a" : 1, "b" : 2}` (plain columns only) */
 function cursorMaxBytes(items: CursorItem[]): number {
   if (items.some((i) => i.path.length !== 1)) return Infinity;
   return 2 + items.reduce((n, i) => n + jsonStringBytes(i.path[0]!) + 3 + maxJsonBytes(i.type.name) + 2, 0);
 }
 
+/**
+ * The cursor JSON of a row: the order-by values at their paths (`{"author" : {"name" : …}, "id" : 1}`).
+ * Items through the same relationship share its object (upstream repeats the key instead).
+ */
 function cursorJson(items: CursorItem[], keys: Sql[]): Sql {
   type Tree = Map<string, Tree | Sql>;
   const root: Tree = new Map();
