@@ -34,6 +34,8 @@ export interface RunOptions {
    * protocol answers those with an `error` message, execution errors with `data`
    */
   rejectPreExec?: boolean;
+  /** `/v1beta1/relay`: the Relay schema */
+  relay?: boolean;
 }
 
 /**
@@ -68,16 +70,16 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
 }
 
 /** The plan for a request (from the cache when possible) and its coerced variables. */
-export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache): { plan: QueryPlan; variables: Record<string, unknown> } {
+export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache, relay = false): { plan: QueryPlan; variables: Record<string, unknown> } {
   if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
   const backendOnly = useBackendOnlyPermissions(ctx.session);
   // the output format (stringified numerics) and the schema variant are part of the compiled statement
-  const variant = ctx.config.stringifyNumericTypes ? (backendOnly ? 'sb' : 's') : backendOnly ? 'b' : '';
+  const variant = (ctx.config.stringifyNumericTypes ? (backendOnly ? 'sb' : 's') : backendOnly ? 'b' : '') + (relay ? 'r' : '');
   const sub = PlanCache.subKey(ctx.session.role, req.operationName, variant);
   let entry = cache.get(req.query, sub, ctx.cache);
   let rs: RoleSchema | undefined;
   if (!entry) {
-    rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly);
+    rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly, relay);
     const op = parseDocument(req.query, req.operationName, ctx.config);
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
@@ -88,7 +90,7 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
     return { plan: hit, variables: vars.values };
   }
   planCacheStats.misses++;
-  const plan = compilePlan(rs ?? getRoleSchema(ctx.cache, ctx.session.role, backendOnly), entry.op, vars, compileOptions(ctx));
+  const plan = compilePlan(rs ?? getRoleSchema(ctx.cache, ctx.session.role, backendOnly, relay), entry.op, vars, compileOptions(ctx));
   if (worthCaching(plan)) {
     plan.cached = true;
     PlanCache.addPlan(entry, plan, req.query);
@@ -139,7 +141,7 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
     return errorResponse(e, errorFormat(ctx, opts));
   };
   try {
-    const { plan, variables } = planRequest(ctx, req, opts.planCache);
+    const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
     checkSessionVariables(plan, ctx.session);
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');
     if (plan.opType === 'mutation') {

@@ -5,6 +5,7 @@
  * messages and paths (`$.selectionSet.author.selectionSet.x`).
  */
 import {
+  GraphQLInterfaceType,
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
@@ -71,11 +72,17 @@ function typeNodeName(node: TypeNode): string {
 }
 
 /** What a plan depends on of a variable: its whole value (as JSON text), or its shape only (see shapeOf). */
-export type StructuralKey = { kind: 'value'; json: string } | { kind: 'shape'; shape: string };
+export type StructuralKey =
+  | { kind: 'value'; json: string }
+  | { kind: 'shape'; shape: string }
+  /** what `derive` says of the value (a Relay id: its table and the kinds of its key values) */
+  | { kind: 'derived'; key: string; derive: (value: unknown) => string };
 
 /** Does a variable's value give the same key? */
 export function sameKey(k: StructuralKey, value: unknown, type: GraphQLInputType | undefined): boolean {
-  return k.kind === 'value' ? JSON.stringify(value ?? null) === k.json : !!type && shapeOf(value, type) === k.shape;
+  if (k.kind === 'value') return JSON.stringify(value ?? null) === k.json;
+  if (k.kind === 'derived') return k.derive(value) === k.key;
+  return !!type && shapeOf(value, type) === k.shape;
 }
 
 export interface CoercedVariables {
@@ -151,17 +158,49 @@ export class DocumentContext implements VariableScope {
     if (!this.structural.has(name)) this.structural.set(name, { kind: 'shape', shape: shapeOf(this.values[name], this.types.get(name)!) });
   }
 
-  /** Collects the fields of selection sets on one parent type. */
+  /**
+   * The plan depends on `derive(value)` of a variable only (its other parts are parameters).
+   * A variable used so in two places with different `derive`s is keyed by its whole value.
+   */
+  markDerived(name: string, derive: (value: unknown) => string): void {
+    const k = this.structural.get(name);
+    if (!k) this.structural.set(name, { kind: 'derived', key: derive(this.values[name]), derive });
+    else if (k.kind !== 'value' && (k.kind !== 'derived' || k.derive !== derive)) this.markStructural(name);
+  }
+
+  /**
+   * Collects the fields of selection sets on one parent type. `abstract`: the field's type is
+   * this interface (Relay's `node`) and `parent` the object type the value turned out to be:
+   * fragments on the interface apply, fragments on its other object types are skipped.
+   */
   collect(
     sets: Array<{ set: SelectionSetNode; path: string; fragStack: string[] }>,
     parent: GraphQLObjectType,
+    abstract?: GraphQLInterfaceType,
   ): CollectedField[] {
     const out = new Map<string, CollectedField>();
-    for (const s of sets) this.collectInto(out, s.set, `${s.path}.selectionSet`, s.fragStack, parent);
+    for (const s of sets) this.collectInto(out, s.set, `${s.path}.selectionSet`, s.fragStack, parent, abstract);
     return [...out.values()];
   }
 
-  private collectInto(out: Map<string, CollectedField>, set: SelectionSetNode, path: string, fragStack: string[], parent: GraphQLObjectType): void {
+  /** Does a fragment on type `on` apply to `parent` (true), not apply here (false), or not fit at all (throws)? */
+  private fragmentApplies(on: string | undefined, parent: GraphQLObjectType, path: string, abstract?: GraphQLInterfaceType): boolean {
+    if (!on || on === parent.name) return true;
+    const t = this.schema.getType(on);
+    if (t instanceof GraphQLInterfaceType && parent.getInterfaces().includes(t)) return true;
+    if (abstract && t instanceof GraphQLObjectType && t.getInterfaces().includes(abstract)) return false;
+    this.checkFragmentType(on, parent, path);
+    return false;
+  }
+
+  private collectInto(
+    out: Map<string, CollectedField>,
+    set: SelectionSetNode,
+    path: string,
+    fragStack: string[],
+    parent: GraphQLObjectType,
+    abstract?: GraphQLInterfaceType,
+  ): void {
     for (const sel of set.selections) {
       if (!this.included(sel.directives ?? [], path)) continue;
       switch (sel.kind) {
@@ -181,9 +220,9 @@ export class DocumentContext implements VariableScope {
           break;
         }
         case Kind.INLINE_FRAGMENT: {
-          const on = sel.typeCondition?.name.value;
-          if (on && on !== parent.name) this.checkFragmentType(on, parent, path);
-          this.collectInto(out, sel.selectionSet, path, fragStack, parent);
+          if (this.fragmentApplies(sel.typeCondition?.name.value, parent, path, abstract)) {
+            this.collectInto(out, sel.selectionSet, path, fragStack, parent, abstract);
+          }
           break;
         }
         case Kind.FRAGMENT_SPREAD: {
@@ -193,9 +232,9 @@ export class DocumentContext implements VariableScope {
           }
           const frag = this.fragments.get(name);
           if (!frag) throw validationError(`fragment ${JSON.stringify(name)} not found`, path);
-          const on = frag.typeCondition.name.value;
-          if (on !== parent.name) this.checkFragmentType(on, parent, path);
-          this.collectInto(out, frag.selectionSet, `${path}.${name}.selectionSet`, [...fragStack, name], parent);
+          if (this.fragmentApplies(frag.typeCondition.name.value, parent, path, abstract)) {
+            this.collectInto(out, frag.selectionSet, `${path}.${name}.selectionSet`, [...fragStack, name], parent, abstract);
+          }
           break;
         }
       }

@@ -152,6 +152,8 @@ function coerceVariableUse(name: string, type: GraphQLInputType, path: string, s
     !(declared instanceof GraphQLList || (declared instanceof GraphQLNonNull && declared.ofType instanceof GraphQLList)) &&
     (!(type instanceof GraphQLNonNull) || declared instanceof GraphQLNonNull);
   if (sameLeaf) {
+    // an absent or null value leaves the argument out of the plan: a later value must not reuse it
+    if (value === undefined || value === null) scope.markShape(name);
     if (value === undefined) return undefined;
     if (value === null) return { kind: 'null' };
     if (t instanceof GraphQLEnumType) return { kind: 'enum', type: t, value: value as string, variable: name };

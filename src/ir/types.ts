@@ -12,8 +12,11 @@ import type { PgType } from '../sql/pgtypes.js';
 export type ValueRef =
   /** a JSON value written in the query (or a variable used structurally) */
   | { kind: 'literal'; value: unknown }
-  /** a GraphQL variable (or a part of one) bound per request */
-  | { kind: 'variable'; name: string; path: (string | number)[] }
+  /**
+   * a GraphQL variable (or a part of one) bound per request; `decode` derives the bound value
+   * from the variable's (a Relay node id or cursor: one value read out of the base64 JSON)
+   */
+  | { kind: 'variable'; name: string; path: (string | number)[]; decode?: (v: unknown) => unknown }
   /** an `x-svc-*` session variable (lower-cased) */
   | { kind: 'session'; name: string };
 
@@ -138,7 +141,53 @@ export type Field =
   | { alias: string; kind: 'array'; rel: RelationshipModel; select: Select }
   | { alias: string; kind: 'array_aggregate'; rel: RelationshipModel; select: AggregateSelect }
   | { alias: string; kind: 'computed_scalar'; field: ComputedFieldModel; args: FunctionArg[]; type: PgType; jsonPath?: (string | number)[] }
-  | { alias: string; kind: 'computed_table'; field: ComputedFieldModel; select: Select };
+  | { alias: string; kind: 'computed_table'; field: ComputedFieldModel; select: Select }
+  /** the Relay global id of the row: base64 of `[1, schema, table, pk…]` */
+  | { alias: string; kind: 'node_id'; table: TableModel }
+  | { alias: string; kind: 'array_connection'; rel: RelationshipModel; select: ConnectionSelect };
+
+// ---- Relay connections --------------------------------------------------------------
+
+/** One order-by item of a connection and where its value sits in the cursor JSON. */
+export interface CursorItem {
+  item: OrderByItem;
+  /** keys of the item's value in the cursor object (`["articles_aggregate", "count"]`) */
+  path: string[];
+  /** the type the cursor's value is cast to */
+  type: PgType;
+}
+
+/** The cursor a connection pages from: its values, one per `CursorItem` (null: JSON null in the cursor). */
+export interface ConnectionSplit {
+  kind: 'after' | 'before';
+  values: Array<TypedValue | null>;
+}
+
+/**
+ * A Relay connection: rows ordered by `args.orderBy` with the primary key
+ * appended (so every order is total), cut at the cursor (keyset, never an
+ * offset) and sliced to the first or last `count` rows.
+ */
+export interface ConnectionSelect extends SelectBase {
+  cursorItems: CursorItem[];
+  split: ConnectionSplit | null;
+  slice: { kind: 'first' | 'last'; count: number } | null;
+  fields: ConnectionField[];
+}
+
+export type ConnectionField =
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'pageInfo'; fields: PageInfoField[] }
+  | { alias: string; kind: 'edges'; fields: EdgeField[] };
+
+export type PageInfoField =
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'startCursor' | 'endCursor' | 'hasNextPage' | 'hasPreviousPage' };
+
+export type EdgeField =
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'cursor' }
+  | { alias: string; kind: 'node'; fields: Field[] };
 
 export type AggregateField =
   | { alias: string; kind: 'typename'; name: string }
@@ -225,6 +274,7 @@ export type RootField =
   | { alias: string; kind: 'select'; select: Select }
   | { alias: string; kind: 'select_one'; select: Select }
   | { alias: string; kind: 'aggregate'; select: AggregateSelect }
+  | { alias: string; kind: 'connection'; select: ConnectionSelect }
   /** a value computed without the database (`__typename`, introspection) */
   | { alias: string; kind: 'const'; json: string }
   /** `errorPath`: where database errors of the mutation are reported (`$.selectionSet.insert_x.args.objects`) */

@@ -1,5 +1,5 @@
 /**
- * POST /v1/graphql and /v1alpha1/graphql on plain `node:http`, in front of
+ * POST /v1/graphql, /v1alpha1/graphql and /v1beta1/relay on plain `node:http`, in front of
  * Fastify (which serves every other route). This is the hot path: a request
  * costs body read → JSON.parse → authenticate → plan-cache lookup → one
  * prepared statement → the response text PostgreSQL built, with no framework
@@ -59,9 +59,15 @@ function firstError(out: string): SvcError | undefined {
     return undefined;
   }
 }
-const ROUTES = new Map([
-  ['/v1/graphql', false],
-  ['/v1alpha1/graphql', true],
+/** The GraphQL endpoints: `v1alpha1` (its error envelope and statuses), `relay` (the Relay schema). */
+export interface GraphQLEndpoint {
+  v1alpha1: boolean;
+  relay: boolean;
+}
+export const GRAPHQL_ENDPOINTS = new Map<string, GraphQLEndpoint>([
+  ['/v1/graphql', { v1alpha1: false, relay: false }],
+  ['/v1alpha1/graphql', { v1alpha1: true, relay: false }],
+  ['/v1beta1/relay', { v1alpha1: false, relay: true }],
 ]);
 
 export interface GraphQLHttp {
@@ -83,7 +89,7 @@ export function graphqlHttp(
   let closing = false;
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: CancelToken): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken): string | Promise<string> => {
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
       const e = one && typeof one === 'object' && !('query' in one)
         ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
@@ -93,7 +99,7 @@ export function graphqlHttp(
     const bad = requestShapeError(one as Record<string, unknown>, config.maxNestingDepth);
     if (bad) return JSON.stringify(graphqlErrorBody(bad, showInternal(session)));
     try {
-      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1, requestId, signal });
+      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal });
     } catch (e) {
       return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
     }
@@ -112,16 +118,17 @@ export function graphqlHttp(
     return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
   };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, v1alpha1: boolean, requestId: string, signal?: CancelToken): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken): Answer | Promise<Answer> => {
+    const v1alpha1 = endpoint.v1alpha1;
     if (Array.isArray(body)) {
       return (async () => {
         const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, v1alpha1, requestId, signal));
+        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal));
         const error = parts.map(firstError).find((x) => x !== undefined);
         return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, v1alpha1, requestId, signal);
+    const out = runOne(body, session, headers, endpoint, requestId, signal);
     return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
@@ -129,7 +136,8 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, v1alpha1: boolean, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken): Answer | Promise<Answer> => {
+    const v1alpha1 = endpoint.v1alpha1;
     let session: Session | undefined;
     let body: unknown;
     try {
@@ -145,9 +153,9 @@ export function graphqlHttp(
       } catch (e) {
         return authFailed(e, v1alpha1, body);
       }
-      if (session) return withSession(body, session, headers, v1alpha1, requestId, signal);
+      if (session) return withSession(body, session, headers, endpoint, requestId, signal);
       return auth.resolve(headers, rawHeaders).then(
-        (s) => withSession(body, s, headers, v1alpha1, requestId, signal),
+        (s) => withSession(body, s, headers, endpoint, requestId, signal),
         (e) => authFailed(e, v1alpha1, body),
       );
     } catch (e) {
@@ -198,8 +206,9 @@ export function graphqlHttp(
       if (req.method !== 'POST') return false;
       const url = req.url ?? '';
       const q = url.indexOf('?');
-      const v1alpha1 = ROUTES.get(q < 0 ? url : url.slice(0, q));
-      if (v1alpha1 === undefined || !config.enabledApis.has('graphql')) return false;
+      const endpoint = GRAPHQL_ENDPOINTS.get(q < 0 ? url : url.slice(0, q));
+      if (endpoint === undefined || !config.enabledApis.has('graphql')) return false;
+      const v1alpha1 = endpoint.v1alpha1;
       const started = process.hrtime.bigint();
       const requestId = requestIdOf(req);
       if (closing) {
@@ -232,7 +241,7 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = answer(text, req.headers, v1alpha1, requestId, req.rawHeaders, cancel);
+        const r = answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

@@ -31,12 +31,10 @@ import { toSvcError } from './errors.js';
 import { SvcError } from '../errors.js';
 import { errorObject } from '../execute/errors.js';
 import { ADMIN_ROLE } from '../core/session.js';
+import { GRAPHQL_ENDPOINTS, type GraphQLEndpoint } from './graphqlHttp.js';
 
 const KEEPALIVE_MS = 5_000;
-const PATHS = new Map([
-  ['/v1/graphql', false],
-  ['/v1alpha1/graphql', true],
-]);
+
 /** the longest a timer can wait (setTimeout's limit); later expiries are re-armed */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -78,8 +76,8 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '').split('?')[0]!;
-    const v1alpha1 = PATHS.get(path);
-    if (v1alpha1 === undefined || !config.enabledApis.has('graphql')) {
+    const endpoint = GRAPHQL_ENDPOINTS.get(path);
+    if (endpoint === undefined || !config.enabledApis.has('graphql')) {
       socket.write('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       socket.destroy();
       return;
@@ -89,7 +87,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       engine.log.warn({ type: 'websocket-log', detail: { event: 'refused', reason: 'max-websocket-connections', limit: config.maxWebsocketConnections } });
       return refuse(socket, '503 Service Unavailable', `too many websocket connections (limit ${config.maxWebsocketConnections})`);
     }
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, req, v1alpha1));
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, req, endpoint));
   });
   // before the HTTP server waits for its connections: open sockets would hold it for ever
   app.addHook('preClose', async () => {
@@ -98,7 +96,8 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     wss.close();
   });
 
-  function onConnection(ws: WebSocket, req: IncomingMessage, v1alpha1: boolean): void {
+  function onConnection(ws: WebSocket, req: IncomingMessage, endpoint: GraphQLEndpoint): void {
+    const { v1alpha1, relay } = endpoint;
     const upgradeHeaders = { ...req.headers };
     let headers: Record<string, string | string[] | undefined> = upgradeHeaders;
     let session: Session | undefined;
@@ -301,7 +300,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     /** the response text, or (with `rejectPreExec`) the SvcError of a request that failed before execution */
     async function run(s: Session, request: GraphQLRequest, rejectPreExec: boolean): Promise<string | SvcError> {
       try {
-        return await gql.run(engine, s, request, headers, { v1alpha1, legacyErrors: v1alpha1, rejectPreExec });
+        return await gql.run(engine, s, request, headers, { v1alpha1, relay, legacyErrors: v1alpha1, rejectPreExec });
       } catch (e) {
         const err = e instanceof SvcError ? e : toSvcError(e);
         if (rejectPreExec) return err;

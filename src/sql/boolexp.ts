@@ -123,8 +123,10 @@ export function refParam(ref: ValueRef, t: PgType, array = false, how?: NumberTe
   switch (ref.kind) {
     case 'literal':
       return constParam(encodeValue(ref.value, t, array, how));
-    case 'variable':
-      return param({ kind: 'var', name: ref.name, path: ref.path, encode: (v) => encodeValue(v, t, array, how) });
+    case 'variable': {
+      const decode = ref.decode;
+      return param({ kind: 'var', name: ref.name, path: ref.path, encode: decode ? (v) => encodeValue(decode(v), t, array, how) : (v) => encodeValue(v, t, array, how) });
+    }
     case 'session':
       return param({ kind: 'sessionVar', name: ref.name });
   }

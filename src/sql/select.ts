@@ -22,6 +22,7 @@ import type {
 import { SESSION, constParam, ident, join, param, quoteLiteral, raw, sql, type Sql } from './ast.js';
 import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.js';
 import { jsonOutput, typeSql, type OutputOptions, type PgType } from './pgtypes.js';
+import { connectionSql, nodeIdSql } from './connection.js';
 
 export interface SelectCompileOptions extends OutputOptions {
   /** the FROM item of a `mutated` source (a set-returning expression of the table's row type) */
@@ -139,6 +140,10 @@ export class SelectCompiler {
       }
       case 'computed_table':
         return this.rows(f.select, { alias, corr: { kind: 'row' } });
+      case 'node_id':
+        return nodeIdSql(f.table, alias);
+      case 'array_connection':
+        return connectionSql<Parent>(this, f.select, { alias, corr: { kind: 'relationship', rel: f.rel } });
     }
   }
 
@@ -260,6 +265,8 @@ export class SelectCompiler {
         return this.object(f.select);
       case 'aggregate':
         return this.aggregate(f.select);
+      case 'connection':
+        return connectionSql<Parent>(this, f.select);
       case 'const':
         return sql`${constParam(f.json)}::json`;
       case 'mutation':

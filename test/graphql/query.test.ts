@@ -268,3 +268,15 @@ describe('explain and v1alpha1', () => {
     assert.deepEqual(r, { errors: [{ extensions: { path: '$.selectionSet.nope', code: 'validation-failed' }, message: 'field "nope" not found in type: \'query_root\'' }] });
   });
 });
+
+describe('plan cache: null and absent variables', () => {
+  test('a plan built for a null or absent leaf variable is not reused for a value', async () => {
+    const cache = new PlanCache();
+    const query = 'query($l: Int) { author(limit: $l, order_by: {id: asc}) { id } }';
+    const count = async (variables: Record<string, unknown>) => JSON.parse(await runGraphQL(f.ctx(), { query, variables }, { planCache: cache })).data.author.length;
+    assert.equal(await count({ l: null }), 3);
+    assert.equal(await count({ l: 1 }), 1);
+    assert.equal(await count({}), 3);
+    assert.equal(await count({ l: 2 }), 2);
+  });
+});

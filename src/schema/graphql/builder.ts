@@ -8,14 +8,17 @@ import {
   GraphQLBoolean,
   GraphQLEnumType,
   GraphQLFloat,
+  GraphQLID,
   GraphQLInputObjectType,
   GraphQLInt,
   GraphQLList,
   GraphQLNonNull,
   GraphQLScalarType,
   GraphQLString,
+  type GraphQLFieldConfig,
   type GraphQLInputFieldConfig,
   type GraphQLInputType,
+  type GraphQLInterfaceType,
   type GraphQLNamedType,
   type GraphQLOutputType,
 } from 'graphql';
@@ -50,7 +53,18 @@ export function svcExt<T>(x: { extensions?: unknown } | undefined): T {
   return (x?.extensions as { svc?: T } | undefined)?.svc as T;
 }
 
-const BUILTIN: Record<string, GraphQLScalarType> = { Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean };
+const BUILTIN: Record<string, GraphQLScalarType> = { Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean, ID: GraphQLID };
+
+/**
+ * What a schema variant adds to every table object type: the Relay schema's
+ * `Node` interface, global `id` and array-relationship connections
+ * (schema/graphql/relay.ts).
+ */
+export interface TableObjectExtension {
+  interfaces(v: TableView): GraphQLInterfaceType[];
+  /** adds (or removes) fields of the table's object type */
+  extendFields(v: TableView, fields: Record<string, GraphQLFieldConfig<unknown, unknown>>): void;
+}
 
 /** The GraphQL type of a column: a scalar, or the enum of the enum table it references. */
 export interface ColumnGqlType {
@@ -62,6 +76,8 @@ export interface ColumnGqlType {
 
 export class RoleSchemaBuilder {
   readonly types = new Map<string, GraphQLNamedType>();
+  /** set while building the Relay schema */
+  extension: TableObjectExtension | null = null;
 
   constructor(
     readonly cache: SchemaCache,

@@ -70,7 +70,7 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
       return a.get('includeDeprecated') === true ? fs : fs.filter((f) => !f.deprecationReason);
     },
     interfaces: (t) => (t instanceof GraphQLObjectType || t instanceof GraphQLInterfaceType ? t.getInterfaces() : null),
-    possibleTypes: (t) => (t instanceof GraphQLUnionType ? t.getTypes() : null),
+    possibleTypes: (t, _a, schema) => (t instanceof GraphQLUnionType ? t.getTypes() : t instanceof GraphQLInterfaceType ? byName(schema.getPossibleTypes(t)) : null),
     enumValues: (t, a) => {
       if (!(t instanceof GraphQLEnumType)) return null;
       const vs = byName(t.getValues());

@@ -13,6 +13,7 @@ import type { SchemaCache } from '../model.js';
 import { RoleSchemaBuilder } from './builder.js';
 import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
+import { relayExtension, relayRootFields } from './relay.js';
 import { functionRootFields, tableRootFields, type RootFieldConfig } from './select.js';
 
 export interface RoleSchema {
@@ -38,34 +39,41 @@ export function registerRootFieldProvider(p: RootFieldProvider): void {
   providers.push(p);
 }
 
-const KEY = (role: string, backendOnly: boolean) => `graphql:${role}${backendOnly ? ':backend' : ''}`;
+const KEY = (role: string, backendOnly: boolean, relay: boolean) => `${relay ? 'relay' : 'graphql'}:${role}${backendOnly ? ':backend' : ''}`;
 
 /**
  * The role's schema. `backendOnly`: the request may use backend-only insert
  * permissions (admin credentials and `x-svc-use-backend-only-permissions: true`).
+ * `relay`: the Relay schema of /v1beta1/relay (schema/graphql/relay.ts).
  */
-export function getRoleSchema(cache: SchemaCache, role: string, backendOnly = false): RoleSchema {
-  const key = KEY(role, backendOnly);
+export function getRoleSchema(cache: SchemaCache, role: string, backendOnly = false, relay = false): RoleSchema {
+  const key = KEY(role, backendOnly, relay);
   const hit = cache.perRole.get(key) as RoleSchema | undefined;
   if (hit) return hit;
-  const built = buildRoleSchema(cache, role, backendOnly);
+  const built = buildRoleSchema(cache, role, backendOnly, relay);
   cache.perRole.set(key, built);
   return built;
 }
 
-export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = false): RoleSchema {
+export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = false, relay = false): RoleSchema {
   const views = new RoleViews(cache, role);
   const b = new RoleSchemaBuilder(cache, views, new RoleMutationAccess(cache, role, backendOnly));
   const query: Record<string, RootFieldConfig> = {};
   const mutation: Record<string, RootFieldConfig> = {};
-  for (const t of cache.tables.values()) {
-    const v = views.view(t);
-    // names GraphQL cannot express leave the table out (Hasura refuses to track them)
-    if (v && isGraphQLName(b.tableName(t))) Object.assign(query, tableRootFields(b, v));
+  if (relay) {
+    // the Relay schema has no remote schemas or actions (schema/relay-schema.rst): no providers
+    b.extension = relayExtension(b);
+    Object.assign(query, relayRootFields(b));
+  } else {
+    for (const t of cache.tables.values()) {
+      const v = views.view(t);
+      // names GraphQL cannot express leave the table out (Hasura refuses to track them)
+      if (v && isGraphQLName(b.tableName(t))) Object.assign(query, tableRootFields(b, v));
+    }
+    for (const fn of views.functions()) Object.assign(query, functionRootFields(b, fn));
   }
-  for (const fn of views.functions()) Object.assign(query, functionRootFields(b, fn));
   for (const t of cache.tables.values()) Object.assign(mutation, tableMutationFields(b, t));
-  for (const p of providers) {
+  for (const p of relay ? [] : providers) {
     const r = p(b);
     Object.assign(query, r.query ?? {});
     Object.assign(mutation, r.mutation ?? {});

@@ -9,6 +9,7 @@ import {
   GraphQLFloat,
   GraphQLInputObjectType,
   GraphQLInt,
+  GraphQLInterfaceType,
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
@@ -54,9 +55,9 @@ export type SelectionParser<T> = (ctx: DocumentContext, f: CollectedField, def: 
 const notSupported = (message: string, path: string) => new SvcError(400, 'not-supported', message, path);
 
 /** Parses the selection set of `f` on an object type whose fields carry parsers. */
-export function parseSelectionSet<T>(ctx: DocumentContext, f: CollectedField, type: GraphQLObjectType, typename: (alias: string) => T): T[] {
+export function parseSelectionSet<T>(ctx: DocumentContext, f: CollectedField, type: GraphQLObjectType, typename: (alias: string) => T, abstract?: GraphQLInterfaceType): T[] {
   const defs = type.getFields();
-  return ctx.collect(f.subSelections, type).map((sf) => {
+  return ctx.collect(f.subSelections, type, abstract).map((sf) => {
     if (sf.name === '__typename') {
       checkLeaf(sf, GraphQLString);
       return typename(sf.alias);
@@ -156,7 +157,12 @@ export function tableObject(b: RoleSchemaBuilder, v: TableView): GraphQLObjectTy
     new GraphQLObjectType({
       name,
       description: v.table.info.description ?? `columns and relationships of ${quotedTable(v.table.name)}`,
-      fields: () => sortedEntries(tableFields(b, v)),
+      interfaces: () => b.extension?.interfaces(v) ?? [],
+      fields: () => {
+        const fields = tableFields(b, v);
+        b.extension?.extendFields(v, fields);
+        return sortedEntries(fields);
+      },
     }),
   );
 }
@@ -240,8 +246,8 @@ function jsonPathArg(ctx: DocumentContext, v: InVal, path: string): (string | nu
   return p;
 }
 
-export function parseTableSelection(ctx: DocumentContext, f: CollectedField, type: GraphQLObjectType): Field[] {
-  return parseSelectionSet<Field>(ctx, f, type, (alias) => ({ alias, kind: 'typename', name: type.name }));
+export function parseTableSelection(ctx: DocumentContext, f: CollectedField, type: GraphQLObjectType, abstract?: GraphQLInterfaceType): Field[] {
+  return parseSelectionSet<Field>(ctx, f, type, (alias) => ({ alias, kind: 'typename', name: type.name }), abstract);
 }
 
 // ---- computed fields and function arguments -----------------------------------------
@@ -505,18 +511,19 @@ export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<stri
   return out;
 }
 
-export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Record<string, RootFieldConfig> {
-  const v = b.remoteView({ remoteTable: fn.returnTable });
-  if (!v) return {};
+/**
+ * A tracked function as a root field's source: its `args` argument (when it
+ * takes input) and the select source for a field's given arguments.
+ */
+export function functionSource(b: RoleSchemaBuilder, fn: FunctionModel, v: TableView) {
   const info = fn.info;
   const fname = qualifiedGqlName(fn.name);
-  if (!isGraphQLName(fname)) return {};
   const inArgs = info.args.filter((a) => a.mode === 'i' || a.mode === 'b');
   const sessionIdx = fn.sessionArgument ? inArgs.findIndex((a) => a.name === fn.sessionArgument) : -1;
   const special = new Map<number, FunctionArg>();
   if (sessionIdx >= 0) special.set(sessionIdx, { kind: 'session', type: pgType(inArgs[sessionIdx]!.type, inArgs[sessionIdx]!.typeSchema) });
   const inputs = functionInputArgs(info, new Set(special.keys()));
-  const args: GraphQLFieldConfigArgumentMap = { ...selectArgs(b, v) };
+  const args: GraphQLFieldConfigArgumentMap = {};
   if (inputs.length > 0) {
     args.args = {
       type: new GraphQLNonNull(functionArgsInput(b, `${fname}_args`, inputs)),
@@ -530,6 +537,18 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
     args: functionCallArgs(info, inputs, given.get('args'), special, `${f.path}.args.args`),
     table: v.table,
   });
+  return { args, source };
+}
+
+export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Record<string, RootFieldConfig> {
+  const v = b.remoteView({ remoteTable: fn.returnTable });
+  if (!v) return {};
+  const info = fn.info;
+  const fname = qualifiedGqlName(fn.name);
+  if (!isGraphQLName(fname)) return {};
+  const call = functionSource(b, fn, v);
+  const source = call.source;
+  const args: GraphQLFieldConfigArgumentMap = { ...selectArgs(b, v), ...call.args };
   const obj = tableObject(b, v);
   const out: Record<string, RootFieldConfig> = {};
   const parse: SelectionParser<RootField> = (ctx, f, def) => {
