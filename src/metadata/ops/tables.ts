@@ -1,5 +1,6 @@
 /** track_table (v1, v2), untrack_table, set_table_is_enum, set_table_custom_fields. */
-import { SvcError, notExists } from '../../errors.js';
+import { SvcError } from '../../errors.js';
+import { tableAlreadyTracked, tableAlreadyUntracked, tableNotExists, tableNotInPostgres } from '../messages.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
@@ -8,7 +9,7 @@ import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfi
 
 export function findTable(ctx: OpContext, table: QualifiedTable, path = ctx.path): TableMetadata {
   const t = ctx.state.metadata.tables.find((x) => sameName(x.table, table));
-  if (!t) throw notExists(`table ${JSON.stringify(displayName(table))} does not exist`, path);
+  if (!t) throw tableNotExists(table, path);
   return t;
 }
 
@@ -55,10 +56,10 @@ function checkNameClash(ctx: OpContext, table: QualifiedTable): void {
 
 function track(ctx: OpContext, table: QualifiedTable, isEnum: boolean, configuration: TableConfiguration): typeof SUCCESS {
   if (ctx.state.metadata.tables.some((x) => sameName(x.table, table))) {
-    throw new SvcError(400, 'already-tracked', `view/table already tracked : ${JSON.stringify(displayName(table))}`, ctx.path);
+    throw tableAlreadyTracked(table, ctx.path);
   }
   if (!ctx.state.cache.db.tables.has(`${table.schema}.${table.name}`)) {
-    throw notExists(`no such table/view exists in postgres : ${JSON.stringify(displayName(table))}`, ctx.path);
+    throw tableNotInPostgres(table, ctx.path);
   }
   checkNameClash(ctx, table);
   const t = emptyTable(table);
@@ -103,7 +104,7 @@ defineOp('untrack_table', {
     a.done();
     const md = ctx.state.metadata;
     if (!md.tables.some((x) => sameName(x.table, table))) {
-      throw new SvcError(400, 'already-untracked', `view/table already untracked : ${JSON.stringify(displayName(table))}`, ctx.path);
+      throw tableAlreadyUntracked(table, ctx.path);
     }
     dropDependents(md, ctx.state.cache, [{ kind: 'table', table }], cascade, ctx.path, [table]);
     md.tables = md.tables.filter((x) => !sameName(x.table, table));
