@@ -8,6 +8,7 @@
  * and its update check is verified on the updated rows.
  */
 import { err400 } from '../errors.js';
+import { keyNotFound } from '../metadata/args.js';
 import { columnNotAllowed, operationNotAllowed, presetNotUpdatable } from '../permissions/messages.js';
 import { andExp, type BoolExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
 import { columnType, pathKey } from '../permissions/filter.js';
@@ -17,7 +18,7 @@ import { askColumn, isAdminSession, lookupTableArg, requireObject, returningColu
 import { whereBuilder } from './select.js';
 
 function userWhere(ctx: DmlContext, table: TableModel, where: unknown): BoolExp {
-  if (where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
+  if (where === undefined) throw keyNotFound('where', '$');
   return whereBuilder(ctx).build(where, table, '$.args.where');
 }
 
@@ -26,7 +27,7 @@ const OP: Record<(typeof OPERATORS)[number], UpdateOp> = { $set: 'set', $inc: 'i
 
 export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
   const a = requireObject(args) as Record<string, unknown>;
-  if (a.where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
+  if (a.where === undefined) throw keyNotFound('where', '$');
   const table = lookupTableArg(ctx, a.table);
   const admin = isAdminSession(ctx);
   const upd = admin ? undefined : table.permissions.get(ctx.session.role)?.update;
@@ -73,7 +74,7 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
 
 export async function runDmlDelete(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
   const a = requireObject(args) as Record<string, unknown>;
-  if (a.where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
+  if (a.where === undefined) throw keyNotFound('where', '$');
   const table = lookupTableArg(ctx, a.table);
   const admin = isAdminSession(ctx);
   const del = admin ? undefined : table.permissions.get(ctx.session.role)?.delete;

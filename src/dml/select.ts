@@ -7,8 +7,8 @@
  * for a relationship; order_by is `"-col"`/`"+col"`/`"col"` (dotted through
  * object relationships) or `{column, type, nulls}`, alone or in a list.
  */
-import { jsonKind } from '../json.js';
 import { SvcError, err400 } from '../errors.js';
+import { typeMismatch } from '../metadata/args.js';
 import type { BoolExp, Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
 import { FilterBuilder, lookupTable } from '../permissions/filter.js';
 import type { TableView } from '../permissions/view.js';
@@ -31,7 +31,7 @@ function parseCount(v: unknown, path: string): number | null {
   // a wrong JSON type fails upstream's aeson parse of the args: aeson's wording, a path relative
   // to the args (`$.limit`); a negative number is a later check at the request path
   if (typeof v !== 'number' || !Number.isInteger(v)) {
-    throw err400('parse-failed', `parsing Int failed, expected Number, but encountered ${jsonKind(v)}`, path.replace(/^\$\.args(?=[.[]|$)/, '$'));
+    throw typeMismatch('Int', 'Number', v, path.replace(/^\$\.args(?=[.[]|$)/, '$'));
   }
   if (v < 0) throw notSupported('unexpected negative value', path);
   return v;

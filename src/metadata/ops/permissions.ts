@@ -1,6 +1,6 @@
 /** create_/drop_{insert,select,update,delete}_permission, set_permission_comment. */
 import { SvcError } from '../../errors.js';
-import { ArgReader, expectObject, parseColumnList } from '../args.js';
+import { ArgReader, expectInt, expectObject, parseColumnList } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../args.js';
@@ -41,9 +41,9 @@ function parsePermission(kind: PermissionKind, v: unknown, path: string): Record
       out.filter = boolExp('filter', true);
       const limit = a.raw('limit');
       if (limit !== undefined && limit !== null) {
-        if (typeof limit !== 'number' || !Number.isInteger(limit)) throw new SvcError(400, 'parse-failed', 'expected Int', a.sub('limit'));
-        if (limit < 0) throw new SvcError(400, 'parse-failed', 'unexpected negative value', a.sub('limit'));
-        out.limit = limit;
+        const n = expectInt(limit, a.sub('limit'));
+        if (n < 0) throw new SvcError(400, 'parse-failed', 'unexpected negative value', a.sub('limit'));
+        out.limit = n;
       }
       if (a.bool('allow_aggregations', false)) out.allow_aggregations = true;
       break;

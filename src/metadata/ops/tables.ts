@@ -4,7 +4,7 @@ import { tableAlreadyTracked, tableAlreadyUntracked, tableNotExists, tableNotInP
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
-import { expectObject, parseQualified, type ArgReader } from '../args.js';
+import { expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../args.js';
 import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../types.js';
 
 export function findTable(ctx: OpContext, table: QualifiedTable, path = ctx.path): TableMetadata {
@@ -23,7 +23,7 @@ function parseConfiguration(v: unknown, path: string): TableConfiguration {
     const rf = expectObject(o.custom_root_fields, `${path}.custom_root_fields`);
     for (const [k, val] of Object.entries(rf)) {
       if (!ROOT_FIELD_KEYS.includes(k)) throw new SvcError(400, 'parse-failed', `unexpected key ${JSON.stringify(k)}`, `${path}.custom_root_fields`);
-      if (val !== null && typeof val !== 'string') throw new SvcError(400, 'parse-failed', 'expecting a string', `${path}.custom_root_fields.${k}`);
+      if (val !== null) expectText(val, `${path}.custom_root_fields.${k}`);
       if (typeof val === 'string' && !/^[_A-Za-z][_0-9A-Za-z]*$/.test(val)) {
         throw new SvcError(400, 'parse-failed', `${JSON.stringify(val)} is not a valid GraphQL name`, `${path}.custom_root_fields.${k}`);
       }
@@ -123,7 +123,7 @@ defineOp('set_table_is_enum', {
     const a = reader(args);
     const table = a.table();
     const isEnum = a.bool('is_enum', false);
-    if (typeof a.required('is_enum') !== 'boolean') throw new SvcError(400, 'parse-failed', 'expecting a boolean', a.sub('is_enum'));
+    expectBool(a.required('is_enum'), a.sub('is_enum'));
     a.done();
     const t = findTable(ctx, table);
     if (isEnum) t.is_enum = true;
