@@ -11,6 +11,7 @@
  * ANDed in. Permission filters (written by the admin) are built without.
  */
 import { err400 } from '../errors.js';
+import { unknownOperator } from './messages.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import { displayName, type QualifiedTable } from '../metadata/types.js';
@@ -119,7 +120,7 @@ export class FilterBuilder {
     for (const [k, arg] of entries) {
       const op = operatorName(k);
       const p = path + pathKey(k);
-      if (!op) throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(k)}`, p);
+      if (!op) throw unknownOperator(k, p);
       ops.push(this.columnOp(op, k, arg, target, type, table, p, view));
     }
     return ops;
@@ -190,7 +191,7 @@ export class FilterBuilder {
         return casts.length === 1 ? casts[0]! : { op: 'cast', to: type, ops: casts };
       }
     }
-    throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(key)}`, path);
+    throw unknownOperator(key, path);
   }
 }
 

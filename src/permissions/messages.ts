@@ -56,5 +56,8 @@ export const upsertNotAllowed = (role: string, path: string) =>
 /** an inserted column the update permission of an upsert does not cover (`validateInpCols`). */
 export const columnNotUpdatable = (column: string, path: string) => new SvcError(400, 'validation-failed', `column ${q(column)} is not updatable`, path);
 
+/** A boolean expression's operator nobody knows (RQL/GBoolExp.hs: the name as given, unquoted). */
+export const unknownOperator = (op: string, path: string) => new SvcError(400, 'unexpected-payload', `Unknown operator : ${op}`, path);
+
 /** A session variable the permission needs but the request lacks (`validateHeaders`). */
 export const sessionVariableNotFound = (name: string) => new SvcError(400, 'not-found', `${q(name)} header is expected but not found`, '$');
