@@ -20,6 +20,8 @@ export const alreadyExists = (message: string, path: string): SvcError => new Sv
 
 /** A table Svc does not track (`askTabInfo`). */
 export const tableNotExists = (t: QualifiedTable, path: string) => notExists(`table ${qt(t)} does not exist`, path);
+/** A field (column, relationship, computed field) a boolean expression names that the table lacks (`askFieldInfo`). */
+export const fieldNotExists = (name: string, path: string) => notExists(`${q(name)} does not exist`, path);
 /** A column a request names that the table lacks (`askPGColInfo`). */
 export const columnNotExists = (column: string, path: string) => notExists(`column ${q(column)} does not exist`, path);
 /** A relationship named where a column is expected (`askPGColInfo`); `why` is the operation's reason. */

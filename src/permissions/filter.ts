@@ -12,6 +12,8 @@
  */
 import { err400 } from '../errors.js';
 import { unknownOperator } from './messages.js';
+import { fieldNotExists } from '../metadata/messages.js';
+import { expectBool } from '../metadata/args.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import { displayName, type QualifiedTable } from '../metadata/types.js';
@@ -95,7 +97,8 @@ export class FilterBuilder {
         const target: ColumnTarget = { kind: 'computed', field: cf, type: t };
         items.push({ kind: 'column', target, ops: this.columnOps(v, target, t, table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else {
-        throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, p);
+        // upstream's annColExp (RQL/GBoolExp.hs): askFieldInfo, at the expression's path
+        throw fieldNotExists(k, path);
       }
     }
     if (items.length === 1) return items[0]!;
@@ -152,8 +155,8 @@ export class FilterBuilder {
         if (Array.isArray(arg)) return { op, values: arg.map((x) => this.value(x, TEXT)) };
         return { op, values: this.value(arg, TEXT, true) };
       case 'is_null':
-        if (typeof arg !== 'boolean') throw err400('parse-failed', 'expected Bool', path);
-        return { op: 'is_null', value: arg };
+        // upstream's parseIsNull decodes the value with aeson
+        return { op: 'is_null', value: expectBool(arg, path) };
       case 'st_d_within': {
         const a = (arg ?? {}) as Record<string, unknown>;
         const geog = type.name === 'geography';
