@@ -88,3 +88,18 @@ test('returning, select columns and count distinct: the role is told about permi
     code: 'permission-denied',
   });
 });
+
+// RQL/GBoolExp.hs: `_and`/`_or`/`_not` and relationships add no path key; a column adds its name,
+// an operator its own (unquoted in the message); an unknown field is askFieldInfo's "does not exist"
+test('where: the paths and messages of annBoolExp', async () => {
+  assert.deepEqual(await error({ type: 'select', args: { table: 'author', columns: ['id'], where: { _and: [{ _not: { id: { _foo: 1 } } }] } } }), {
+    path: '$.args.where.id._foo',
+    error: 'Unknown operator : _foo',
+    code: 'unexpected-payload',
+  });
+  assert.deepEqual(await error({ type: 'select', args: { table: 'author', columns: ['id'], where: { articles: { nope: { _eq: 1 } } } } }), {
+    path: '$.args.where',
+    error: '"nope" does not exist',
+    code: 'not-exists',
+  });
+});
