@@ -7,7 +7,7 @@
  * bodies of /v1/graphql and /v1/query and the /v1/query DML arguments use
  * the same builders.
  */
-import { SvcError } from '../errors.js';
+import { SvcError, pathKey } from '../errors.js';
 import { jsonKind } from '../json.js';
 import type { QualifiedName } from './types.js';
 
@@ -63,7 +63,7 @@ export class ArgReader {
   }
 
   sub(key: string): string {
-    return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${this.path}.${key}` : `${this.path}[${JSON.stringify(key)}]`;
+    return this.path + pathKey(key);
   }
 
   has(key: string): boolean {

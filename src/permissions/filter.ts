@@ -10,7 +10,7 @@
  * filter of every table reached through a relationship or `_exists` is
  * ANDed in. Permission filters (written by the admin) are built without.
  */
-import { err400 } from '../errors.js';
+import { err400, pathKey } from '../errors.js';
 import { unknownOperator } from './messages.js';
 import { fieldNotExists, tableNotExists } from '../metadata/messages.js';
 import { expectBool } from '../metadata/args.js';
@@ -31,10 +31,7 @@ export interface FilterOptions {
   nullSafeEq?: boolean;
 }
 
-/** A JSON path segment as Hasura prints it: `.key`, or `['$key']` for other keys. */
-export function pathKey(k: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `.${k}` : `['${k}']`;
-}
+export { pathKey };
 
 export const columnType = (c: ColumnModel): PgType => ({ name: c.type, schema: c.typeSchema });
 const TEXT = pgType('text');
