@@ -21,6 +21,15 @@ export class SvcError extends Error {
   }
 }
 
+/**
+ * One key of a JSON path as upstream prints it (Hasura/RQL/Types/Error.hs `encodeJSONPath`):
+ * `.key` when the key starts with a letter or `_` and goes on with letters, digits, `_` or `-`;
+ * `['key']` otherwise (`$.args['$set']`).
+ */
+export function pathKey(k: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? `.${k}` : `['${k}']`;
+}
+
 export const err400 = (code: string, message: string, path = '$') => new SvcError(400, code, message, path);
 export const err401 = (code: string, message: string, path = '$') => new SvcError(401, code, message, path);
 export const err500 = (code: string, message: string, path = '$', internal?: unknown) =>

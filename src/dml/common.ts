@@ -5,7 +5,9 @@
  */
 import type { Config } from '../config/config.js';
 import type { Queryable } from '../db/db.js';
-import { SvcError, err400 } from '../errors.js';
+import { err400 } from '../errors.js';
+import { SELECT_NEEDED, sessionVariableNotFound } from '../permissions/messages.js';
+import { columnNotExists, notAColumn, tableNotExists } from '../metadata/messages.js';
 import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
 import { RoleMutationAccess } from '../permissions/mutation.js';
@@ -35,6 +37,14 @@ export function requireObject(args: unknown, path = '$.args'): Record<string, un
   return args as Record<string, unknown>;
 }
 
+/** A column a request names, as upstream's `askPGColInfo` checks it (`why`: the operation's reason a relationship won't do). */
+export function askColumn(table: TableModel, name: string, why: string, path: string): ColumnModel {
+  const col = table.columnsByName.get(name);
+  if (col) return col;
+  if (table.relationships.has(name)) throw notAColumn(name, why, path);
+  throw columnNotExists(name, path);
+}
+
 export function lookupTableArg(ctx: DmlContext, t: unknown, path = '$.args.table'): TableModel {
   let name;
   try {
@@ -43,7 +53,7 @@ export function lookupTableArg(ctx: DmlContext, t: unknown, path = '$.args.table
     throw err400('parse-failed', 'expecting a table name', path);
   }
   const table = ctx.cache.tables.get(`${name.schema}.${name.name}`);
-  if (!table) throw err400('not-exists', `table ${JSON.stringify(name.schema === 'public' ? name.name : `${name.schema}.${name.name}`)} does not exist`, path);
+  if (!table) throw tableNotExists(name, path);
   return table;
 }
 
@@ -79,12 +89,12 @@ export function selectView(ctx: DmlContext, t: TableModel, suffix = '', path = '
 
 /** `where` of update/delete is a read: the role needs select permission (Hasura's message). */
 export function whereNeedsSelect(ctx: DmlContext, t: TableModel, op: 'update' | 'delete'): TableView {
-  return selectView(ctx, t, `; ${JSON.stringify(op)} is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`);
+  return selectView(ctx, t, SELECT_NEEDED.where(op));
 }
 
 export function checkSessionVars(sessionVars: string[], session: Session): void {
   for (const v of sessionVars) {
-    if (session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
+    if (session.vars[v] === undefined) throw sessionVariableNotFound(v);
   }
 }
 
@@ -93,11 +103,11 @@ export function returningColumns(ctx: DmlContext, table: TableModel, returning: 
   if (returning === undefined || returning === null) return null;
   if (!Array.isArray(returning)) throw err400('parse-failed', 'expecting an array for returning', '$.args.returning');
   const views = roleViews(ctx);
-  const view = views.requireTable(table, '$.args', '; "returning" can only be used if the role has "select" permission on the table');
+  const view = views.requireTable(table, '$.args', SELECT_NEEDED.returning);
+  // upstream's checkRetCols: the role's select columns first (admin: every column)
   return returning.map((c) => {
-    const col = typeof c === 'string' ? table.columnsByName.get(c) : undefined;
-    if (!col) throw new SvcError(400, 'permission-denied', `no such column exists : ${JSON.stringify(c)}`, '$.args.returning');
-    return views.requireColumn(view, col.name, '$.args.returning');
+    if (typeof c !== 'string') throw err400('parse-failed', 'expecting a column name', '$.args.returning');
+    return views.requireColumn(view, c, '$.args.returning');
   });
 }
 

@@ -7,11 +7,12 @@
  * filter limits the rows updated. A backend-only insert permission exists only
  * for requests that may use it (see permissions/mutation.ts).
  */
-import { SvcError, err400 } from '../errors.js';
+import { err400 } from '../errors.js';
+import { columnNotAllowed, columnNotUpdatable, operationNotAllowed, presetNotInsertable, upsertNotAllowed } from '../permissions/messages.js';
 import type { ColumnValue, ConflictTarget, Insert, InsertRow, OnConflict } from '../ir/types.js';
 import { columnType } from '../permissions/filter.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
-import { lookupTableArg, requireObject, returningColumns, roleAccess, runMutation, tableDisplay, type DmlContext } from './common.js';
+import { askColumn, lookupTableArg, requireObject, returningColumns, roleAccess, runMutation, type DmlContext } from './common.js';
 
 interface InsertArgs {
   table?: unknown;
@@ -26,15 +27,15 @@ export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ af
   if (a.on_conflict && typeof a.on_conflict === 'object' && (a.on_conflict as { action?: unknown }).action === undefined) {
     throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
   }
-  const table = lookupTableArg(ctx, a.table);
-  const access = roleAccess(ctx);
-  const ins = access.insert(table);
-  if (!ins) {
-    throw new SvcError(400, 'permission-denied', `insert on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
-  }
+  // upstream (RQL/DML/Insert.hs convInsertQuery): the objects are decoded first, then the table,
+  // the permission, `returning`, the objects' columns and `on_conflict`
   const objects = Array.isArray(a.objects) ? a.objects : a.objects && typeof a.objects === 'object' ? [a.objects] : null;
   if (!objects) throw err400('parse-failed', 'expecting an array of objects', '$.args.objects');
   if (objects.length === 0) throw err400('unexpected-payload', 'objects should not be empty', '$.args.objects');
+  const table = lookupTableArg(ctx, a.table);
+  const access = roleAccess(ctx);
+  const ins = access.insert(table);
+  if (!ins) throw operationNotAllowed('insert', table.name, ctx.session.role, '$.args');
 
   // returning columns are checked first (as Hasura does)
   const returning = returningColumns(ctx, table, a.returning);
@@ -46,32 +47,31 @@ export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ af
     const obj = requireObject(o, `$.args.objects[${i}]`);
     const values: ColumnValue[] = [];
     for (const [k, v] of Object.entries(obj)) {
-      const col = table.columnsByName.get(k);
-      if (!col) throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, `$.args.objects[${i}]`);
-      if (preset.has(k)) {
-        throw new SvcError(400, 'not-supported', `column ${JSON.stringify(k)} is not insertable for role ${JSON.stringify(ctx.session.role)}`, `$.args.objects[${i}]`);
-      }
-      if (!insertable.has(k)) {
-        throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to insert column ${JSON.stringify(k)}`, `$.args.objects[${i}]`);
-      }
+      const col = askColumn(table, k, "relationships can't be inserted", `$.args.objects[${i}]`);
+      if (preset.has(k)) throw presetNotInsertable(k, ctx.session.role, `$.args.objects[${i}]`);
+      if (!insertable.has(k)) throw columnNotAllowed('insert', ctx.session.role, k, `$.args.objects[${i}]`);
       values.push({ column: col, value: { ref: { kind: 'literal', value: v }, type: columnType(col), numberText: 'binary' } });
     }
     return { values, objectRels: [], arrayRels: [] };
   });
-  const columns = table.columns.filter((c) => preset.has(c.name) || rows.some((r) => r.values.some((v) => v.column === c)));
+  const given = table.columns.filter((c) => rows.some((r) => r.values.some((v) => v.column === c)));
+  const columns = table.columns.filter((c) => preset.has(c.name) || given.includes(c));
   const insert: Insert = {
     table,
     rows,
     presets: ins.presets,
-    onConflict: onConflict(ctx, table, a.on_conflict, columns),
+    onConflict: onConflict(ctx, table, a.on_conflict, columns, given),
     check: ins.check,
     updateCheck: null,
   };
   return runMutation(ctx, { kind: 'insert', insert }, returning);
 }
 
-function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: ColumnModel[]): OnConflict | null {
+function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: ColumnModel[], given: ColumnModel[]): OnConflict | null {
   if (oc === undefined || oc === null) return null;
+  // upstream: any on_conflict needs update permission, checked before the clause itself
+  const upd = roleAccess(ctx).update(table);
+  if (!upd) throw upsertNotAllowed(ctx.session.role, '$.args.on_conflict');
   const o = requireObject(oc, '$.args.on_conflict') as { action?: unknown; constraint?: unknown; constraint_on?: unknown };
   if (o.action === undefined) throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
   if (o.action !== 'ignore' && o.action !== 'update') throw err400('parse-failed', `unexpected action: ${JSON.stringify(o.action)}; expecting "ignore" or "update"`, '$.args.on_conflict.action');
@@ -84,16 +84,14 @@ function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: Co
     target = {
       kind: 'columns',
       columns: cols.map((c, i) => {
-        const col = typeof c === 'string' ? table.columnsByName.get(c) : undefined;
-        if (!col) throw err400('not-exists', `column ${JSON.stringify(c)} does not exist`, `$.args.on_conflict.constraint_on[${i}]`);
-        return col;
+        return askColumn(table, String(c), '', `$.args.on_conflict.constraint_on[${i}]`);
       }),
     };
   }
   if (o.action === 'ignore') return { action: 'ignore', target };
   if (!target) throw err400('unexpected-payload', "Expecting 'constraint' or 'constraint_on' when the 'action' is 'update'", '$.args.on_conflict');
-  const upd = roleAccess(ctx).update(table);
-  if (!upd) throw err400('permission-denied', `upsert is not allowed for role ${JSON.stringify(ctx.session.role)}`, '$.args.on_conflict');
+  // upstream's validateInpCols: every inserted column must be updatable
+  for (const c of given) if (!upd.columns.includes(c)) throw columnNotUpdatable(c.name, '$.args.on_conflict');
   const updatable = columns.filter((c) => upd.columns.includes(c));
   if (updatable.length === 0 && upd.presets.length === 0) return { action: 'ignore', target };
   return { action: 'update', target, columns: updatable, presets: upd.presets, where: upd.filter };

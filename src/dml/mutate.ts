@@ -7,16 +7,18 @@
  * into it, only its updatable columns may be set, its presets are applied
  * and its update check is verified on the updated rows.
  */
-import { SvcError, err400 } from '../errors.js';
+import { err400 } from '../errors.js';
+import { keyNotFound } from '../metadata/args.js';
+import { columnNotAllowed, operationNotAllowed, presetNotUpdatable } from '../permissions/messages.js';
 import { andExp, type BoolExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
 import { columnType, pathKey } from '../permissions/filter.js';
 import { presetValue } from '../permissions/mutation.js';
 import type { ColumnModel, TableModel } from '../schema/model.js';
-import { isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, tableDisplay, whereNeedsSelect, type DmlContext } from './common.js';
+import { askColumn, isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, whereNeedsSelect, type DmlContext } from './common.js';
 import { whereBuilder } from './select.js';
 
 function userWhere(ctx: DmlContext, table: TableModel, where: unknown): BoolExp {
-  if (where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
+  if (where === undefined) throw keyNotFound('where', '$');
   return whereBuilder(ctx).build(where, table, '$.args.where');
 }
 
@@ -25,12 +27,12 @@ const OP: Record<(typeof OPERATORS)[number], UpdateOp> = { $set: 'set', $inc: 'i
 
 export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
   const a = requireObject(args) as Record<string, unknown>;
-  if (a.where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
+  if (a.where === undefined) throw keyNotFound('where', '$');
   const table = lookupTableArg(ctx, a.table);
   const admin = isAdminSession(ctx);
   const upd = admin ? undefined : table.permissions.get(ctx.session.role)?.update;
   if (!admin && !upd) {
-    throw new SvcError(400, 'permission-denied', `update on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
+    throw operationNotAllowed('update', table.name, ctx.session.role, '$.args');
   }
   whereNeedsSelect(ctx, table, 'update');
   const returning = returningColumns(ctx, table, a.returning);
@@ -39,14 +41,10 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
   const seen = new Set<string>();
   const column = (op: string, name: string): ColumnModel => {
     const path = `$.args${pathKey(op)}`;
-    const col = table.columnsByName.get(name);
-    if (!col) throw err400('not-exists', `no such column exists : ${JSON.stringify(name)}`, path);
-    if (name in presets) {
-      throw new SvcError(400, 'not-supported', `column ${JSON.stringify(name)} is not updatable for role ${JSON.stringify(ctx.session.role)}; its value is predefined in permission`, path);
-    }
-    if (upd && !upd.columns.includes(name)) {
-      throw new SvcError(400, 'permission-denied', `role ${JSON.stringify(ctx.session.role)} does not have permission to update column ${JSON.stringify(name)}`, path);
-    }
+    // upstream's convOp: the preset, then the permission's columns (admin: every column), then the column
+    if (name in presets) throw presetNotUpdatable(name, ctx.session.role, path);
+    if (upd ? !upd.columns.includes(name) : !table.columnsByName.has(name)) throw columnNotAllowed('update', ctx.session.role, name, path);
+    const col = askColumn(table, name, "relationships can't be updated", path);
     if (seen.has(name)) throw err400('unexpected-payload', `column ${JSON.stringify(name)} found in multiple operators`, path);
     seen.add(name);
     return col;
@@ -76,12 +74,12 @@ export async function runDmlUpdate(ctx: DmlContext, args: unknown): Promise<{ af
 
 export async function runDmlDelete(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
   const a = requireObject(args) as Record<string, unknown>;
-  if (a.where === undefined) throw err400('parse-failed', 'key "where" not found', '$');
+  if (a.where === undefined) throw keyNotFound('where', '$');
   const table = lookupTableArg(ctx, a.table);
   const admin = isAdminSession(ctx);
   const del = admin ? undefined : table.permissions.get(ctx.session.role)?.delete;
   if (!admin && !del) {
-    throw new SvcError(400, 'permission-denied', `delete on ${tableDisplay(table.name)} for role ${JSON.stringify(ctx.session.role)} is not allowed. `, '$.args');
+    throw operationNotAllowed('delete', table.name, ctx.session.role, '$.args');
   }
   whereNeedsSelect(ctx, table, 'delete');
   const returning = returningColumns(ctx, table, a.returning);

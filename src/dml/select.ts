@@ -7,8 +7,8 @@
  * for a relationship; order_by is `"-col"`/`"+col"`/`"col"` (dotted through
  * object relationships) or `{column, type, nulls}`, alone or in a list.
  */
-import { jsonKind } from '../json.js';
 import { SvcError, err400 } from '../errors.js';
+import { typeMismatch } from '../metadata/args.js';
 import type { BoolExp, Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
 import { FilterBuilder, lookupTable } from '../permissions/filter.js';
 import type { TableView } from '../permissions/view.js';
@@ -17,6 +17,7 @@ import { ident, join, sql } from '../sql/ast.js';
 import { Aliases, andSql, boolExpSql, tableSql } from '../sql/boolexp.js';
 import { rootFieldSql } from '../sql/select.js';
 import { lookupTableArg, requireObject, roleViews, runStatement, selectView, type DmlContext } from './common.js';
+import { SELECT_NEEDED, columnNotAllowed } from '../permissions/messages.js';
 
 const notSupported = (m: string, p: string) => new SvcError(400, 'not-supported', m, p);
 
@@ -30,7 +31,7 @@ function parseCount(v: unknown, path: string): number | null {
   // a wrong JSON type fails upstream's aeson parse of the args: aeson's wording, a path relative
   // to the args (`$.limit`); a negative number is a later check at the request path
   if (typeof v !== 'number' || !Number.isInteger(v)) {
-    throw err400('parse-failed', `parsing Int failed, expected Number, but encountered ${jsonKind(v)}`, path.replace(/^\$\.args(?=[.[]|$)/, '$'));
+    throw typeMismatch('Int', 'Number', v, path.replace(/^\$\.args(?=[.[]|$)/, '$'));
   }
   if (v < 0) throw notSupported('unexpected negative value', path);
   return v;
@@ -113,13 +114,8 @@ function parseColumns(ctx: DmlContext, view: TableView, cols: unknown, path: str
       return;
     }
     if (typeof c === 'string') {
-      const col = view.table.columnsByName.get(c);
-      if (!col) {
-        if (view.table.relationships.has(c)) throw err400('unexpected-payload', `${JSON.stringify(c)} is a relationship and should be expanded`, p);
-        // upstream checks the column against the select permission first (checkSelOnCol): for
-        // admin too, a missing column is `permission-denied` "no such column exists"
-        throw err400('permission-denied', `no such column exists : ${JSON.stringify(c)}`, p);
-      }
+      // upstream checks the column against the select permission first (checkSelOnCol): a name
+      // that is no column (or a relationship) is `permission-denied`, for admin "no such column exists"
       push({ alias: c, kind: 'column', column: roleViews(ctx).requireColumn(view, c, p) });
       return;
     }
@@ -164,13 +160,13 @@ export async function runDmlSelect(ctx: DmlContext, args: unknown): Promise<unkn
 export async function runDmlCount(ctx: DmlContext, args: unknown): Promise<{ count: number }> {
   const a = requireObject(args) as { table?: unknown; where?: unknown; distinct?: unknown };
   const table = lookupTableArg(ctx, a.table);
-  const view = selectView(ctx, table, '; "count" is only allowed if the role has "select" permissions on the table');
+  const view = selectView(ctx, table, SELECT_NEEDED.count);
   const where = a.where === undefined || a.where === null ? null : whereBuilder(ctx).build(a.where, table, '$.args.where');
   let distinct: string[] | null = null;
   if (a.distinct !== undefined && a.distinct !== null) {
     if (!Array.isArray(a.distinct)) throw err400('parse-failed', 'expecting an array for distinct', '$.args.distinct');
     distinct = a.distinct.map((c, i) => {
-      if (typeof c !== 'string' || !table.columnsByName.has(c)) throw err400('permission-denied', `no such column exists : ${JSON.stringify(c)}`, `$.args.distinct[${i}]`);
+      if (typeof c !== 'string') throw columnNotAllowed('select', ctx.session.role, String(c), `$.args.distinct[${i}]`);
       return roleViews(ctx).requireColumn(view, c, `$.args.distinct[${i}]`).name;
     });
   }

@@ -4,6 +4,7 @@
  * Also `/v1/graphql/explain`.
  */
 import { SvcError } from '../errors.js';
+import { sessionVariableNotFound } from '../permissions/messages.js';
 import { ArgReader, expectObject } from '../metadata/args.js';
 import { coerceVariables, variableCoercer } from '../ir/document.js';
 import { getRoleSchema, type RoleSchema } from '../schema/graphql/schema.js';
@@ -113,7 +114,7 @@ function worthCaching(plan: QueryPlan): boolean {
 
 function checkSessionVariables(plan: QueryPlan, session: Session): void {
   for (const v of plan.sessionVars) {
-    if (session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
+    if (session.vars[v] === undefined) throw sessionVariableNotFound(v);
   }
 }
 
@@ -215,7 +216,7 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unkno
     }
     const c = compileSql(fieldStatementSql(f, compileOptions(ctx)), { session: session.vars, variables: coerced.values });
     for (const v of c.sessionVars) {
-      if (session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
+      if (session.vars[v] === undefined) throw sessionVariableNotFound(v);
     }
     let plan: string[];
     try {

@@ -10,7 +10,7 @@ import { type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { SvcError } from '../errors.js';
 import { parseWithinLimits, type DocumentLimits } from './limits.js';
 import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation, type StructuralKey } from '../ir/document.js';
-import { validationError } from '../ir/input.js';
+import { fieldNotFound, noMutations, validationError } from '../ir/messages.js';
 import type { RootField } from '../ir/types.js';
 import { svcExt } from '../schema/graphql/builder.js';
 import { introspectionRoot } from '../schema/graphql/introspection.js';
@@ -69,7 +69,7 @@ export function operationRootFields(rs: RoleSchema, op: Operation, vars: Coerced
   let root: GraphQLObjectType | null;
   if (opType === 'mutation') {
     root = rs.mutation;
-    if (!root) throw validationError('no mutations exist', '$');
+    if (!root) throw noMutations();
   } else if (opType === 'subscription') {
     root = rs.subscription;
   } else {
@@ -97,7 +97,7 @@ function rootField(
     return { alias: f.alias, kind: 'const', json: JSON.stringify(introspectionRoot(ctx, f, rs.schema)) };
   }
   const def = defs[f.name];
-  if (!def) throw validationError(`field ${JSON.stringify(f.name)} not found in type: '${root.name}'`, f.path);
+  if (!def) throw fieldNotFound(f.name, root.name, f.path);
   checkLeaf(f, def.type);
   return svcExt<SelectionParser<RootField>>(def)(ctx, f, def);
 }

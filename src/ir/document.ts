@@ -23,7 +23,8 @@ import {
   type SelectionSetNode,
   type TypeNode,
 } from 'graphql';
-import { astToJson, coerceJson, coerceLiteral, shapeOf, validationError, type InVal, type VariableScope } from './input.js';
+import { astToJson, coerceJson, coerceLiteral, shapeOf, type InVal, type VariableScope } from './input.js';
+import * as M from './messages.js';
 
 export interface Operation {
   def: OperationDefinitionNode;
@@ -39,12 +40,12 @@ export function selectOperation(doc: DocumentNode, operationName: string | null 
   let def: OperationDefinitionNode | undefined;
   if (operationName) {
     if (anonymous.length > 0 && ops.length === anonymous.length) {
-      throw validationError('operationName cannot be used when an anonymous operation exists in the document', '$');
+      throw M.operationNameWithAnonymous();
     }
     def = ops.find((o) => o.name?.value === operationName);
-    if (!def) throw validationError(`no such operation found in the document: ${JSON.stringify(operationName)}`, '$');
+    if (!def) throw M.noSuchOperation(operationName);
   } else {
-    if (ops.length !== 1) throw validationError('exactly one operation has to be present in the document when operationName is not specified', '$');
+    if (ops.length !== 1) throw M.exactlyOneOperation();
     def = ops[0]!;
   }
   return { def, fragments };
@@ -97,24 +98,31 @@ export function variableCoercer(schema: GraphQLSchema, op: OperationDefinitionNo
   const defs = (op.variableDefinitions ?? []).map((d) => {
     const name = d.variable.name.value;
     const type = typeFromAst(schema, d.type);
+    const named = typeNodeName(d.type);
     return {
       name,
       type,
-      missing: type ? undefined : `variable ${JSON.stringify(name)} is declared as ${typeNodeName(d.type)}, but the type is not found in the schema`,
+      // upstream (Validate.hs getAnnVarVals): an unknown type, or an output type
+      missing: type ? undefined : schema.getType(named) ? () => M.variableOfObjectType(named) : () => M.noSuchType(named, '$.variableValues'),
       defaultValue: d.defaultValue ? astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined, markShape: () => undefined }) : undefined,
       path: `$.variableValues.${name}`,
     };
   });
+  const names = defs.map((d) => d.name);
+  const twice = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
   const types = new Map<string, GraphQLInputType>();
   for (const d of defs) if (d.type) types.set(d.name, d.type);
   return (given) => {
+    if (twice.length) throw M.variablesDefinedMoreThanOnce(twice);
+    const unexpected = Object.keys(given).filter((k) => !types.has(k) && !names.includes(k));
+    if (unexpected.length) throw M.unexpectedVariables(unexpected);
     const values: Record<string, unknown> = {};
     for (const d of defs) {
-      if (d.missing) throw validationError(d.missing, '$.variableValues');
+      if (d.missing) throw d.missing();
       let v = Object.prototype.hasOwnProperty.call(given, d.name) ? given[d.name] : undefined;
       if (v === undefined) v = d.defaultValue;
       if (v === undefined) {
-        if (d.type instanceof GraphQLNonNull) throw validationError(`expecting a value for non-nullable variable: ${JSON.stringify(d.name)}`, '$.variableValues');
+        if (d.type instanceof GraphQLNonNull) throw M.missingVariable(d.name, String(d.type));
         continue;
       }
       coerceJson(v, d.type!, d.path);
@@ -183,16 +191,25 @@ export class DocumentContext implements VariableScope {
     return [...out.values()];
   }
 
-  /** Does a fragment on type `on` apply to `parent` (true), not apply here (false), or not fit at all (throws)? */
-  private fragmentApplies(on: string | undefined, parent: GraphQLObjectType, path: string, abstract?: GraphQLInterfaceType): boolean {
+  /**
+   * Does a fragment on type `on` apply to `parent` (true), not apply here (false: a fragment on
+   * another implementation of the `abstract` interface), or not fit at all (throws)?
+   */
+  private fragmentApplies(on: string | undefined, parent: GraphQLObjectType, setPath: string, path: string, abstract?: GraphQLInterfaceType): boolean {
     if (!on || on === parent.name) return true;
     const t = this.schema.getType(on);
     if (t instanceof GraphQLInterfaceType && parent.getInterfaces().includes(t)) return true;
     if (abstract && t instanceof GraphQLObjectType && t.getInterfaces().includes(abstract)) return false;
-    this.checkFragmentType(on, parent, path);
+    this.checkFragmentType(on, parent, setPath, path);
     return false;
   }
 
+  /**
+   * Upstream's paths (SelectionSet.hs): a field's errors at
+   * `<set>.<field>`, a fragment spread's at `<set>.<fragment>`, an inline
+   * fragment's at `<set>.inlineFragment`, directives under `<owner>.directives.<name>`;
+   * fields merged under one alias are checked at the selection set.
+   */
   private collectInto(
     out: Map<string, CollectedField>,
     set: SelectionSetNode,
@@ -202,59 +219,72 @@ export class DocumentContext implements VariableScope {
     abstract?: GraphQLInterfaceType,
   ): void {
     for (const sel of set.selections) {
-      if (!this.included(sel.directives ?? [], path)) continue;
       switch (sel.kind) {
         case Kind.FIELD: {
           const alias = sel.alias?.value ?? sel.name.value;
-          const fpath = `${path}.${alias}`;
+          const fpath = `${path}.${sel.name.value}`;
+          if (!this.included(sel.directives ?? [], fpath)) continue;
           let f = out.get(alias);
           if (!f) {
             f = { name: sel.name.value, alias, node: sel, path: fpath, subSelections: [] };
             out.set(alias, f);
           } else if (f.name !== sel.name.value) {
-            throw validationError(`cannot merge different fields with the same alias: ${JSON.stringify(alias)}`, fpath);
+            throw M.mergeDifferentFields(alias, [f.name, sel.name.value], path);
           } else if (argsKey(f.node) !== argsKey(sel)) {
-            throw validationError(`cannot merge fields with different arguments under the same alias: ${JSON.stringify(alias)}`, fpath);
+            throw M.mergeDifferentArguments(alias, path);
           }
           if (sel.selectionSet) f.subSelections.push({ set: sel.selectionSet, path: fpath, fragStack });
           break;
         }
         case Kind.INLINE_FRAGMENT: {
-          if (this.fragmentApplies(sel.typeCondition?.name.value, parent, path, abstract)) {
-            this.collectInto(out, sel.selectionSet, path, fragStack, parent, abstract);
-          }
+          const ipath = `${path}.inlineFragment`;
+          if (!this.fragmentApplies(sel.typeCondition?.name.value, parent, path, ipath, abstract)) break;
+          if (!this.included(sel.directives ?? [], ipath)) continue;
+          this.collectInto(out, sel.selectionSet, path, fragStack, parent, abstract);
           break;
         }
         case Kind.FRAGMENT_SPREAD: {
           const name = sel.name.value;
-          if (fragStack.includes(name)) {
-            throw validationError(`cannot spread fragment ${JSON.stringify(name)} within itself via ${[...fragStack].reverse().join(',')}`, path);
-          }
+          if (fragStack.includes(name)) throw M.fragmentCycle(name, [...fragStack].reverse(), path);
           const frag = this.fragments.get(name);
-          if (!frag) throw validationError(`fragment ${JSON.stringify(name)} not found`, path);
-          if (this.fragmentApplies(frag.typeCondition.name.value, parent, path, abstract)) {
-            this.collectInto(out, frag.selectionSet, `${path}.${name}.selectionSet`, [...fragStack, name], parent, abstract);
-          }
+          if (!frag) throw M.fragmentNotFound(name, path);
+          const fpath = `${path}.${name}`;
+          if (!this.fragmentApplies(frag.typeCondition.name.value, parent, path, fpath, abstract)) break;
+          if (!this.included(sel.directives ?? [], fpath)) continue;
+          this.collectInto(out, frag.selectionSet, `${fpath}.selectionSet`, [...fragStack, name], parent, abstract);
           break;
         }
       }
     }
   }
 
-  private checkFragmentType(on: string, parent: GraphQLObjectType, path: string): void {
+  private checkFragmentType(on: string, parent: GraphQLObjectType, setPath: string, path: string): void {
     const t = this.schema.getType(on);
-    if (!t) throw validationError(`no such type exists in the schema: ${JSON.stringify(on)}`, path);
-    throw validationError(`fragment is defined on ${JSON.stringify(on)} but used on ${JSON.stringify(parent.name)}`, path);
+    if (!t) throw M.noSuchType(on, setPath);
+    if (!(t instanceof GraphQLObjectType)) throw M.fragmentsOnlyOnComposite(setPath);
+    throw M.fragmentSpreadMismatch(on, parent.name, path);
   }
 
-  private included(directives: readonly import('graphql').DirectiveNode[], path: string): boolean {
+  /** `@skip`/`@include` (SelectionSet.hs withDirectives); `owner` is the path of what they stand on. */
+  private included(directives: readonly import('graphql').DirectiveNode[], owner: string): boolean {
+    if (directives.length === 0) return true;
+    const path = `${owner}.directives`;
+    const names = directives.map((d) => d.name.value);
+    const twice = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
+    if (twice.length) throw M.directivesUsedMoreThanOnce(twice, path);
     let keep = true;
     for (const d of directives) {
       const name = d.name.value;
-      if (name !== 'skip' && name !== 'include') throw validationError(`unexpected directive: ${JSON.stringify(name)}`, path);
+      const dpath = `${path}.${name}`;
+      if (name !== 'skip' && name !== 'include') throw M.unexpectedDirective(name, dpath);
+      const given = (d.arguments ?? []).map((a) => a.name.value);
+      const twiceArgs = [...new Set(given.filter((n, i) => given.indexOf(n) !== i))];
+      if (twiceArgs.length) throw M.argumentsDefinedMoreThanOnce(twiceArgs, `${dpath}.args`);
+      const other = given.find((n) => n !== 'if');
+      if (other !== undefined) throw M.noSuchArgument(other, `${dpath}.args.${other}`);
       const arg = d.arguments?.find((a) => a.name.value === 'if');
-      if (!arg) throw validationError(`the required argument "if" is missing on directive ${JSON.stringify(name)}`, path);
-      const v = coerceLiteral(arg.value, new GraphQLNonNull(booleanType(this.schema)), `${path}.directives.${name}.if`, this);
+      if (!arg) throw M.requiredArgumentMissing('if', `${dpath}.args`);
+      const v = coerceLiteral(arg.value, new GraphQLNonNull(booleanType(this.schema)), `${dpath}.args.if`, this);
       let b = false;
       if (v && v.kind === 'scalar') {
         if (v.variable) this.markStructural(v.variable);
@@ -270,17 +300,20 @@ export class DocumentContext implements VariableScope {
   args(f: CollectedField, def: GraphQLField<unknown, unknown>): Map<string, InVal> {
     const out = new Map<string, InVal>();
     const defs = new Map<string, GraphQLArgument>(def.args.map((a) => [a.name, a]));
+    const given = (f.node.arguments ?? []).map((a) => a.name.value);
+    const twice = [...new Set(given.filter((n, i) => given.indexOf(n) !== i))];
+    if (twice.length) throw M.argumentsDefinedMoreThanOnce(twice, `${f.path}.args`);
     for (const a of f.node.arguments ?? []) {
       const name = a.name.value;
       const ad = defs.get(name);
       const apath = `${f.path}.args.${name}`;
-      if (!ad) throw validationError(`no such argument ${JSON.stringify(name)} is expected`, apath);
+      if (!ad) throw M.noSuchArgument(name, apath);
       const v = coerceLiteral(a.value, ad.type, apath, this);
       if (v !== undefined) out.set(name, v);
     }
     for (const ad of def.args) {
       if (ad.type instanceof GraphQLNonNull && ad.defaultValue === undefined && !out.has(ad.name)) {
-        throw validationError(`the required argument ${JSON.stringify(ad.name)} is missing`, `${f.path}.args`);
+        throw M.requiredArgumentMissing(ad.name, `${f.path}.args`);
       }
     }
     return out;

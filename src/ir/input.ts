@@ -17,7 +17,7 @@ import {
   type GraphQLInputType,
   type ValueNode,
 } from 'graphql';
-import { SvcError } from '../errors.js';
+import * as M from './messages.js';
 import { scientificShow } from '../sql/numbers.js';
 import { checkGeoJson } from './geojson.js';
 
@@ -30,7 +30,8 @@ export type InVal =
   | { kind: 'list'; items: InVal[]; variable?: string; itemType?: GraphQLScalarType | GraphQLEnumType }
   | { kind: 'object'; type: GraphQLInputObjectType; fields: Array<[string, InVal]> };
 
-export const validationError = (message: string, path: string) => new SvcError(400, 'validation-failed', message, path);
+export { validationError, parseError } from './messages.js';
+const { validationError, parseError } = M;
 
 export interface VariableScope {
   /** coerced variable values */
@@ -81,7 +82,7 @@ export function astToJson(node: ValueNode, scope: VariableScope): unknown {
     }
     case Kind.VARIABLE: {
       const name = node.name.value;
-      if (!scope.types.has(name)) throw validationError(`unbound variable ${JSON.stringify(name)}`, '$');
+      if (!scope.types.has(name)) throw M.noSuchVariable(name, '$');
       scope.markStructural(name);
       return scope.values[name] ?? null;
     }
@@ -95,7 +96,7 @@ export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputTyp
   if (node === undefined) return undefined;
   if (node.kind === Kind.VARIABLE) return coerceVariableUse(node.name.value, type, path, scope);
   if (node.kind === Kind.NULL) {
-    if (type instanceof GraphQLNonNull) throw validationError(`null value found for non-nullable type: ${typeString(type)}`, path);
+    if (type instanceof GraphQLNonNull) throw M.nullForNonNullable(typeString(type), path);
     return { kind: 'null' };
   }
   const t = nullable(type);
@@ -108,42 +109,66 @@ export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputTyp
     return { kind: 'list', items: [coerceLiteral(node, inner, path, scope)!] };
   }
   if (t instanceof GraphQLInputObjectType) {
-    if (node.kind !== Kind.OBJECT) throw validationError(`expecting an object for type ${JSON.stringify(t.name)}`, path);
+    if (node.kind !== Kind.OBJECT) throw M.expectingObject(path);
     const defs = t.getFields();
     const fields: Array<[string, InVal]> = [];
+    checkDuplicates(t, node.fields.map((f) => f.name.value), path);
+    checkRequired(t, node.fields.map((f) => f.name.value), path);
     for (const f of node.fields) {
       const name = f.name.value;
       const def = defs[name];
-      if (!def) throw validationError(`field ${JSON.stringify(name)} not found in type: '${t.name}'`, `${path}.${name}`);
+      if (!def) throw M.fieldNotFound(name, t.name, `${path}.${name}`);
       // a field given by an absent variable is absent
       const v = coerceLiteral(f.value, def.type, `${path}.${name}`, scope);
       if (v !== undefined) fields.push([name, v]);
     }
-    checkRequired(t, fields, path);
     return { kind: 'object', type: t, fields };
   }
   if (t instanceof GraphQLEnumType) {
-    if (node.kind !== Kind.ENUM) throw validationError('expecting an enum', path);
-    if (!t.getValue(node.value)) throw validationError(`unexpected value ${JSON.stringify(node.value)} for enum: '${t.name}'`, path);
+    if (node.kind !== Kind.ENUM) throw M.expectingEnum(path);
+    if (!t.getValue(node.value)) throw M.unexpectedEnumValue(node.value, t.name, path);
     return { kind: 'enum', type: t, value: node.value };
   }
   const s = t as GraphQLScalarType;
+  if (node.kind === Kind.ENUM) throw M.unexpectedEnumForScalar(path);
   const value = astToJson(node, scope);
   checkScalar(s.name, value, path);
   return { kind: 'scalar', type: s, value };
 }
 
-function checkRequired(t: GraphQLInputObjectType, fields: Array<[string, InVal]>, path: string): void {
+/** Upstream checks an input object's required fields before its given ones (InputValue.hs validateObject). */
+function checkRequired(t: GraphQLInputObjectType, given: string[], path: string): void {
   for (const def of Object.values(t.getFields())) {
-    if (def.type instanceof GraphQLNonNull && def.defaultValue === undefined && !fields.some(([n]) => n === def.name)) {
-      throw validationError(`missing required field ${JSON.stringify(def.name)}`, path);
+    if (def.type instanceof GraphQLNonNull && def.defaultValue === undefined && !given.includes(def.name)) {
+      throw M.requiredInputField(def.name, String(def.type), path);
     }
   }
 }
 
+function checkDuplicates(t: GraphQLInputObjectType, given: string[], path: string): void {
+  const dups = given.filter((n, i) => given.indexOf(n) !== i);
+  if (dups.length) throw M.duplicatedInputFields(t.name, [...new Set(dups)], path);
+}
+
+/**
+ * May a variable of type `declared` stand at a position of type `position`?
+ * Upstream's rule (InputValue.hs `isTypeAllowed`): the same named type and
+ * list structure, and a non-null position needs a non-null variable.
+ */
+function typeAllowed(declared: GraphQLInputType, position: GraphQLInputType): boolean {
+  if (position instanceof GraphQLNonNull && !(declared instanceof GraphQLNonNull)) return false;
+  const d = nullable(declared);
+  const p = nullable(position);
+  if (p instanceof GraphQLList || d instanceof GraphQLList) {
+    return p instanceof GraphQLList && d instanceof GraphQLList && typeAllowed(d.ofType as GraphQLInputType, p.ofType as GraphQLInputType);
+  }
+  return (d as { name: string }).name === (p as { name: string }).name;
+}
+
 function coerceVariableUse(name: string, type: GraphQLInputType, path: string, scope: VariableScope): InVal | undefined {
   const declared = scope.types.get(name);
-  if (!declared) throw validationError(`unbound variable ${JSON.stringify(name)}`, path);
+  if (!declared) throw M.noSuchVariable(name, path);
+  if (!typeAllowed(declared, type)) throw M.variableTypeMismatch(name, String(declared), String(type), path);
   const value = scope.values[name];
   const t = nullable(type);
   const sameLeaf =
@@ -248,7 +273,7 @@ export function shapeOf(value: unknown, type: GraphQLInputType): string {
 /** Checks a JSON value (a variable's) against a type. */
 export function coerceJson(value: unknown, type: GraphQLInputType, path: string): InVal {
   if (value === null || value === undefined) {
-    if (type instanceof GraphQLNonNull) throw validationError(`null value found for non-nullable type: ${typeString(type)}`, path);
+    if (type instanceof GraphQLNonNull) throw M.nullForNonNullable(typeString(type), path);
     return { kind: 'null' };
   }
   const t = nullable(type);
@@ -258,20 +283,20 @@ export function coerceJson(value: unknown, type: GraphQLInputType, path: string)
     return { kind: 'list', items: [coerceJson(value, inner, path)] };
   }
   if (t instanceof GraphQLInputObjectType) {
-    if (typeof value !== 'object' || Array.isArray(value)) throw validationError(`expecting an object for type ${JSON.stringify(t.name)}`, path);
+    if (typeof value !== 'object' || Array.isArray(value)) throw M.expectingJsonObject(path);
     const defs = t.getFields();
     const fields: Array<[string, InVal]> = [];
+    checkRequired(t, Object.keys(value as object), path);
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       const def = defs[k];
-      if (!def) throw validationError(`field ${JSON.stringify(k)} not found in type: '${t.name}'`, `${path}.${k}`);
+      if (!def) throw M.fieldNotFound(k, t.name, `${path}.${k}`);
       fields.push([k, coerceJson(v, def.type, `${path}.${k}`)]);
     }
-    checkRequired(t, fields, path);
     return { kind: 'object', type: t, fields };
   }
   if (t instanceof GraphQLEnumType) {
-    if (typeof value !== 'string') throw validationError(`expecting a string for enum: '${t.name}'`, path);
-    if (!t.getValue(value)) throw validationError(`unexpected value ${JSON.stringify(value)} for enum: '${t.name}'`, path);
+    if (typeof value !== 'string') throw M.expectingJsonEnum(path);
+    if (!t.getValue(value)) throw M.unexpectedEnumValue(value, t.name, path);
     return { kind: 'enum', type: t, value };
   }
   const s = t as GraphQLScalarType;
@@ -286,8 +311,6 @@ const INT_BOUNDS: Record<string, [number, number]> = {
   bigint: [-(2 ** 63), 2 ** 63 - 1],
 };
 
-/** A scalar value that does not parse as its type (Hasura: `parse-failed`). */
-export const parseError = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 const FLOAT_NAMES: Record<string, string> = { Float: 'Float', float8: 'Double', numeric: 'Scientific', money: 'Scientific' };
 const TEXT_NAMES = new Set(['String', 'citext', 'bpchar', 'ID']);
 const ANY_JSON = new Set(['json', 'jsonb']);

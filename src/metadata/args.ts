@@ -1,28 +1,56 @@
 /**
- * Strict argument readers for /v1/query operations. Messages follow the
- * aeson wording Hasura answers with ("key \"x\" not found", "parsing Object
- * failed, expected Object, but encountered String"), each with a JSON path.
+ * Strict argument readers for /v1/query operations, and the one place that
+ * words argument parse errors: upstream parses arguments with aeson (1.4.7,
+ * as v1.3 shipped it), whose messages are `key "x" not found` and
+ * `parsing <Type> failed, expected <JSON kind>, but encountered <JSON kind>`
+ * (`prependContext` + `typeMismatch`), each with a JSON path. The HTTP
+ * bodies of /v1/graphql and /v1/query and the /v1/query DML arguments use
+ * the same builders.
  */
-import { SvcError } from '../errors.js';
+import { SvcError, pathKey } from '../errors.js';
 import { jsonKind } from '../json.js';
 import type { QualifiedName } from './types.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type Obj = Record<string, unknown>;
 
-const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
+export const parseFailed = (message: string, path: string): SvcError => new SvcError(400, 'parse-failed', message, path);
+
+/** aeson's `key "x" not found` (a required key is absent), at the object's path. */
+export const keyNotFound = (key: string, path: string): SvcError => parseFailed(`key ${JSON.stringify(key)} not found`, path);
+
+/**
+ * aeson's type mismatch: `what` is the Haskell type being parsed (`Text`, `Int`, `Bool`,
+ * `Object`, `[]`, `HashMap`, ...), `expected` the JSON kind it wanted.
+ */
+export const typeMismatch = (what: string, expected: string, v: unknown, path: string): SvcError =>
+  parseFailed(`parsing ${what} failed, expected ${expected}, but encountered ${jsonKind(v)}`, path);
+
+export const expectText = (v: unknown, path: string, what = 'Text'): string => {
+  if (typeof v !== 'string') throw typeMismatch(what, 'String', v, path);
+  return v;
+};
+export const expectBool = (v: unknown, path: string): boolean => {
+  if (typeof v !== 'boolean') throw typeMismatch('Bool', 'Boolean', v, path);
+  return v;
+};
+/** aeson's `Int` (a fractional number is "encountered Number" too, as upstream answers) */
+export const expectInt = (v: unknown, path: string): number => {
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw typeMismatch('Int', 'Number', v, path);
+  return v;
+};
 
 export { jsonKind };
 
 export function expectObject(v: unknown, path: string, what = 'Object'): Obj {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-    throw parseFailed(`parsing ${what} failed, expected Object, but encountered ${jsonKind(v)}`, path);
+    throw typeMismatch(what, 'Object', v, path);
   }
   return v as Obj;
 }
 
 export function expectArray(v: unknown, path: string): unknown[] {
-  if (!Array.isArray(v)) throw parseFailed(`parsing [] failed, expected Array, but encountered ${jsonKind(v)}`, path);
+  if (!Array.isArray(v)) throw typeMismatch('[]', 'Array', v, path);
   return v;
 }
 
@@ -35,7 +63,7 @@ export class ArgReader {
   }
 
   sub(key: string): string {
-    return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${this.path}.${key}` : `${this.path}[${JSON.stringify(key)}]`;
+    return this.path + pathKey(key);
   }
 
   has(key: string): boolean {
@@ -49,7 +77,7 @@ export class ArgReader {
 
   required(key: string): unknown {
     this.seen.add(key);
-    if (!(key in this.o)) throw parseFailed(`key ${JSON.stringify(key)} not found`, this.path);
+    if (!(key in this.o)) throw keyNotFound(key, this.path);
     return this.o[key];
   }
 
@@ -58,8 +86,7 @@ export class ArgReader {
   string(key: string, optional = false): string | undefined {
     const v = optional ? this.raw(key) : this.required(key);
     if (optional && (v === undefined || v === null)) return undefined;
-    if (typeof v !== 'string') throw parseFailed(`parsing Text failed, expected String, but encountered ${jsonKind(v)}`, this.sub(key));
-    return v;
+    return expectText(v, this.sub(key));
   }
 
   /** a non-empty name (roles, relationship names, collection names …) */
@@ -74,15 +101,13 @@ export class ArgReader {
   bool(key: string, dflt: boolean): boolean {
     const v = this.raw(key);
     if (v === undefined || v === null) return dflt;
-    if (typeof v !== 'boolean') throw parseFailed(`parsing Bool failed, expected Boolean, but encountered ${jsonKind(v)}`, this.sub(key));
-    return v;
+    return expectBool(v, this.sub(key));
   }
 
   int(key: string): number | undefined {
     const v = this.raw(key);
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'number' || !Number.isInteger(v)) throw parseFailed(`parsing Int failed, expected Number, but encountered ${jsonKind(v)}`, this.sub(key));
-    return v;
+    return expectInt(v, this.sub(key));
   }
 
   object(key: string): Obj;
@@ -112,19 +137,16 @@ export function parseQualified(v: unknown, path: string, what = 'QualifiedTable'
   }
   const o = expectObject(v, path, what);
   const name = o.name;
-  if (name === undefined) throw parseFailed('key "name" not found', path);
-  if (typeof name !== 'string') throw parseFailed(`parsing Text failed, expected String, but encountered ${jsonKind(name)}`, `${path}.name`);
-  const schema = o.schema ?? 'public';
-  if (typeof schema !== 'string') throw parseFailed(`parsing Text failed, expected String, but encountered ${jsonKind(schema)}`, `${path}.schema`);
-  return { schema, name };
+  if (name === undefined) throw keyNotFound('name', path);
+  const n = expectText(name, `${path}.name`);
+  return { schema: expectText(o.schema ?? 'public', `${path}.schema`), name: n };
 }
 
 export function parseColumnList(v: unknown, path: string): string[] | '*' {
   if (v === '*') return '*';
   const a = expectArray(v, path);
   return a.map((c, i) => {
-    if (typeof c !== 'string') throw parseFailed(`parsing Text failed, expected String, but encountered ${jsonKind(c)}`, `${path}[${i}]`);
-    return c;
+    return expectText(c, `${path}[${i}]`);
   });
 }
 

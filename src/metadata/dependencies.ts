@@ -5,6 +5,7 @@
 import { SvcError } from '../errors.js';
 import type { Dependency, InconsistentObject, MetadataRef, SchemaCache, SchemaObjectRef } from '../schema/model.js';
 import { displayName, sameName, type Metadata, type QualifiedTable } from './types.js';
+import { dependentObjects } from './messages.js';
 
 export function refMatches(on: SchemaObjectRef, target: SchemaObjectRef): boolean {
   if (on.kind !== target.kind) {
@@ -72,7 +73,7 @@ export const computedFieldDependent = (table: QualifiedTable, name: string): str
 
 export function dependencyError(deps: Dependency[], path: string): SvcError {
   const names = [...new Set(deps.map((d) => d.dependent))].sort();
-  return new SvcError(400, 'dependency-error', `cannot drop due to the following dependent objects : ${names.join(', ')}`, path);
+  return dependentObjects(names, path);
 }
 
 /** Remove one metadata object from a metadata document (in place). */

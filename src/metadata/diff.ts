@@ -21,6 +21,7 @@ import type { Dependency, SchemaCache, SchemaObjectRef } from '../schema/model.j
 import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from './dependencies.js';
 import { renameColumns, renameTable, type RelationshipTarget } from './rename.js';
 import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from './types.js';
+import { columnTypeDependencies } from './messages.js';
 
 interface TableChange {
   /** the table's name in the metadata (before the SQL) */
@@ -151,7 +152,7 @@ export function applySchemaDiff(md: Metadata, cache: SchemaCache, before: DbIntr
       );
       if (typed.length) {
         const names = [...new Set(typed.map((d) => d.dependent))].sort();
-        throw new SvcError(400, 'dependency-error', `cannot change type of column ${JSON.stringify(column)} in table ${quoted(c.table)} because of the following dependencies : ${names.join(', ')}`, path);
+        throw columnTypeDependencies(column, c.table, names, path);
       }
     }
   }

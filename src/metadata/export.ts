@@ -4,6 +4,7 @@
  * replace_metadata and on load (every array present).
  */
 import { SvcError } from '../errors.js';
+import { typeMismatch } from './args.js';
 import { emptyMetadata, emptyTable, type Metadata, type TableMetadata } from './types.js';
 
 const TABLE_ARRAYS = [
@@ -91,7 +92,7 @@ function qualifyName(v: unknown): unknown {
 /** Fill in every array so internal code never checks for absence. */
 export function normalizeMetadata(raw: unknown): Metadata {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new SvcError(400, 'parse-failed', 'parsing Metadata failed, expected Object', '$.args');
+    throw typeMismatch('Metadata', 'Object', raw, '$.args');
   }
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised; shapes were validated on input
   const r = raw as Record<string, any>;

@@ -11,7 +11,7 @@ import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js'
 import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { isAdmin, type Session } from '../core/session.js';
-import { deepClone, expectArray, expectObject, jsonKind } from './args.js';
+import { deepClone, expectArray, expectObject, expectText, keyNotFound } from './args.js';
 import { jsonDeeperThan } from '../json.js';
 import { newInconsistencyAfterChange } from './dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
@@ -28,9 +28,8 @@ interface ParsedOp {
 
 function parseRequest(body: unknown, path: string, session: Session): ParsedOp {
   const r = expectObject(body, path === '$' ? '$' : path, 'Object');
-  if (!('type' in r)) throw new SvcError(400, 'parse-failed', 'key "type" not found', path);
-  const type = r.type;
-  if (typeof type !== 'string') throw new SvcError(400, 'parse-failed', `parsing Text failed, expected String, but encountered ${jsonKind(type)}`, `${path}.type`);
+  if (!('type' in r)) throw keyNotFound('type', path);
+  const type = expectText(r.type, `${path}.type`);
   const def = OPS.get(type);
   if (!def) {
     throw new SvcError(400, 'parse-failed', `unknown type ${JSON.stringify(type)}`, `${path}.type`);
@@ -39,7 +38,7 @@ function parseRequest(body: unknown, path: string, session: Session): ParsedOp {
   if (version !== 1 && version !== 2) {
     throw new SvcError(400, 'parse-failed', `expected 1 or 2, encountered ${JSON.stringify(version)}`, `${path}.version`);
   }
-  if (!('args' in r)) throw new SvcError(400, 'parse-failed', 'key "args" not found', path);
+  if (!('args' in r)) throw keyNotFound('args', path);
   const argsPath = `${path}.args`;
   if (def.adminOnly !== false && !isAdmin(session)) throw accessDenied('restricted access : admin only', argsPath);
   return { type, def, args: r.args, version: version as number, path: argsPath };

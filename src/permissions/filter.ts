@@ -10,7 +10,10 @@
  * filter of every table reached through a relationship or `_exists` is
  * ANDed in. Permission filters (written by the admin) are built without.
  */
-import { err400 } from '../errors.js';
+import { err400, pathKey } from '../errors.js';
+import { unknownOperator } from './messages.js';
+import { fieldNotExists, tableNotExists } from '../metadata/messages.js';
+import { expectBool } from '../metadata/args.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
 import { displayName, type QualifiedTable } from '../metadata/types.js';
@@ -28,10 +31,7 @@ export interface FilterOptions {
   nullSafeEq?: boolean;
 }
 
-/** A JSON path segment as Hasura prints it: `.key`, or `['$key']` for other keys. */
-export function pathKey(k: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `.${k}` : `['${k}']`;
-}
+export { pathKey };
 
 export const columnType = (c: ColumnModel): PgType => ({ name: c.type, schema: c.typeSchema });
 const TEXT = pgType('text');
@@ -51,11 +51,17 @@ export class FilterBuilder {
 
   build(exp: unknown, table: TableModel, path = '$'): BoolExp {
     const views = this.opts.views;
-    return this.node(exp, table, views ? views.requireTable(table, path) : null, path);
+    return this.node(exp, table, views ? views.requireTable(table, path) : null, path, path);
   }
 
-  /** `view`: the role's view of `table` (null: unchecked, a permission filter). */
-  private node(exp: unknown, table: TableModel, view: TableView | null, path: string): BoolExp {
+  /**
+   * `view`: the role's view of `table` (null: unchecked, a permission filter).
+   * Paths as upstream's (RQL/GBoolExp.hs `annBoolExp`, RQL/DML/Internal.hs `checkSelPerm`):
+   * `_and`/`_or`/`_not` and relationships add no key, a column adds its name and an operator
+   * its own, `_exists` adds `._exists._table`/`._exists._where`; the role's permission on what
+   * the expression names is checked at the expression's root (`perm`).
+   */
+  private node(exp: unknown, table: TableModel, view: TableView | null, path: string, perm: string): BoolExp {
     if (exp === null || exp === undefined) return { kind: 'true' };
     if (typeof exp !== 'object' || Array.isArray(exp)) throw err400('parse-failed', 'expecting an object for boolean expression', path);
     const views = this.opts.views;
@@ -64,37 +70,38 @@ export class FilterBuilder {
       const p = path + pathKey(k);
       if (k === '_and' || k === '$and' || k === '_or' || k === '$or') {
         if (!Array.isArray(v)) throw err400('parse-failed', `expecting an array for ${k}`, p);
-        const sub = v.map((e, i) => this.node(e, table, view, `${p}[${i}]`));
+        const sub = v.map((e) => this.node(e, table, view, path, perm));
         items.push(k.endsWith('and') ? { kind: 'and', items: sub } : { kind: 'or', items: sub });
       } else if (k === '_not' || k === '$not') {
-        items.push({ kind: 'not', item: this.node(v, table, view, p) });
+        items.push({ kind: 'not', item: this.node(v, table, view, path, perm) });
       } else if (k === '_exists' || k === '$exists') {
         if (!v || typeof v !== 'object' || Array.isArray(v)) throw err400('parse-failed', 'expecting an object for _exists', p);
         const ex = v as { _table?: unknown; _where?: unknown };
         const name = normalizeTableName(ex._table);
         const t = this.lookup(name);
-        if (!t) throw err400('not-exists', `table ${JSON.stringify(displayName(name))} does not exist`, p);
+        if (!t) throw tableNotExists(name, `${p}._table`);
         const tv = views ? views.requireTable(t, `${p}._table`) : null;
-        items.push({ kind: 'exists', table: t, exp: this.node(ex._where ?? {}, t, tv, `${p}._where`), filter: tv?.filter ?? null });
+        items.push({ kind: 'exists', table: t, exp: this.node(ex._where ?? {}, t, tv, `${p}._where`, perm), filter: tv?.filter ?? null });
       } else if (table.columnsByName.has(k)) {
         const c = table.columnsByName.get(k)!;
-        if (view) views!.requireColumn(view, k, p);
+        if (view) views!.requireColumn(view, k, perm);
         items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else if (table.relationships.has(k)) {
         const rel = table.relationships.get(k)!;
         const target = this.lookup(rel.remoteTable);
         if (!target) throw err400('not-exists', `table ${JSON.stringify(displayName(rel.remoteTable))} does not exist`, p);
-        const rv = view ? views!.requireRelationship(view, rel, p) : null;
-        items.push({ kind: 'relationship', rel, target, exp: this.node(v, target, rv, p), filter: rv?.filter ?? null });
+        const rv = view ? views!.requireRelationship(view, rel, perm) : null;
+        items.push({ kind: 'relationship', rel, target, exp: this.node(v, target, rv, path, perm), filter: rv?.filter ?? null });
       } else if (table.computedFields.has(k)) {
         const cf = table.computedFields.get(k)!;
         if (cf.returns.kind !== 'scalar') throw err400('unexpected-payload', `computed field ${JSON.stringify(k)} does not return a scalar`, p);
-        if (view) views!.requireComputedField(view, cf, p);
+        if (view) views!.requireComputedField(view, cf, perm);
         const t = pgType(cf.returns.type, cf.returns.typeSchema);
         const target: ColumnTarget = { kind: 'computed', field: cf, type: t };
         items.push({ kind: 'column', target, ops: this.columnOps(v, target, t, table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else {
-        throw err400('not-exists', `no such column exists : ${JSON.stringify(k)}`, p);
+        // upstream's annColExp (RQL/GBoolExp.hs): askFieldInfo, at the expression's path
+        throw fieldNotExists(k, path);
       }
     }
     if (items.length === 1) return items[0]!;
@@ -119,7 +126,7 @@ export class FilterBuilder {
     for (const [k, arg] of entries) {
       const op = operatorName(k);
       const p = path + pathKey(k);
-      if (!op) throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(k)}`, p);
+      if (!op) throw unknownOperator(k, p);
       ops.push(this.columnOp(op, k, arg, target, type, table, p, view));
     }
     return ops;
@@ -151,8 +158,8 @@ export class FilterBuilder {
         if (Array.isArray(arg)) return { op, values: arg.map((x) => this.value(x, TEXT)) };
         return { op, values: this.value(arg, TEXT, true) };
       case 'is_null':
-        if (typeof arg !== 'boolean') throw err400('parse-failed', 'expected Bool', path);
-        return { op: 'is_null', value: arg };
+        // upstream's parseIsNull decodes the value with aeson
+        return { op: 'is_null', value: expectBool(arg, path) };
       case 'st_d_within': {
         const a = (arg ?? {}) as Record<string, unknown>;
         const geog = type.name === 'geography';
@@ -190,7 +197,7 @@ export class FilterBuilder {
         return casts.length === 1 ? casts[0]! : { op: 'cast', to: type, ops: casts };
       }
     }
-    throw err400('unexpected-payload', `Unknown operator : ${JSON.stringify(key)}`, path);
+    throw unknownOperator(key, path);
   }
 }
 

@@ -10,17 +10,13 @@
  * `permission-denied` error at the given path. Both endpoints go through
  * them; the filters the admin wrote in metadata do not (they are trusted).
  */
-import { SvcError } from '../errors.js';
 import type { BoolExp } from '../ir/types.js';
-import type { QualifiedTable } from '../metadata/types.js';
 import type { ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { lookupTable } from './filter.js';
+import { aggregationNotAllowed, columnNotAllowed, computedFieldNotAllowed, operationNotAllowed, relationshipNotReadable, tableDisplay } from './messages.js';
 
-/** A table as Hasura names it in messages: `"name"`, or `"schema.name"` outside public. */
-export const tableDisplay = (t: QualifiedTable): string => JSON.stringify(t.schema === 'public' ? t.name : `${t.schema}.${t.name}`);
-
-const denied = (message: string, path: string) => new SvcError(400, 'permission-denied', message, path);
+export { tableDisplay };
 
 export interface TableView {
   table: TableModel;
@@ -69,7 +65,7 @@ export class RoleViews {
   /** A table the request reads (root, `_exists`): `select on "t" for role "r" is not allowed. <suffix>` */
   requireTable(t: TableModel, path: string, suffix = ''): TableView {
     const v = this.view(t);
-    if (!v) throw denied(`select on ${tableDisplay(t.name)} for role ${JSON.stringify(this.role)} is not allowed. ${suffix}`, path);
+    if (!v) throw operationNotAllowed('select', t.name, this.role, path, suffix);
     return v;
   }
 
@@ -77,30 +73,26 @@ export class RoleViews {
   requireColumn(v: TableView, name: string, path: string): ColumnModel {
     const c = v.columns.find((x) => x.name === name);
     if (c) return c;
-    if (this.isAdmin) throw denied(`no such column exists : ${JSON.stringify(name)}`, path);
-    throw denied(`role ${JSON.stringify(this.role)} does not have permission to select column ${JSON.stringify(name)}`, path);
+    throw columnNotAllowed('select', this.role, name, path);
   }
 
   /** The target of a relationship the request follows; its filter is the target's select filter. */
   requireRelationship(v: TableView, rel: RelationshipModel, path: string): TableView {
     const target = this.view(lookupTable(this.cache, rel.remoteTable));
     if (target && v.table.relationships.get(rel.name) === rel) return target;
-    throw denied(
-      `role ${JSON.stringify(this.role)} does not have permission to read relationship ${JSON.stringify(rel.name)}; no permission on table ${tableDisplay(rel.remoteTable)}`,
-      path,
-    );
+    throw relationshipNotReadable(this.role, rel.name, rel.remoteTable, path);
   }
 
   /** A scalar computed field the request compares or selects. */
   requireComputedField(v: TableView, cf: ComputedFieldModel, path: string): ComputedFieldModel {
     if (v.computedFields.includes(cf)) return cf;
-    throw denied(`role ${JSON.stringify(this.role)} does not have permission to select computed field ${JSON.stringify(cf.name)}`, path);
+    throw computedFieldNotAllowed(this.role, cf.name, path);
   }
 
   /** Aggregates over a table the request reads (`<rel>_aggregate`, `<t>_aggregate`). */
   requireAggregations(v: TableView, path: string): TableView {
     if (v.allowAggregations) return v;
-    throw denied(`role ${JSON.stringify(this.role)} does not have permission to aggregate table ${tableDisplay(v.table.name)}`, path);
+    throw aggregationNotAllowed(this.role, v.table.name, path);
   }
 
   private build(t: TableModel): TableView | null {

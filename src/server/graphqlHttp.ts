@@ -14,8 +14,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
+import { keyNotFound, typeMismatch } from '../metadata/args.js';
 import { CancelToken } from '../core/cancel.js';
-import { jsonDeeperThan, jsonKind } from '../json.js';
+import { jsonDeeperThan } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
@@ -39,11 +40,11 @@ interface Answer {
 function requestShapeError(one: Record<string, unknown>, maxDepth: number): SvcError | undefined {
   const v = one.variables;
   if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) {
-    return new SvcError(400, 'parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonKind(v)}`, '$.variables');
+    return typeMismatch('HashMap', 'Object', v, '$.variables');
   }
   const o = one.operationName;
   if (o !== undefined && o !== null && typeof o !== 'string') {
-    return new SvcError(400, 'parse-failed', `parsing Text failed, expected String, but encountered ${jsonKind(o)}`, '$.operationName');
+    return typeMismatch('Text', 'String', o, '$.operationName');
   }
   if (v && jsonDeeperThan(v, maxDepth)) return new SvcError(400, 'parse-failed', `variables are nested deeper than ${maxDepth} levels`, '$.variables');
   return undefined;
@@ -91,9 +92,8 @@ export function graphqlHttp(
   /** one request object of the body → its response text */
   const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken): string | Promise<string> => {
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
-      const e = one && typeof one === 'object' && !('query' in one)
-        ? new SvcError(400, 'parse-failed', 'key "query" not found', '$')
-        : new SvcError(400, 'parse-failed', 'parsing GQLQueryText failed, expected String', '$.query');
+      // upstream's GQLQueryText is a newtype over Text (its aeson parser is Text's)
+      const e = one && typeof one === 'object' && !('query' in one) ? keyNotFound('query', '$') : typeMismatch('Text', 'String', (one as { query?: unknown })?.query, '$.query');
       return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
     }
     const bad = requestShapeError(one as Record<string, unknown>, config.maxNestingDepth);

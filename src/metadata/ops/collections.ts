@@ -4,7 +4,7 @@
  */
 import { parse } from 'graphql';
 import { SvcError, notExists } from '../../errors.js';
-import { ArgReader, expectArray } from '../args.js';
+import { ArgReader, expectArray, expectBool } from '../args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import type { QueryCollection } from '../types.js';
@@ -61,7 +61,7 @@ defineOp('drop_query_collection', {
   async run(ctx, args) {
     const a = reader(args);
     const name = a.name('collection');
-    if (typeof a.required('cascade') !== 'boolean') throw new SvcError(400, 'parse-failed', 'expected Boolean', a.sub('cascade'));
+    expectBool(a.required('cascade'), a.sub('cascade'));
     const cascade = a.bool('cascade', false);
     a.done();
     findCollection(ctx, name);

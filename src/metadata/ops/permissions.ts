@@ -1,11 +1,12 @@
 /** create_/drop_{insert,select,update,delete}_permission, set_permission_comment. */
 import { SvcError } from '../../errors.js';
-import { ArgReader, expectObject, parseColumnList } from '../args.js';
+import { ArgReader, expectInt, expectObject, parseColumnList } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../args.js';
-import { PERMISSION_KINDS, displayName, type PermissionKind, type TableMetadata } from '../types.js';
+import { PERMISSION_KINDS, type PermissionKind, type TableMetadata } from '../types.js';
 import { findTable } from './tables.js';
+import { permissionAlreadyDefined, permissionNotDefined, permissionNotExists } from '../messages.js';
 
 function parsePermission(kind: PermissionKind, v: unknown, path: string): Record<string, unknown> {
   const a = new ArgReader(v, path);
@@ -40,9 +41,9 @@ function parsePermission(kind: PermissionKind, v: unknown, path: string): Record
       out.filter = boolExp('filter', true);
       const limit = a.raw('limit');
       if (limit !== undefined && limit !== null) {
-        if (typeof limit !== 'number' || !Number.isInteger(limit)) throw new SvcError(400, 'parse-failed', 'expected Int', a.sub('limit'));
-        if (limit < 0) throw new SvcError(400, 'parse-failed', 'unexpected negative value', a.sub('limit'));
-        out.limit = limit;
+        const n = expectInt(limit, a.sub('limit'));
+        if (n < 0) throw new SvcError(400, 'parse-failed', 'unexpected negative value', a.sub('limit'));
+        out.limit = n;
       }
       if (a.bool('allow_aggregations', false)) out.allow_aggregations = true;
       break;
@@ -81,7 +82,7 @@ for (const kind of PERMISSION_KINDS) {
       const t = findTable(ctx, table);
       const list = perms(t, kind);
       if (list.some((p) => p.role === role)) {
-        throw new SvcError(400, 'already-exists', `${kind} permission already defined on table ${JSON.stringify(displayName(table))} with role ${JSON.stringify(role)}`, ctx.path);
+        throw permissionAlreadyDefined(kind, table, role, ctx.path);
       }
       list.push({ role, permission, ...(comment !== undefined ? { comment } : {}) });
       return SUCCESS;
@@ -98,7 +99,7 @@ for (const kind of PERMISSION_KINDS) {
       const t = findTable(ctx, table);
       const list = perms(t, kind);
       if (!list.some((p) => p.role === role)) {
-        throw new SvcError(400, 'permission-denied', `permission ${JSON.stringify(kind)} does not exist on table ${JSON.stringify(displayName(table))} for role ${JSON.stringify(role)}`, ctx.path);
+        throw permissionNotExists(kind, table, role, ctx.path);
       }
       dropDependents(ctx.state.metadata, ctx.state.cache, [], false, ctx.path);
       (t[`${kind}_permissions`] as unknown[]) = list.filter((p) => p.role !== role);
@@ -117,12 +118,12 @@ defineOp('set_permission_comment', {
     const comment = a.string('comment', true);
     a.done();
     if (!(PERMISSION_KINDS as readonly string[]).includes(type)) {
-      throw new SvcError(400, 'parse-failed', `expected one of insert, select, update, delete`, a.sub('type'));
+      throw new SvcError(400, 'parse-failed', "perm_type should be one of 'insert', 'select', 'update', 'delete'", a.sub('type'));
     }
     const t = findTable(ctx, table);
     const p = perms(t, type as PermissionKind).find((x) => x.role === role);
     if (!p) {
-      throw new SvcError(400, 'permission-denied', `permission ${JSON.stringify(type)} does not exist on table ${JSON.stringify(displayName(table))} for role ${JSON.stringify(role)}`, ctx.path);
+      throw permissionNotDefined(type, table, role, ctx.path);
     }
     if (comment === undefined) delete p.comment;
     else p.comment = comment;

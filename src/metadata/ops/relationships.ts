@@ -1,13 +1,14 @@
 /** create_object_relationship, create_array_relationship, drop/rename_relationship, set_relationship_comment. */
-import { SvcError, notExists } from '../../errors.js';
+import { SvcError } from '../../errors.js';
 import { expectObject, parseQualified } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { normalizeTableName } from '../../permissions/boolexp.js';
 import type { TableModel } from '../../schema/model.js';
-import { displayName, qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';
+import { qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';
 import { findTable } from './tables.js';
+import { fieldAlreadyExists, relationshipNotExists } from '../messages.js';
 
 function parseUsing(kind: 'object' | 'array', v: unknown, path: string): ObjRelUsing | ArrRelUsing {
   const o = expectObject(v, path);
@@ -51,7 +52,7 @@ for (const kind of ['object', 'array'] as const) {
       a.done();
       const t = findTable(ctx, table);
       if (allRelNames(t).includes(name) || t.computed_fields.some((c) => c.name === name)) {
-        throw new SvcError(400, 'already-exists', `column/relationship ${JSON.stringify(name)} of table ${JSON.stringify(displayName(table))} already exists`, ctx.path);
+        throw fieldAlreadyExists(name, table, ctx.path);
       }
       const def = { name, using, ...(comment !== undefined ? { comment } : {}) };
       if (kind === 'object') t.object_relationships.push(def as TableMetadata['object_relationships'][number]);
@@ -63,7 +64,7 @@ for (const kind of ['object', 'array'] as const) {
 
 function findRel(ctx: OpContext, t: TableMetadata, name: string) {
   const r = t.object_relationships.find((x) => x.name === name) ?? t.array_relationships.find((x) => x.name === name);
-  if (!r) throw notExists(`relationship ${JSON.stringify(name)} does not exist`, ctx.path);
+  if (!r) throw relationshipNotExists(name, ctx.path);
   return r;
 }
 
@@ -96,7 +97,7 @@ defineOp('rename_relationship', {
     const t = findTable(ctx, table);
     const r = findRel(ctx, t, name);
     if (allRelNames(t).includes(newName)) {
-      throw new SvcError(400, 'already-exists', `column/relationship ${JSON.stringify(newName)} of table ${JSON.stringify(displayName(table))} already exists`, ctx.path);
+      throw fieldAlreadyExists(newName, table, ctx.path);
     }
     // every permission (of any table) traversing the relationship is rewritten: the
     // expressions are walked with their table as context, so only uses of this

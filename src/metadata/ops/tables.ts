@@ -1,14 +1,15 @@
 /** track_table (v1, v2), untrack_table, set_table_is_enum, set_table_custom_fields. */
-import { SvcError, notExists } from '../../errors.js';
+import { SvcError } from '../../errors.js';
+import { tableAlreadyTracked, tableAlreadyUntracked, tableNotExists, tableNotInPostgres } from '../messages.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
-import { expectObject, parseQualified, type ArgReader } from '../args.js';
+import { expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../args.js';
 import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../types.js';
 
 export function findTable(ctx: OpContext, table: QualifiedTable, path = ctx.path): TableMetadata {
   const t = ctx.state.metadata.tables.find((x) => sameName(x.table, table));
-  if (!t) throw notExists(`table ${JSON.stringify(displayName(table))} does not exist`, path);
+  if (!t) throw tableNotExists(table, path);
   return t;
 }
 
@@ -22,7 +23,7 @@ function parseConfiguration(v: unknown, path: string): TableConfiguration {
     const rf = expectObject(o.custom_root_fields, `${path}.custom_root_fields`);
     for (const [k, val] of Object.entries(rf)) {
       if (!ROOT_FIELD_KEYS.includes(k)) throw new SvcError(400, 'parse-failed', `unexpected key ${JSON.stringify(k)}`, `${path}.custom_root_fields`);
-      if (val !== null && typeof val !== 'string') throw new SvcError(400, 'parse-failed', 'expecting a string', `${path}.custom_root_fields.${k}`);
+      if (val !== null) expectText(val, `${path}.custom_root_fields.${k}`);
       if (typeof val === 'string' && !/^[_A-Za-z][_0-9A-Za-z]*$/.test(val)) {
         throw new SvcError(400, 'parse-failed', `${JSON.stringify(val)} is not a valid GraphQL name`, `${path}.custom_root_fields.${k}`);
       }
@@ -55,10 +56,10 @@ function checkNameClash(ctx: OpContext, table: QualifiedTable): void {
 
 function track(ctx: OpContext, table: QualifiedTable, isEnum: boolean, configuration: TableConfiguration): typeof SUCCESS {
   if (ctx.state.metadata.tables.some((x) => sameName(x.table, table))) {
-    throw new SvcError(400, 'already-tracked', `view/table already tracked : ${JSON.stringify(displayName(table))}`, ctx.path);
+    throw tableAlreadyTracked(table, ctx.path);
   }
   if (!ctx.state.cache.db.tables.has(`${table.schema}.${table.name}`)) {
-    throw notExists(`no such table/view exists in postgres : ${JSON.stringify(displayName(table))}`, ctx.path);
+    throw tableNotInPostgres(table, ctx.path);
   }
   checkNameClash(ctx, table);
   const t = emptyTable(table);
@@ -103,7 +104,7 @@ defineOp('untrack_table', {
     a.done();
     const md = ctx.state.metadata;
     if (!md.tables.some((x) => sameName(x.table, table))) {
-      throw new SvcError(400, 'already-untracked', `view/table already untracked : ${JSON.stringify(displayName(table))}`, ctx.path);
+      throw tableAlreadyUntracked(table, ctx.path);
     }
     dropDependents(md, ctx.state.cache, [{ kind: 'table', table }], cascade, ctx.path, [table]);
     md.tables = md.tables.filter((x) => !sameName(x.table, table));
@@ -122,7 +123,7 @@ defineOp('set_table_is_enum', {
     const a = reader(args);
     const table = a.table();
     const isEnum = a.bool('is_enum', false);
-    if (typeof a.required('is_enum') !== 'boolean') throw new SvcError(400, 'parse-failed', 'expecting a boolean', a.sub('is_enum'));
+    expectBool(a.required('is_enum'), a.sub('is_enum'));
     a.done();
     const t = findTable(ctx, table);
     if (isEnum) t.is_enum = true;

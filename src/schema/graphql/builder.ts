@@ -23,7 +23,8 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import type { DocumentContext } from '../../ir/document.js';
-import { validationError, type InVal } from '../../ir/input.js';
+import { type InVal } from '../../ir/input.js';
+import { fieldNotFound, unexpectedEnumValue } from '../../ir/messages.js';
 import { COMPARE_OPERATORS, graphqlOperators, type CompareOp, type GraphQLArg, type OperatorFamily } from '../../ir/operators.js';
 import type { AggregateOp, BoolExp, ColumnOp, OrderByItem, OrderByTarget, TypedValue, ValueRef } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
@@ -421,7 +422,7 @@ export class RoleSchemaBuilder {
   /** A relationship named by an input field (the input types only offer existing ones). */
   private relationshipField(v: TableView, name: string, path: string) {
     const rel = v.table.relationships.get(name);
-    if (!rel) throw validationError(`field ${JSON.stringify(name)} not found in type: '${this.tableName(v.table)}_bool_exp'`, path);
+    if (!rel) throw fieldNotFound(name, `${this.tableName(v.table)}_bool_exp`, path);
     return rel;
   }
 
@@ -545,7 +546,7 @@ export class RoleSchemaBuilder {
 
 export function orderValue(name: string): ['asc' | 'desc', 'first' | 'last'] {
   const e = ORDER_BY_VALUES.find(([n]) => n === name);
-  if (!e) throw validationError(`unexpected value ${JSON.stringify(name)} for enum: 'order_by'`, '$');
+  if (!e) throw unexpectedEnumValue(name, 'order_by', '$');
   return [e[2], e[3]];
 }
 

@@ -13,7 +13,8 @@ import {
   type GraphQLInputFieldConfig,
 } from 'graphql';
 import type { DocumentContext } from '../../ir/document.js';
-import { validationError, type InVal } from '../../ir/input.js';
+import { type InVal } from '../../ir/input.js';
+import { validationError } from '../../ir/messages.js';
 import type { Insert, InsertRow, OnConflict } from '../../ir/types.js';
 import { andExp } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';

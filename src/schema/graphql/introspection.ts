@@ -29,7 +29,7 @@ import {
   type GraphQLType,
 } from 'graphql';
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
-import { validationError } from '../../ir/input.js';
+import { fieldNotFound } from '../../ir/messages.js';
 import { checkLeaf } from './select.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphql-js's introspection values are untyped
@@ -139,7 +139,7 @@ function resolveObject(ctx: DocumentContext, f: CollectedField, type: GraphQLObj
     }
     const def = defs[sf.name];
     const r = resolvers[sf.name];
-    if (!def || !r) throw validationError(`field ${JSON.stringify(sf.name)} not found in type: '${type.name}'`, sf.path);
+    if (!def || !r) throw fieldNotFound(sf.name, type.name, sf.path);
     checkLeaf(sf, def.type);
     const args = new Map<string, unknown>();
     for (const [k, v] of ctx.args(sf, def)) args.set(k, ctx.valueOf(v));

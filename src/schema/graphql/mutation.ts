@@ -21,7 +21,8 @@ import {
   type GraphQLInputType,
 } from 'graphql';
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
-import { validationError, type InVal } from '../../ir/input.js';
+import { type InVal } from '../../ir/input.js';
+import { validationError } from '../../ir/messages.js';
 import type { BoolExp, MutationOutput, MutationResponseField, RootField, UpdateItem, UpdateOp } from '../../ir/types.js';
 import { andExp } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';

@@ -25,7 +25,8 @@ import {
 } from 'graphql';
 import { SvcError } from '../../errors.js';
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
-import { validationError, type InVal } from '../../ir/input.js';
+import { type InVal } from '../../ir/input.js';
+import { fieldNotFound, mustHaveSelection, mustNotHaveSelection, validationError } from '../../ir/messages.js';
 import { parseJsonPath } from '../../ir/jsonpath.js';
 import type {
   AggregateField,
@@ -63,7 +64,7 @@ export function parseSelectionSet<T>(ctx: DocumentContext, f: CollectedField, ty
       return typename(sf.alias);
     }
     const def = defs[sf.name];
-    if (!def) throw validationError(`field ${JSON.stringify(sf.name)} not found in type: '${type.name}'`, sf.path);
+    if (!def) throw fieldNotFound(sf.name, type.name, sf.path);
     checkLeaf(sf, def.type);
     return svcExt<SelectionParser<T>>(def)(ctx, sf, def);
   });
@@ -72,10 +73,10 @@ export function parseSelectionSet<T>(ctx: DocumentContext, f: CollectedField, ty
 export function checkLeaf(f: CollectedField, type: GraphQLOutputType): void {
   const leaf = isLeafType(getNamedType(type));
   if (leaf && f.subSelections.length > 0) {
-    throw validationError(`field ${JSON.stringify(f.name)} of type ${JSON.stringify(String(type))} must not have a selection since type ${JSON.stringify(getNamedType(type).name)} has no subfields`, f.path);
+    throw mustNotHaveSelection(f.name, String(type), f.path);
   }
   if (!leaf && f.subSelections.length === 0) {
-    throw validationError(`field ${JSON.stringify(f.name)} of type ${JSON.stringify(String(type))} must have a selection of subfields`, f.path);
+    throw mustHaveSelection(f.name, String(type), f.path);
   }
 }
 
