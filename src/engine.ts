@@ -16,6 +16,8 @@ import { randomUUID } from 'node:crypto';
 import { DeliveryWorker } from './delivery/worker.js';
 import { EventTriggerQueue, triggerWebhook, type DeliverableTrigger } from './events/queue.js';
 import { resolveHeaders } from './delivery/http.js';
+import { AsyncActionQueue } from './actions/queue.js';
+import { onAsyncActionQueued } from './actions/execute.js';
 
 export class Engine {
   private current!: SchemaCache;
@@ -31,6 +33,9 @@ export class Engine {
   readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   /** event-trigger deliveries */
   events!: DeliveryWorker;
+  /** asynchronous action calls */
+  asyncActions!: DeliveryWorker;
+  private stopAsyncListener?: () => void;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
@@ -68,6 +73,19 @@ export class Engine {
         logTries: config.enabledLogTypes.includes('webhook-log'),
       });
       await engine.workers.add(engine.events);
+      // asynchronous actions: the same delivery machinery over svc_catalog.hdb_action_log
+      engine.asyncActions = new DeliveryWorker({
+        db,
+        log,
+        queue: new AsyncActionQueue(() => engine.cache.actions),
+        owner: engine.instanceId,
+        fetchIntervalMs: config.eventsFetchInterval,
+        concurrency: Math.max(1, config.eventsHttpPoolSize),
+        leaseSec: Math.max(1, config.eventsLeaseSeconds),
+        logTries: config.enabledLogTypes.includes('webhook-log'),
+      });
+      await engine.workers.add(engine.asyncActions);
+      engine.stopAsyncListener = onAsyncActionQueued(() => engine.asyncActions.poke());
       await engine.workers.start();
       return engine;
     } catch (e) {
@@ -180,6 +198,7 @@ export class Engine {
 
   /** Stops the background workers (within the grace period), then closes the pool. */
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
+    this.stopAsyncListener?.();
     await this.workers.stop(graceMs);
     await this.db.close();
   }
