@@ -82,9 +82,9 @@ async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknow
   const a = field.action;
   const req = actionRequest(a, input, ctx.session.vars, client);
   const res = await callHandler(req, a.timeoutSec * 1000);
-  const text = readResponse(a, req, res);
+  const { text, value } = readResponse(a, req, res);
   const sel = field.output!;
-  if (!hasRelationships(sel)) return JSON.stringify(project(JSON.parse(text), sel));
+  if (!hasRelationships(sel)) return JSON.stringify(project(value, sel));
   field.compiled ??= compileOutputStatement(sel, { stringifyNumerics: ctx.config.stringifyNumericTypes });
   const c = field.compiled;
   for (const v of c.sessionVars) {

@@ -48,7 +48,7 @@ export function outcomeOf(ctx: Context, t: FinishedTry): { status: 'completed' |
   const err = (e: SvcError) => ({ status: 'error' as const, response: null, errors: JSON.stringify({ path: e.path, error: e.message, code: e.code }) });
   if (o.status === null) return err(new SvcError(500, 'unexpected', 'http exception when calling webhook'));
   try {
-    const text = readResponse(ctx.action, ctx.request, { status: o.status, headers: o.responseHeaders ?? [], text: o.body ?? '' });
+    const { text } = readResponse(ctx.action, ctx.request, { status: o.status, headers: o.responseHeaders ?? [], text: o.body ?? '' });
     return { status: 'completed', response: text, errors: null };
   } catch (e) {
     if (e instanceof SvcError) return err(e);

@@ -80,10 +80,10 @@ function internal(req: ActionRequest, res: ActionResponse, body: unknown) {
 const objectKind = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
- * The handler's answer as the output value (JSON text, checked against the output type), or the
- * error it stands for.
+ * The handler's answer as the output value (checked against the output type; `text` is its JSON),
+ * or the error it stands for.
  */
-export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResponse): string {
+export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResponse): { text: string; value: unknown } {
   let json: unknown;
   try {
     json = JSON.parse(res.text);
@@ -94,7 +94,7 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   if (res.status >= 200 && res.status < 300) {
     if (json === null) {
       if (a.outputRequired) throw fail('unexpected', 'got null for the action webhook response');
-      return 'null';
+      return { text: 'null', value: null };
     }
     if (Array.isArray(json)) {
       if (!json.every(objectKind)) throw fail('parse-failed', 'expecting object or array of objects for action webhook response');
@@ -106,7 +106,7 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
     } else {
       throw fail('parse-failed', 'expecting object or array of objects for action webhook response');
     }
-    return res.text;
+    return { text: res.text, value: json };
   }
   if (res.status >= 400 && res.status < 500) {
     const o = json as { message?: unknown; code?: unknown };
