@@ -11,6 +11,7 @@ import {
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
+  GraphQLScalarType,
   Kind,
   type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
@@ -20,7 +21,7 @@ import {
   type TypeNode,
 } from 'graphql';
 import { ADMIN_ROLE } from '../core/session.js';
-import type { InVal } from '../ir/input.js';
+import { ANY_JSON_SCALAR, type InVal } from '../ir/input.js';
 import type { RootField } from '../ir/types.js';
 import type { RoleSchemaBuilder } from '../schema/graphql/builder.js';
 import type { RootFields } from '../schema/graphql/schema.js';
@@ -106,7 +107,14 @@ function namedInput(b: RoleSchemaBuilder, name: string): GraphQLInputType {
       }),
     );
   }
+  if (ct.scalars.has(name)) return customScalar(b, name);
   return b.scalar(name);
+}
+
+/** A scalar of the custom types: any JSON value. */
+function customScalar(b: RoleSchemaBuilder, name: string): GraphQLScalarType {
+  const d = b.cache.customTypes.scalars.get(name)!;
+  return b.register(name, () => new GraphQLScalarType({ name, description: d.description ?? undefined, extensions: { ...ANY_JSON_SCALAR } }));
 }
 
 function enumType(b: RoleSchemaBuilder, name: string): GraphQLEnumType {
@@ -132,6 +140,7 @@ function wrapOutput(b: RoleSchemaBuilder, t: TypeNode): GraphQLOutputType {
   const obj = ct.objects.get(name);
   if (obj) return outputObject(b, obj);
   if (ct.enums.has(name)) return enumType(b, name);
+  if (ct.scalars.has(name)) return customScalar(b, name);
   return b.scalar(name);
 }
 

@@ -83,6 +83,13 @@ describe('bad input: clear 400s, nothing stored', () => {
     await rejected({ type: 'set_custom_types', args: { objects: TYPES.objects } }, 400, 'unexpected', 'cannot continue due to new inconsistent metadata');
   });
 
+  test('a custom object relationship named like a field of the object', async () => {
+    await run({ type: 'run_sql', args: { sql: 'create table thing (id int primary key)' } });
+    await run({ type: 'track_table', args: { table: 'thing' } });
+    const objects = [{ ...TYPES.objects[0], relationships: [{ name: 'id', type: 'object', remote_table: 'thing', field_mapping: { id: 'id' } }] }];
+    await rejected({ type: 'set_custom_types', args: { ...TYPES, objects } }, 400, 'constraint-violation', 'validation for the given custom types failed because the relationship "id" of object type "Thing" has the name of one of its fields');
+  });
+
   test('a bulk is all-or-nothing', async () => {
     await rejected({ type: 'bulk', args: [create('first', def()), create('second', def({ output_type: 'Nope' }))] }, 400, 'constraint-violation', /"second"/);
     assert.deepEqual(await actionNames(), ['good']);

@@ -61,6 +61,7 @@ before(async () => {
       {
         type: 'set_custom_types',
         args: {
+          scalars: [{ name: 'Payload' }],
           enums: [{ name: 'Color', values: [{ value: 'RED' }, { value: 'GREEN' }] }],
           input_objects: [
             { name: 'PersonInput', fields: [{ name: 'name', type: 'String!' }, { name: 'tags', type: '[String!]' }] },
@@ -84,7 +85,7 @@ before(async () => {
         handler: '{{SVC_TEST_ACTION_BASE}}/echo',
       }),
       action('people', { type: 'query', arguments: [{ name: 'ids', type: '[Int!]!' }], output_type: '[PersonRef]', handler: `${rx.url}/people` }),
-      action('probe', { arguments: [{ name: 'n', type: 'Int' }], output_type: 'PersonRef', handler: `${rx.url}/probe` }),
+      action('probe', { arguments: [{ name: 'n', type: 'Int' }, { name: 'extra', type: 'Payload' }], output_type: 'PersonRef', handler: `${rx.url}/probe` }),
       action('slow', { output_type: 'PersonRef', handler: `${rx.url}/slow`, timeout: 1 }),
       action('unreachable', { output_type: 'PersonRef', handler: `http://127.0.0.1:${closedPort}/x` }),
       action('with_headers', {
@@ -137,6 +138,12 @@ describe('the handler call', () => {
     const r = await gql('mutation { probe { id } }', {}, { 'X-Svc-Role': 'user', 'X-Svc-User-Id': '1', 'X-Svc-Org': 'o' });
     assert.deepEqual(r.body, { data: { probe: { id: 1 } } });
     assert.deepEqual(rx.requests[0]!.body, { action: { name: 'probe' }, input: {}, session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1', 'x-svc-org': 'o' } });
+  });
+
+  test('a custom scalar takes any JSON value, literal or variable', async () => {
+    const r = await gql('mutation ($p: Payload) { a: probe(extra: {x: [1, "y"], z: null}) { id } b: probe(extra: $p) { id } }', { p: [{ deep: true }] });
+    assert.deepEqual(r.body, { data: { a: { id: 1 }, b: { id: 1 } } });
+    assert.deepEqual(rx.requests.map((x) => x.body.input), [{ extra: { x: [1, 'y'], z: null } }, { extra: [{ deep: true }] }]);
   });
 
   test('configured headers (value and value_from_env) and forwarded client headers, minus hop-by-hop ones and the admin secret', async () => {
