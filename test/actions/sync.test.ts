@@ -285,3 +285,26 @@ describe('visibility per role', () => {
     assert.equal(other.body.errors[0].extensions.code, 'validation-failed');
   });
 });
+
+describe('--dev-mode', () => {
+  test('every role sees the debugging info', async () => {
+    const dev = await startTestServer({ devMode: true });
+    try {
+      await query(dev.url, {
+        type: 'bulk',
+        args: [
+          { type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'id', type: 'Int!' }] }] } },
+          action('probe', { output_type: 'Out', handler: `${rx.url}/probe` }),
+          { type: 'create_action_permission', args: { action: 'probe', role: 'user' } },
+        ],
+      }, admin);
+      rx.respond = () => ({ status: 500, body: '{"trace": "x"}' });
+      const r = await postGraphql(dev.url, { query: 'mutation { probe { id } }' }, user1);
+      assert.equal(r.body.errors[0].message, 'internal error');
+      assert.deepEqual(r.body.errors[0].extensions.internal.response.body, { trace: 'x' });
+      assert.deepEqual(r.body.errors[0].extensions.internal.request.body.session_variables, { 'x-svc-role': 'user', 'x-svc-user-id': '1' });
+    } finally {
+      await dev.close();
+    }
+  });
+});
