@@ -23,6 +23,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function handler(r: Received): Reply {
   if (r.path === '/fail') return { status: 400, body: '{"message": "cannot make it", "code": "invalid"}' };
+  if (r.path === '/bad') return { status: 200, body: '{"wrong": 1}' };
   return { status: 200, body: JSON.stringify({ id: r.body.input.n }), delayMs: 200 };
 }
 
@@ -40,6 +41,7 @@ function setup(handlerUrl: string) {
       },
       { type: 'create_action', args: { name: 'make', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int!' }], output_type: 'Made', handler: `${handlerUrl}/make` } } },
       { type: 'create_action', args: { name: 'make_fail', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int' }], output_type: 'Made', handler: `${handlerUrl}/fail` } } },
+      { type: 'create_action', args: { name: 'make_bad', definition: { kind: 'asynchronous', output_type: 'Made', handler: `${handlerUrl}/bad` } } },
       { type: 'create_action_permission', args: { action: 'make', role: 'user' } },
       { type: 'create_action_permission', args: { action: 'make_fail', role: 'user' } },
     ],
@@ -105,6 +107,13 @@ describe('one engine', () => {
     assert.deepEqual(r.data.make_fail, { output: null, errors: { path: '$', error: 'cannot make it', code: 'invalid' } });
     const [row] = await sql(s.databaseUrl, 'select status from svc_catalog.hdb_action_log where id = $1', [id]);
     assert.equal(row!.status, 'error');
+  });
+
+  test('a response that does not fit the output type lands in errors', async () => {
+    const r = await gql('mutation { make_bad }');
+    const id = r.body.data.make_bad;
+    const done = await waitFor('the errors', async () => (await gql('query ($id: uuid!) { make_bad(id: $id) { output { id } errors } }', { id })).body.data?.make_bad?.errors, 15_000);
+    assert.deepEqual(done, { path: '$', error: 'unexpected fields in webhook response: wrong', code: 'unexpected' });
   });
 
   test('the subscription sends the output when it arrives', async () => {
