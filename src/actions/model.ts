@@ -144,12 +144,18 @@ export function resolveActions(
   types: CustomTypesModel,
   pgScalars: Set<string>,
   inconsistent: InconsistentObject[],
+  /** GraphQL type names the tables already use (`user`, `hge_tests_author`) */
+  tableTypes: Set<string> = new Set(),
   env: NodeJS.ProcessEnv = process.env,
 ): Map<string, ActionModel> {
   const out = new Map<string, ActionModel>();
   for (const a of actions) {
     try {
-      out.set(a.name, resolveAction(a, types, pgScalars, env));
+      const m = resolveAction(a, types, pgScalars, env);
+      for (const name of [m.output.name, ...m.arguments.map((x) => baseTypeName(parseTypeExpr(x.type)!))]) {
+        if (tableTypes.has(name)) throw new ActionProblem(`the custom type ${JSON.stringify(name)} has the name of a table's GraphQL type`, 'invalid-params');
+      }
+      out.set(a.name, m);
     } catch (e) {
       if (!(e instanceof ActionProblem)) throw e;
       inconsistent.push({ definition: a, reason: `in action ${JSON.stringify(a.name)}; ${e.message}`, type: 'action' });

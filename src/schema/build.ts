@@ -10,6 +10,7 @@ import { permissionExp, permissionExpUses } from '../permissions/filter.js';
 import type { BoolExp as FilterExp } from '../ir/types.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
 import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions/model.js';
+import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
 import {
   displayName,
@@ -282,7 +283,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   }
 
   // 8. actions (src/actions/model.ts)
-  const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent);
+  const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 
   return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map(), customTypes, actions };

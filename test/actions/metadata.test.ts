@@ -54,6 +54,14 @@ describe('bad input: clear 400s, nothing stored', () => {
     await rejected(create('bad', def({ arguments: [{ name: 'a', type: 'Thing' }] })), 400, 'constraint-violation', /the type: "Thing" is not defined in custom types/);
   });
 
+  test('an output type named like a table\'s type', async () => {
+    await run({ type: 'run_sql', args: { sql: 'create table "Clash" (id int primary key)' } });
+    await run({ type: 'track_table', args: { table: 'Clash' } });
+    await run({ type: 'set_custom_types', args: { ...TYPES, objects: [...TYPES.objects, { name: 'Clash', fields: [{ name: 'id', type: 'Int!' }] }] } });
+    await rejected(create('bad', def({ output_type: 'Clash' })), 400, 'constraint-violation', 'in action "bad"; the custom type "Clash" has the name of a table\'s GraphQL type');
+    await run({ type: 'set_custom_types', args: TYPES });
+  });
+
   test('duplicate names', async () => {
     await rejected(create('good', def()), 400, 'already-exists', 'action with name "good" already exists');
     await rejected(create('bad', def({ arguments: [{ name: 'a', type: 'Int' }, { name: 'a', type: 'String' }] })), 400, 'invalid-params', 'the argument "a" is defined more than once');
