@@ -6,6 +6,8 @@
 import { Kind, parseType, type TypeNode } from 'graphql';
 import { type ActionMetadata, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
 import type { InconsistentObject, RelationshipModel, TableModel } from '../schema/model.js';
+import { SvcError } from '../errors.js';
+import { parseActionDefinition } from './definition.js';
 
 export const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 
@@ -151,7 +153,14 @@ export function resolveActions(
   const out = new Map<string, ActionModel>();
   for (const a of actions) {
     try {
-      const m = resolveAction(a, types, pgScalars, env);
+      let definition: Record<string, unknown>;
+      try {
+        definition = parseActionDefinition(a.definition, '$.definition');
+      } catch (e) {
+        if (e instanceof SvcError) throw new ActionProblem(`${e.message} (at ${e.path})`, e.code);
+        throw e;
+      }
+      const m = resolveAction({ ...a, definition }, types, pgScalars, env);
       for (const name of [m.output.name, ...m.arguments.map((x) => baseTypeName(parseTypeExpr(x.type)!))]) {
         if (tableTypes.has(name)) throw new ActionProblem(`the custom type ${JSON.stringify(name)} has the name of a table's GraphQL type`, 'invalid-params');
       }

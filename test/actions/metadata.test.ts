@@ -129,6 +129,11 @@ describe('export and replace', () => {
     const bad = await raw({ type: 'replace_metadata', args: broken });
     assert.equal(bad.status, 400);
     assert.deepEqual(await exported(), md);
+    // so is a malformed definition (reported, not a crash)
+    const malformed = await raw({ type: 'replace_metadata', args: { ...md, actions: [...md.actions, { name: 'malformed', definition: { handler: 3 } }] } });
+    assert.equal(malformed.status, 400, malformed.text);
+    assert.match(JSON.stringify(malformed.body.internal), /in action \\"malformed\\"; key \\"output_type\\" not found/);
+    assert.deepEqual(await exported(), md);
     await run({ type: 'drop_action', args: { name: 'asking' } });
   });
 });
