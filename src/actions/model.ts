@@ -153,6 +153,7 @@ export function resolveActions(
   const out = new Map<string, ActionModel>();
   for (const a of actions) {
     try {
+      if (typeof a.name !== 'string' || !/^[_A-Za-z][_0-9A-Za-z]*$/.test(a.name)) throw new ActionProblem(`${JSON.stringify(a.name)} is not a valid GraphQL name`, 'parse-failed');
       let definition: Record<string, unknown>;
       try {
         definition = parseActionDefinition(a.definition, '$.definition');
@@ -217,7 +218,7 @@ function resolveAction(a: ActionMetadata, types: CustomTypesModel, pgScalars: Se
     headers: d.headers ?? [],
     forwardClientHeaders: !!d.forward_client_headers,
     timeoutSec: typeof d.timeout === 'number' && d.timeout > 0 ? d.timeout : DEFAULT_ACTION_TIMEOUT_SEC,
-    roles: new Set((a.permissions ?? []).map((p) => p.role)),
+    roles: new Set((Array.isArray(a.permissions) ? a.permissions : []).map((p) => p?.role).filter((r): r is string => typeof r === 'string')),
     comment: a.comment ?? null,
   };
 }
