@@ -154,6 +154,7 @@ export function resolveActions(
   for (const a of actions) {
     try {
       if (typeof a.name !== 'string' || !/^[_A-Za-z][_0-9A-Za-z]*$/.test(a.name)) throw new ActionProblem(`${JSON.stringify(a.name)} is not a valid GraphQL name`, 'parse-failed');
+      if (out.has(a.name)) throw new ActionProblem('multiple declarations exist for the action', 'already-exists');
       let definition: Record<string, unknown>;
       try {
         definition = parseActionDefinition(a.definition, '$.definition');

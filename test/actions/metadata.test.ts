@@ -129,6 +129,9 @@ describe('export and replace', () => {
     const bad = await raw({ type: 'replace_metadata', args: broken });
     assert.equal(bad.status, 400);
     assert.deepEqual(await exported(), md);
+    const twice = await raw({ type: 'replace_metadata', args: { ...md, actions: [...md.actions, md.actions[0]] } });
+    assert.equal(twice.status, 400, twice.text);
+    assert.match(JSON.stringify(twice.body.internal), /multiple declarations exist for the action/);
     // so is a malformed definition (reported, not a crash)
     const malformed = await raw({ type: 'replace_metadata', args: { ...md, actions: [...md.actions, { name: 'malformed', definition: { handler: 3 } }] } });
     assert.equal(malformed.status, 400, malformed.text);
