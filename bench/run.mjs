@@ -36,6 +36,9 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --out bench/RESULTS.md    where to write the results ('-' for nowhere)
   --events                  afterwards, the event-delivery benchmark (bench/events.mjs, results in
                             bench/EVENTS.md); alone: npm run bench:events
+  --actions                 afterwards, the sync action benchmark (bench/actions.mjs: an action vs
+                            calling its handler directly, results in bench/ACTIONS.md); alone:
+                            npm run bench:actions
   --help`;
 
 let opts;
@@ -51,6 +54,7 @@ try {
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
       reload: { type: 'boolean', default: false },
       events: { type: 'boolean', default: false },
+      actions: { type: 'boolean', default: false },
       'max-seconds': { type: 'string', default: '570' },
       out: { type: 'string', default: join(HERE, 'RESULTS.md') },
       help: { type: 'boolean', default: false },
@@ -808,9 +812,10 @@ watchdog.unref();
 main().then(
   (code) => {
     clearTimeout(watchdog);
-    if (opts.events) {
-      // the delivery benchmark has its own servers, database and report (bench/EVENTS.md)
-      const r = spawnSync(process.execPath, [join(HERE, 'events.mjs')], { stdio: 'inherit' });
+    // the delivery and action benchmarks have their own servers, databases and reports
+    for (const [flag, script] of [['events', 'events.mjs'], ['actions', 'actions.mjs']]) {
+      if (!opts[flag]) continue;
+      const r = spawnSync(process.execPath, [join(HERE, script)], { stdio: 'inherit' });
       if (code === 0) code = r.status ?? 1;
     }
     process.exit(code);

@@ -19,6 +19,8 @@ import { resolveHeaders } from './delivery/http.js';
 import { parseClock, type Clock } from './scheduled/clock.js';
 import { CronGenerator } from './scheduled/cron.js';
 import { ScheduledEventQueue } from './scheduled/queue.js';
+import { AsyncActionQueue } from './actions/queue.js';
+import { onAsyncActionQueued } from './actions/execute.js';
 
 export class Engine {
   private current!: SchemaCache;
@@ -40,6 +42,9 @@ export class Engine {
   cronGenerator!: CronGenerator;
   /** the scheduler's clock (ms since the epoch): the system clock unless --scheduler-clock is set */
   clock: Clock;
+  /** asynchronous action calls */
+  asyncActions!: DeliveryWorker;
+  private stopAsyncListener?: () => void;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
@@ -92,6 +97,10 @@ export class Engine {
       engine.scheduledEvents = delivery(ScheduledEventQueue.oneOff(clock, dead('scheduled')), clock);
       await engine.workers.add(engine.cronEvents);
       await engine.workers.add(engine.scheduledEvents);
+      // asynchronous actions: the same delivery machinery over svc_catalog.hdb_action_log
+      engine.asyncActions = delivery(new AsyncActionQueue(() => engine.cache.actions));
+      await engine.workers.add(engine.asyncActions);
+      engine.stopAsyncListener = onAsyncActionQueued(() => engine.asyncActions.poke());
       await engine.workers.start();
       return engine;
     } catch (e) {
@@ -102,7 +111,7 @@ export class Engine {
 
   /** Polls every delivery queue now (rows were queued by a request). */
   pokeDeliveries(): void {
-    for (const w of [this.events, this.cronEvents, this.scheduledEvents]) w?.poke();
+    for (const w of [this.events, this.cronEvents, this.scheduledEvents, this.asyncActions]) w?.poke();
   }
 
   get cache(): SchemaCache {
@@ -209,6 +218,7 @@ export class Engine {
 
   /** Stops the background workers (within the grace period), then closes the pool. */
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
+    this.stopAsyncListener?.();
     await this.workers.stop(graceMs);
     await this.db.close();
   }

@@ -15,6 +15,8 @@ export interface DeliveryRequest {
   timeoutMs: number;
   /** the URL as logs show it (no credentials or query string) */
   logUrl: string;
+  /** keep the whole response body in the outcome (async actions store it), not only what logs keep */
+  fullBody?: boolean;
 }
 
 export interface DeliveryOutcome {
@@ -61,7 +63,7 @@ export async function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
     return {
       ok,
       status: res.status,
-      body: text.length > RESPONSE_BODY_MAX ? text.slice(0, RESPONSE_BODY_MAX) : text,
+      body: text.length > RESPONSE_BODY_MAX && !req.fullBody ? text.slice(0, RESPONSE_BODY_MAX) : text,
       responseHeaders,
       retryAfterSec: ok ? undefined : parseRetryAfter(res.headers.get('retry-after')),
       latencyMs: Date.now() - t0,

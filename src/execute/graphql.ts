@@ -16,6 +16,7 @@ import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
 export { errorObject, asSvcError, type ErrorFormat } from './errors.js';
 import type { ExecContext, GraphQLRequest } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
+import { executeActionPlan, planHasActions } from '../actions/execute.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
 import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
 
@@ -145,6 +146,8 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
     checkSessionVariables(plan, ctx.session);
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');
+    // actions are answered by their handlers: src/actions/execute.ts runs such plans
+    if (planHasActions(plan)) return executeActionPlan(ctx, plan, variables).catch(fail);
     if (plan.opType === 'mutation') {
       if (queryLog) logQuery(ctx, req, plan, opts, undefined);
       return executeMutationPlan(ctx, plan, variables).then((results) => mutationResponse(plan, results), fail);
@@ -210,7 +213,7 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unkno
   if (opType === 'mutation') throw new SvcError(400, 'invalid-params', 'only queries can be explained', '$');
   const out: FieldPlanExplain[] = [];
   for (const f of fields) {
-    if (f.kind === 'const') {
+    if (f.kind === 'const' || f.kind === 'action') {
       out.push({ field: f.alias, sql: null, plan: null });
       continue;
     }

@@ -12,6 +12,7 @@ import { parseWithinLimits, type DocumentLimits } from './limits.js';
 import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation, type StructuralKey } from '../ir/document.js';
 import { fieldNotFound, noMutations, validationError } from '../ir/messages.js';
 import type { RootField } from '../ir/types.js';
+import type { ActionField } from '../actions/ir.js';
 import { svcExt } from '../schema/graphql/builder.js';
 import { introspectionRoot } from '../schema/graphql/introspection.js';
 import type { RoleSchema } from '../schema/graphql/schema.js';
@@ -27,7 +28,9 @@ export type PlanField =
   /** column `column` of the plan's statement */
   | { alias: string; kind: 'db'; column: number; ir: RootField }
   /** a mutation root field: its own statements, run in the operation's transaction */
-  | { alias: string; kind: 'mutation'; plan: MutationFieldPlan; ir: RootField };
+  | { alias: string; kind: 'mutation'; plan: MutationFieldPlan; ir: RootField }
+  /** an action: answered by its handler (src/actions/execute.ts) */
+  | { alias: string; kind: 'action'; field: ActionField };
 
 /** The statements of one mutation root field (see sql/mutation.ts). */
 export interface MutationFieldPlan {
@@ -108,7 +111,7 @@ export const MAX_ROOT_FIELDS = 1600;
 export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
   if (opType === 'mutation') return compileMutationPlan(ctx, fields, opts);
-  const dbFields = fields.filter((f) => f.kind !== 'const');
+  const dbFields = fields.filter((f) => f.kind !== 'const' && f.kind !== 'action');
   // one statement answers every root field, one output column each: PostgreSQL's limit of 1664
   // target-list entries (54011) would otherwise surface as an internal error
   if (dbFields.length > MAX_ROOT_FIELDS) {
@@ -122,7 +125,11 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
     sessionVars = compiled.sessionVars;
   }
   let col = 0;
-  const planFields: PlanField[] = fields.map((f) => (f.kind === 'const' ? { alias: f.alias, kind: 'const', json: f.json } : { alias: f.alias, kind: 'db', column: col++, ir: f }));
+  const planFields: PlanField[] = fields.map((f): PlanField => {
+    if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
+    if (f.kind === 'action') return { alias: f.alias, kind: 'action', field: f.action };
+    return { alias: f.alias, kind: 'db', column: col++, ir: f };
+  });
   return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields) };
 }
 
@@ -148,6 +155,7 @@ function compileMutationPlan(ctx: DocumentContext, fields: RootField[], opts: Se
   const sessionVars = new Set<string>();
   const planFields = fields.map((f): PlanField => {
     if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
+    if (f.kind === 'action') return { alias: f.alias, kind: 'action', field: f.action };
     if (f.kind !== 'mutation') throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
     const c = compileMutation(f.mutation, f.output, opts);
     if (c.kind === 'constant') return { alias: f.alias, kind: 'const', json: c.json };

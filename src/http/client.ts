@@ -12,6 +12,8 @@ export interface LimitedResponse {
   status: number;
   headers: Headers;
   body: Buffer;
+  /** the headers as received (names in their case, in order; postLimited only) */
+  rawHeaders?: Array<{ name: string; value: string }>;
 }
 
 export class BodyTooLargeError extends Error {
@@ -126,8 +128,12 @@ export function postLimited(url: string, headers: Record<string, string>, body: 
         res.on('end', () => {
           clearTimeout(timer);
           const h = new Headers();
-          for (let i = 0; i < res.rawHeaders.length; i += 2) h.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-          resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks) });
+          const rawHeaders: Array<{ name: string; value: string }> = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) {
+            h.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+            rawHeaders.push({ name: res.rawHeaders[i]!, value: res.rawHeaders[i + 1]! });
+          }
+          resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks), rawHeaders });
         });
         res.on('error', (e) => {
           clearTimeout(timer);

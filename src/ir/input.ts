@@ -132,7 +132,7 @@ export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputTyp
   const s = t as GraphQLScalarType;
   if (node.kind === Kind.ENUM) throw M.unexpectedEnumForScalar(path);
   const value = astToJson(node, scope);
-  checkScalar(s.name, value, path);
+  if (!acceptsAnyJson(s)) checkScalar(s.name, value, path);
   return { kind: 'scalar', type: s, value };
 }
 
@@ -300,9 +300,13 @@ export function coerceJson(value: unknown, type: GraphQLInputType, path: string)
     return { kind: 'enum', type: t, value };
   }
   const s = t as GraphQLScalarType;
-  checkScalar(s.name, value, path);
+  if (!acceptsAnyJson(s)) checkScalar(s.name, value, path);
   return { kind: 'scalar', type: s, value };
 }
+
+/** A custom scalar of the custom types (actions): any JSON value, passed to the handler as is. */
+export const ANY_JSON_SCALAR = { svcAnyJson: true } as const;
+const acceptsAnyJson = (s: GraphQLScalarType) => (s.extensions as { svcAnyJson?: boolean } | undefined)?.svcAnyJson === true;
 
 const INT_NAMES: Record<string, string> = { Int: 'Int32', smallint: 'Int16', bigint: 'Int64' };
 const INT_BOUNDS: Record<string, [number, number]> = {

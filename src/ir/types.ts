@@ -8,6 +8,9 @@
 import type { ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../schema/model.js';
 import type { NumberText } from '../sql/numbers.js';
 import type { PgType } from '../sql/pgtypes.js';
+import type { Sql } from '../sql/ast.js';
+import type { SelectCompiler } from '../sql/select.js';
+import type { ActionField } from '../actions/ir.js';
 
 export type ValueRef =
   /** a JSON value written in the query (or a variable used structurally) */
@@ -278,4 +281,8 @@ export type RootField =
   /** a value computed without the database (`__typename`, introspection) */
   | { alias: string; kind: 'const'; json: string }
   /** `errorPath`: where database errors of the mutation are reported (`$.selectionSet.insert_x.args.objects`) */
-  | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string };
+  | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string }
+  /** an action (src/actions/): answered by its handler, not by the statement */
+  | { alias: string; kind: 'action'; action: ActionField }
+  /** a root field that builds its own JSON expression with the statement's compiler (the async action log) */
+  | { alias: string; kind: 'sql'; build: (c: SelectCompiler) => Sql };

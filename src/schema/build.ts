@@ -9,6 +9,8 @@ import { isSessionVariable } from '../permissions/boolexp.js';
 import { permissionExp, permissionExpUses } from '../permissions/filter.js';
 import type { BoolExp as FilterExp } from '../ir/types.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
+import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions/model.js';
+import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
 import {
   displayName,
@@ -273,12 +275,18 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
 
   // 7. custom types
   const ct = md.custom_types ?? {};
+  let customTypes = emptyCustomTypes();
   if (['input_objects', 'objects', 'scalars', 'enums'].some((k) => Array.isArray((ct as Record<string, unknown>)[k]))) {
     const problems = validateCustomTypes(ct, db.scalarTypes, lookup);
     if (problems.length) inconsistent.push({ definition: normalizeCustomTypes(ct), reason: customTypesReason(problems), type: 'custom_types' });
+    else customTypes = resolveCustomTypes(ct, lookup);
   }
 
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map() };
+  // 8. actions (src/actions/model.ts)
+  const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
+  for (const a of actions.values()) for (const r of a.roles) roles.add(r);
+
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map(), customTypes, actions };
 }
 
 /**

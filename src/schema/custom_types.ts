@@ -74,6 +74,7 @@ export function validateCustomTypes(ct: CustomTypes, pgScalars: Set<string>, loo
       else if (!known(b)) problems.push(`the type ${q(b)} for field ${q(f.name)} in  object type ${q(o.name)} does not exist`);
     }
     for (const r of o.relationships ?? []) {
+      if (o.fields.some((f) => f.name === r.name)) problems.push(`the relationship ${q(r.name)} of object type ${q(o.name)} has the name of one of its fields`);
       const table = typeof r.remote_table === 'string' ? { schema: 'public', name: r.remote_table } : r.remote_table;
       const tm = lookup(table);
       for (const [field, col] of Object.entries(r.field_mapping ?? {})) {

@@ -6,6 +6,7 @@
  */
 import type { ColumnInfo, DbIntrospection, FunctionIntrospection, TableIntrospection } from '../catalog/introspect.js';
 import type { BoolExp as FilterExp } from '../ir/types.js';
+import type { ActionModel, CustomTypesModel } from '../actions/model.js';
 import type {
   BoolExp,
   ComputedFieldDef,
@@ -174,4 +175,7 @@ export interface SchemaCache {
   roles: Set<string>;
   /** lazily built per-role artefacts (GraphQL schema etc.), keyed by role */
   perRole: Map<string, unknown>;
+  /** custom types (empty when inconsistent) and the consistent actions */
+  customTypes: CustomTypesModel;
+  actions: Map<string, ActionModel>;
 }

@@ -269,8 +269,12 @@ export class SelectCompiler {
         return connectionSql<Parent>(this, f.select);
       case 'const':
         return sql`${constParam(f.json)}::json`;
+      case 'sql':
+        return f.build(this);
       case 'mutation':
         throw new Error('mutations are compiled by sql/mutation.ts');
+      case 'action':
+        throw new Error('actions are answered by their handlers (actions/execute.ts)');
     }
   }
 }

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { startConformanceServer, type TestServer } from '../helpers/server.js';
+import { FIXTURE_NEEDS, startFixtures, type Fixtures } from './fixtures.js';
 import { SUITES, loadManifest, plan, readPassingList, runSuites, type ConformanceResult } from './runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -17,17 +18,20 @@ const listedSet = new Set(listed);
 
 describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
   let server: TestServer | undefined;
+  let fixtures: Fixtures | undefined;
   const byId = new Map<string, ConformanceResult>();
   let postgis = true;
 
   before(async () => {
     server = await startConformanceServer();
+    fixtures = await startFixtures(server.url);
     postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
-    const results = await runSuites({ url: server.url, filter: (id) => listedSet.has(id) });
+    const results = await runSuites({ url: server.url, filter: (id) => listedSet.has(id), fixtures: fixtures.needs });
     for (const r of results) byId.set(r.id, r);
   });
 
   after(async () => {
+    await fixtures?.close();
     await server?.close();
   });
 
@@ -35,7 +39,7 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
     assert.ok(listed.length > 0, 'passing.txt is empty');
     assert.equal(listedSet.size, listed.length, 'passing.txt has duplicate lines');
     const known = new Map<string, string | null>();
-    for (const suite of SUITES) for (const { items } of plan(loadManifest(suite.manifest))) for (const it of items) known.set(it.id, it.skip);
+    for (const suite of SUITES) for (const { items } of plan(loadManifest(suite.manifest), { fixtures: FIXTURE_NEEDS })) for (const it of items) known.set(it.id, it.skip);
     const unknown = listed.filter((id) => !known.has(id));
     assert.deepEqual(unknown, [], 'passing.txt lists items that are in no manifest (manifest.json, upstream/manifest.json)');
     const skipped = listed.filter((id) => known.get(id));

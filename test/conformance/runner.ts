@@ -682,6 +682,8 @@ export interface ConformanceOptions {
   seed?: string;
   /** also run cases that read/write catalog tables directly */
   includeInternal?: boolean;
+  /** `needs` met by helper servers the caller started (fixtures.ts: `actions_webhook_server`) */
+  fixtures?: string[];
   /** http | websocket | all (default all) */
   transport?: 'http' | 'websocket' | 'all';
   wsSubprotocol?: 'graphql-ws' | 'none';
@@ -715,9 +717,10 @@ const effTransport = (step: ManifestStep, p: string): string => (step.transport 
 const wsFamily = (t: string) => t === 'websocket' || t === 'subscription';
 
 /** Every (class, test, transport) item of the selection with the reason it is skipped, if it is. */
-export function plan(manifest: Manifest, o: Pick<ConformanceOptions, 'areas' | 'filter' | 'adminSecret' | 'includeInternal' | 'transport'> = {}): Array<{ cls: ManifestClass; items: PlanItem[] }> {
+export function plan(manifest: Manifest, o: Pick<ConformanceOptions, 'areas' | 'filter' | 'adminSecret' | 'includeInternal' | 'transport' | 'fixtures'> = {}): Array<{ cls: ManifestClass; items: PlanItem[] }> {
   const satisfiable = new Set<string>(o.adminSecret != null ? ['admin_secret'] : []);
   if (o.includeInternal) satisfiable.add('catalog_internal');
+  for (const f of o.fixtures ?? []) satisfiable.add(f);
   const transport = o.transport ?? 'all';
   const out: Array<{ cls: ManifestClass; items: PlanItem[] }> = [];
   for (const cls of manifest.classes) {

@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startConformanceServer } from '../helpers/server.js';
+import { startFixtures } from './fixtures.js';
 import { SUITES, formatTotals, loadManifest, readPassingList, runSuites, type ConformanceOptions, type ConformanceResult } from './runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -41,9 +42,11 @@ function parseArgs(argv: string[]): { areas?: string[]; verbose: boolean; verify
 
 async function runOnFreshServer(opts: Omit<ConformanceOptions, 'url' | 'manifest' | 'cases'>): Promise<ConformanceResult[]> {
   const server = await startConformanceServer();
+  const fixtures = await startFixtures(server.url);
   try {
-    return await runSuites({ ...opts, url: server.url });
+    return await runSuites({ ...opts, url: server.url, fixtures: fixtures.needs });
   } finally {
+    await fixtures.close();
     await server.close();
   }
 }

@@ -11,3 +11,4 @@ import './event_triggers.js';
 import './scheduled_triggers.js';
 import './custom_types.js';
 import './dml.js';
+import './actions.js';

@@ -11,6 +11,7 @@ import { RoleMutationAccess } from '../../permissions/mutation.js';
 import { RoleViews } from '../../permissions/view.js';
 import type { SchemaCache } from '../model.js';
 import { RoleSchemaBuilder } from './builder.js';
+import { actionRootFields } from '../../actions/schema.js';
 import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
 import { relayExtension, relayRootFields } from './relay.js';
@@ -26,7 +27,10 @@ export interface RoleSchema {
 }
 
 export interface RootFields {
+  /** on query_root and subscription_root */
   query?: Record<string, RootFieldConfig>;
+  /** on query_root only (query actions) */
+  queryOnly?: Record<string, RootFieldConfig>;
   mutation?: Record<string, RootFieldConfig>;
 }
 
@@ -73,12 +77,14 @@ export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = 
     for (const fn of views.functions()) Object.assign(query, functionRootFields(b, fn));
   }
   for (const t of cache.tables.values()) Object.assign(mutation, tableMutationFields(b, t));
-  for (const p of relay ? [] : providers) {
+  const queryOnly: Record<string, RootFieldConfig> = {};
+  for (const p of relay ? [] : [...providers, actionRootFields]) {
     const r = p(b);
     Object.assign(query, r.query ?? {});
+    Object.assign(queryOnly, r.queryOnly ?? {});
     Object.assign(mutation, r.mutation ?? {});
   }
-  const queryRoot = new GraphQLObjectType({ name: 'query_root', description: 'query root', fields: sortedEntries(query) });
+  const queryRoot = new GraphQLObjectType({ name: 'query_root', description: 'query root', fields: sortedEntries({ ...query, ...queryOnly }) });
   const subscriptionRoot = new GraphQLObjectType({ name: 'subscription_root', description: 'subscription root', fields: sortedEntries(query) });
   const mutationRoot = Object.keys(mutation).length > 0 ? new GraphQLObjectType({ name: 'mutation_root', description: 'mutation root', fields: sortedEntries(mutation) }) : null;
   // resolve every lazily defined type now, so later requests only read

@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+// Synchronous action benchmark (issue 16): requests per second and p99 latency of a query action
+// whose handler answers at once, through Svc (`node dist/main.js serve`), against calling the same
+// handler directly with the body Svc would send. wrk (2 threads) on loopback; the handler is its
+// own Node process. `npm run bench:actions [-- --duration 10 --connections 32]`; results appended
+// to bench/ACTIONS.md ('--out -' for nowhere). Not part of `npm test`.
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const HERE = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
+const ROOT = join(HERE, '..');
+const pg = createRequire(join(ROOT, 'package.json'))('pg');
+
+const { values: o } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '32' },
+    'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench_actions' },
+    out: { type: 'string', default: join(HERE, 'ACTIONS.md') },
+  },
+});
+const log = (m) => process.stdout.write(`[actions] ${m}\n`);
+if (!existsSync(join(ROOT, 'dist', 'main.js'))) spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+
+const dbUrl = new URL(o['database-url']);
+const dbName = dbUrl.pathname.slice(1);
+async function adminSql(text) {
+  const u = new URL(dbUrl);
+  u.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  try {
+    await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function healthy(url, child) {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: exited ${child.exitCode}`);
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not start`);
+}
+
+// the handler: answers every POST at once with the output object
+const HANDLER = `
+const http = require('node:http');
+const s = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"id":1,"name":"one"}'); });
+});
+s.keepAliveTimeout = 60000;
+s.listen(Number(process.argv[1]), '127.0.0.1');`;
+
+const luaString = (text) => `[==[${text}]==]`;
+const tmp = mkdtempSync(join(os.tmpdir(), 'svc-bench-actions-'));
+
+function wrk(url, body, headers, seconds) {
+  const script = join(tmp, `s${Date.now()}.lua`);
+  writeFileSync(
+    script,
+    `wrk.method = "POST"
+wrk.body = ${luaString(body)}
+${Object.entries(headers).map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`).join('\n')}
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {"requests":%.0f,"duration_us":%.0f,"errors":%.0f,"non2xx":%.0f,"p50_us":%.0f,"p99_us":%.0f}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status, latency:percentile(50), latency:percentile(99)))
+end
+`,
+  );
+  const r = spawnSync('wrk', ['-t2', `-c${o.connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], { encoding: 'utf8' });
+  const m = /^WRK (\{.*\})$/m.exec(r.stdout);
+  if (!m) throw new Error(`wrk: ${r.stdout}${r.stderr}`);
+  const w = JSON.parse(m[1]);
+  return { rps: w.requests / (w.duration_us / 1e6), p50: w.p50_us / 1000, p99: w.p99_us / 1000, errors: w.errors, non2xx: w.non2xx };
+}
+
+const children = [];
+const stopAll = () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM'));
+process.on('exit', stopAll);
+
+try {
+  if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed (Debian: apt-get install wrk)');
+  await adminSql(`drop database if exists "${dbName}"`);
+  await adminSql(`create database "${dbName}"`);
+  const hport = await freePort();
+  const handler = spawn(process.execPath, ['-e', HANDLER, String(hport)], { stdio: 'inherit' });
+  children.push(handler);
+  const handlerUrl = `http://127.0.0.1:${hport}/`;
+  const sport = await freePort();
+  const svc = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
+    env: { ...process.env, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(svc);
+  const svcUrl = `http://127.0.0.1:${sport}`;
+  await healthy(`${svcUrl}/healthz`, svc);
+  await healthy(handlerUrl, handler);
+  const setup = await fetch(`${svcUrl}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      type: 'bulk',
+      args: [
+        { type: 'set_custom_types', args: { objects: [{ name: 'Item', fields: [{ name: 'id', type: 'Int!' }, { name: 'name', type: 'String' }] }] } },
+        { type: 'create_action', args: { name: 'item', definition: { type: 'query', arguments: [{ name: 'id', type: 'Int!' }], output_type: 'Item', handler: handlerUrl } } },
+        { type: 'create_action_permission', args: { action: 'item', role: 'user' } },
+      ],
+    }),
+  });
+  if (!setup.ok) throw new Error(`setup: ${await setup.text()}`);
+  const headers = { 'content-type': 'application/json', 'x-svc-role': 'user', 'x-svc-user-id': '1' };
+  const viaSvc = { url: `${svcUrl}/v1/graphql`, body: JSON.stringify({ query: 'query ($id: Int!) { item(id: $id) { id name } }', variables: { id: 1 } }), headers };
+  const direct = {
+    url: handlerUrl,
+    body: JSON.stringify({ action: { name: 'item' }, input: { id: 1 }, session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1' } }),
+    headers: { 'content-type': 'application/json' },
+  };
+  const check = await (await fetch(viaSvc.url, { method: 'POST', headers, body: viaSvc.body })).text();
+  if (check !== '{"data":{"item":{"id":1,"name":"one"}}}') throw new Error(`unexpected answer: ${check}`);
+  const res = {};
+  for (const [name, t] of [['direct', direct], ['svc', viaSvc], ['direct', direct], ['svc', viaSvc]]) {
+    wrk(t.url, t.body, t.headers, Number(o.warmup));
+    const r = wrk(t.url, t.body, t.headers, Number(o.duration));
+    log(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, errors ${r.errors}, non-2xx ${r.non2xx}`);
+    // two alternating rounds: keep each target's better one (the machine is shared)
+    if (!res[name] || r.rps > res[name].rps) res[name] = r;
+  }
+  const ratio = res.svc.rps / res.direct.rps;
+  const line = `sync action through Svc: ${res.svc.rps.toFixed(0)} req/s, p99 ${res.svc.p99.toFixed(2)} ms; handler called directly: ${res.direct.rps.toFixed(0)} req/s, p99 ${res.direct.p99.toFixed(2)} ms; ratio ${ratio.toFixed(2)}×`;
+  log(line);
+  if (o.out !== '-') {
+    appendFileSync(
+      o.out,
+      `\n## ${new Date().toISOString()}\n\n- ${line}\n- wrk 2 threads, ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s per run, best of 2 alternating runs; ${os.cpus().length} CPUs shared by wrk, Svc, the handler and PostgreSQL; Node ${process.version}\n`,
+    );
+  }
+} finally {
+  stopAll();
+  await new Promise((r) => setTimeout(r, 500));
+  await adminSql(`drop database if exists "${dbName}" with (force)`).catch(() => undefined);
+}

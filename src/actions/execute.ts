@@ -1,0 +1,132 @@
+/**
+ * Executing operations that contain actions (the hook in execute/graphql.ts sends them here).
+ *
+ * - A query: the statement answering its database fields runs while the handlers of its (query)
+ *   actions are called; the response splices every field in order.
+ * - A mutation: root fields run in order; database fields each in their own transaction (a
+ *   handler is not part of a database transaction), actions by calling their handler, an
+ *   asynchronous action by storing the call in `svc_catalog.hdb_action_log` (the delivery
+ *   subsystem calls the handler; src/actions/queue.ts).
+ *
+ * A synchronous action's output is projected from the handler's response: in JavaScript when the
+ * selection has no relationships, else by one statement over the response (actions/sql.ts).
+ */
+import { SvcError } from '../errors.js';
+import { bindParams } from '../sql/ast.js';
+import type { ExecContext } from '../execute/interface.js';
+import { executeMutationPlan } from '../execute/mutation.js';
+import { fromPgError } from '../execute/errors.js';
+import type { QueryPlan } from '../execute/plan.js';
+import { fillInput, hasRelationships, type ActionField, type OutputSelection } from './ir.js';
+import { RESPONSE_VAR, compileOutputStatement } from './sql.js';
+import { actionRequest, callHandler, forwardedClientHeaders, readResponse } from './webhook.js';
+
+export function planHasActions(plan: QueryPlan): boolean {
+  return plan.fields.some((f) => f.kind === 'action');
+}
+
+const queuedListeners = new Set<() => void>();
+
+/** Calls `fn` whenever an asynchronous action was queued in this process (the worker polls at once). */
+export function onAsyncActionQueued(fn: () => void): () => void {
+  queuedListeners.add(fn);
+  return () => queuedListeners.delete(fn);
+}
+
+/** Runs a plan with action fields; resolves with the response text `{"data": …}`. */
+export async function executeActionPlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string> {
+  const parts: string[] = [];
+  if (plan.opType === 'mutation') {
+    for (const f of plan.fields) {
+      if (f.kind === 'action') parts.push(await runActionField(ctx, f.field, variables));
+      else if (f.kind === 'const') parts.push(f.json);
+      else parts.push((await executeMutationPlan(ctx, { ...plan, fields: [f] }, variables))[0]!);
+    }
+  } else {
+    const row = plan.statement ? runStatement(ctx, plan, variables) : Promise.resolve({} as Record<string, string | null>);
+    const actions = plan.fields.map((f) => (f.kind === 'action' ? runActionField(ctx, f.field, variables) : undefined));
+    // settle everything before answering, so no call is left running unobserved
+    const [r, ...rest] = await Promise.allSettled([row, ...actions.filter((p): p is Promise<string> => !!p)]);
+    const failed = [r, ...rest].find((x): x is PromiseRejectedResult => x!.status === 'rejected');
+    if (failed) throw failed.reason;
+    const values = (r as PromiseFulfilledResult<Record<string, string | null>>).value;
+    let k = 0;
+    for (const f of plan.fields) {
+      if (f.kind === 'const') parts.push(f.json);
+      else if (f.kind === 'db') parts.push(values[String(f.column)] ?? 'null');
+      else if (f.kind === 'action') parts.push((rest[k++] as PromiseFulfilledResult<string>).value);
+    }
+  }
+  return `{"data":{${plan.fields.map((f, i) => `${JSON.stringify(f.alias)}:${parts[i]}`).join(',')}}}`;
+}
+
+async function runStatement(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<Record<string, string | null>> {
+  const { name, compiled } = plan.statement!;
+  const values = bindParams(compiled, ctx.session.vars, variables);
+  try {
+    const r = await ctx.db.prepared(name, compiled.text, values, ctx.signal);
+    return r.rows[0] ?? {};
+  } catch (e) {
+    throw fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared });
+  }
+}
+
+function runActionField(ctx: ExecContext, field: ActionField, variables: Record<string, unknown>): Promise<string> {
+  const input = fillInput(field.input, variables);
+  const client = field.action.forwardClientHeaders ? forwardedClientHeaders(ctx.headers) : [];
+  if (field.action.kind === 'asynchronous') return queueAsyncAction(ctx, field, input, client);
+  return runSyncAction(ctx, field, input, client);
+}
+
+async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknown, client: ReturnType<typeof forwardedClientHeaders>): Promise<string> {
+  const a = field.action;
+  const req = actionRequest(a, input, ctx.session.vars, client);
+  const res = await callHandler(req, a.timeoutSec * 1000);
+  const { text, value } = readResponse(a, req, res);
+  const sel = field.output!;
+  if (!hasRelationships(sel)) return JSON.stringify(project(value, sel));
+  field.compiled ??= compileOutputStatement(sel, { stringifyNumerics: ctx.config.stringifyNumericTypes });
+  const c = field.compiled;
+  for (const v of c.sessionVars) {
+    if (ctx.session.vars[v] === undefined) throw new SvcError(400, 'not-found', `${JSON.stringify(v)} header is expected but not found`, '$');
+  }
+  const values = bindParams(c, ctx.session.vars, { [RESPONSE_VAR]: text });
+  try {
+    const r = await ctx.db.query(c.text, values);
+    return (r.rows[0] as { result: string | null } | undefined)?.result ?? 'null';
+  } catch (e) {
+    throw fromPgError(e, { text: c.text, params: values, prepared: false });
+  }
+}
+
+/** The selected fields of the (checked) response, in selection order. */
+function project(v: unknown, sel: OutputSelection): unknown {
+  const one = (o: unknown): unknown => {
+    if (o === null || typeof o !== 'object') return null;
+    const src = o as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const f of sel.fields) {
+      if (f.kind === 'field') out[f.alias] = src[f.name] ?? null;
+      else if (f.kind === 'typename') out[f.alias] = f.name;
+    }
+    return out;
+  };
+  if (v === null) return null;
+  return sel.list ? (v as unknown[]).map(one) : one(v);
+}
+
+const INSERT_ASYNC = `insert into svc_catalog.hdb_action_log (action_name, input_payload, request_headers, session_variables, status)
+values ($1, $2::jsonb, $3::jsonb, $4::jsonb, 'created') returning id`;
+
+async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unknown, client: ReturnType<typeof forwardedClientHeaders>): Promise<string> {
+  const values = [field.action.name, JSON.stringify(input), JSON.stringify(client), JSON.stringify(ctx.session.vars)];
+  let id: string;
+  try {
+    const r = await ctx.db.query(INSERT_ASYNC, values);
+    id = String((r.rows[0] as { id: unknown }).id);
+  } catch (e) {
+    throw fromPgError(e, { text: INSERT_ASYNC, params: values, prepared: false });
+  }
+  for (const fn of queuedListeners) fn();
+  return JSON.stringify(id);
+}

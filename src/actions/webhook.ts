@@ -1,0 +1,132 @@
+/**
+ * Calling an action's handler and reading its answer, as upstream v1.3 does (reference/actions/
+ * action-handlers.rst, debugging.rst): POST `{action: {name}, input, session_variables}` with the
+ * configured headers (and the client's, when `forward_client_headers`, minus hop-by-hop and
+ * request-specific ones); a 2xx body must be an object (or an array of objects for a list output
+ * type) with the output type's fields; a 4xx body `{message, code}` is the error; anything else is
+ * an internal error. Errors carry the request and response in `internal`, which only admin (or
+ * --dev-mode) sees.
+ */
+import { SvcError } from '../errors.js';
+import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
+import type { ActionModel } from './model.js';
+
+/** A handler's response body is read up to this size. */
+export const ACTION_RESPONSE_MAX = 10 * 1024 * 1024;
+
+/**
+ * Client headers never forwarded: hop-by-hop ones (RFC 9110 §7.6.1), those describing the client's
+ * own request (upstream's commonClientHeadersIgnored), and the admin secret (an engine credential).
+ */
+const NOT_FORWARDED = new Set([
+  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'trailers',
+  'transfer-encoding', 'upgrade', 'content-length', 'content-md5', 'user-agent', 'host', 'origin', 'referer', 'accept',
+  'accept-encoding', 'accept-language', 'accept-datetime', 'cache-control', 'dnt', 'content-type', 'x-svc-admin-secret',
+]);
+
+export type HeaderList = Array<{ name: string; value: string }>;
+
+export function forwardedClientHeaders(headers: Record<string, string | string[] | undefined>): HeaderList {
+  const out: HeaderList = [];
+  for (const [name, v] of Object.entries(headers)) {
+    if (v === undefined || NOT_FORWARDED.has(name.toLowerCase())) continue;
+    out.push({ name, value: Array.isArray(v) ? v.join(', ') : v });
+  }
+  return out;
+}
+
+export interface ActionRequest {
+  url: string;
+  /** configured and forwarded headers (what debugging info shows) */
+  headers: HeaderList;
+  body: { action: { name: string }; input: unknown; session_variables: Record<string, string> };
+}
+
+/** The request for a call (throws when the handler URL or a header names an unset variable). */
+export function actionRequest(a: ActionModel, input: unknown, session: Record<string, string>, clientHeaders: HeaderList): ActionRequest {
+  const url = resolveUrlTemplate(a.handler);
+  const conf = resolveHeaders(a.headers);
+  // configured headers win over forwarded ones of the same name
+  const names = new Set(conf.map((h) => h.name.toLowerCase()));
+  const headers = [...conf, ...clientHeaders.filter((h) => !names.has(h.name.toLowerCase()))];
+  return { url, headers, body: { action: { name: a.name }, input, session_variables: session } };
+}
+
+export interface ActionResponse {
+  status: number;
+  headers: HeaderList;
+  /** the body as text */
+  text: string;
+}
+
+/** POSTs the request; a network failure or timeout is an internal error. */
+export async function callHandler(req: ActionRequest, timeoutMs: number): Promise<ActionResponse> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+  for (const h of req.headers) headers[h.name] = h.value;
+  try {
+    const res = await postLimited(req.url, headers, JSON.stringify(req.body), { timeoutMs, maxBytes: ACTION_RESPONSE_MAX });
+    return { status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') };
+  } catch (e) {
+    throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: req });
+  }
+}
+
+/** The call as debugging info shows it. */
+function internal(req: ActionRequest, res: ActionResponse, body: unknown) {
+  return { error: 'unexpected response', response: { status: res.status, headers: res.headers, body }, request: req };
+}
+
+const objectKind = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The handler's answer as the output value (checked against the output type; `text` is its JSON),
+ * or the error it stands for.
+ */
+export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResponse): { text: string; value: unknown } {
+  let json: unknown;
+  try {
+    json = JSON.parse(res.text);
+  } catch (e) {
+    throw new SvcError(500, 'unexpected', `not a valid json response from webhook : ${(e as Error).message}`, '$', internal(req, res, res.text));
+  }
+  const fail = (code: string, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
+  if (res.status >= 200 && res.status < 300) {
+    if (json === null) {
+      if (a.outputRequired) throw fail('unexpected', 'got null for the action webhook response');
+      return { text: 'null', value: null };
+    }
+    if (Array.isArray(json)) {
+      if (!json.every(objectKind)) throw fail('parse-failed', 'expecting object or array of objects for action webhook response');
+      if (!a.outputList) throw fail('unexpected', 'expecting object for action webhook response but got array');
+      for (const o of json) checkObject(a, o as Record<string, unknown>, fail);
+    } else if (objectKind(json)) {
+      if (a.outputList) throw fail('unexpected', 'expecting array for action webhook response but got object');
+      checkObject(a, json as Record<string, unknown>, fail);
+    } else {
+      throw fail('parse-failed', 'expecting object or array of objects for action webhook response');
+    }
+    return { text: res.text, value: json };
+  }
+  if (res.status >= 400 && res.status < 500) {
+    const o = json as { message?: unknown; code?: unknown };
+    if (!objectKind(json) || typeof o.message !== 'string') throw fail('parse-failed', 'expecting an error object {"message": …, "code": …} in the action webhook\'s 4xx response');
+    return throwHandlerError(res.status, o.message, typeof o.code === 'string' ? o.code : 'unexpected');
+  }
+  throw new SvcError(500, 'unexpected', 'internal error', '$', internal(req, res, json));
+}
+
+function throwHandlerError(status: number, message: string, code: string): never {
+  throw new SvcError(status, code, message, '$');
+}
+
+function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: string, message: string) => SvcError): void {
+  const fields = a.output.fields;
+  const extra = Object.keys(o).filter((k) => !fields.some((f) => f.name === k));
+  if (extra.length) throw fail('unexpected', `unexpected fields in webhook response: ${extra.join(', ')}`);
+  for (const f of fields) {
+    if (!f.required) continue;
+    if (!(f.name in o)) throw fail('unexpected', `field ${JSON.stringify(f.name)} expected in webhook response, but not found`);
+    if (o[f.name] === null) throw fail('unexpected', `expecting not null value for field ${JSON.stringify(f.name)}`);
+  }
+}
