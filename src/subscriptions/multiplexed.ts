@@ -72,6 +72,8 @@ export const liveQueryStats = {
   dropped: 0,
   /** ticks where a cohort was still running from the previous one */
   overruns: 0,
+  /** refetch intervals elapsed with at least one cohort */
+  ticks: 0,
 };
 
 const RECENT = 1024;
@@ -176,6 +178,7 @@ export class LiveQueryManager {
       this.timer = undefined;
       return;
     }
+    liveQueryStats.ticks++;
     const cache = this.opts.currentCache();
     if (cache !== this.lastCache) {
       this.lastCache = cache;
