@@ -36,6 +36,8 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --out bench/RESULTS.md    where to write the results ('-' for nowhere)
   --events                  afterwards, the event-delivery benchmark (bench/events.mjs, results in
                             bench/EVENTS.md); alone: npm run bench:events
+  --subscriptions           afterwards, the live-query benchmark (bench/subscriptions.mjs, results
+                            in bench/SUBSCRIPTIONS.md); alone: npm run bench:subscriptions
   --help`;
 
 let opts;
@@ -51,6 +53,7 @@ try {
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
       reload: { type: 'boolean', default: false },
       events: { type: 'boolean', default: false },
+      subscriptions: { type: 'boolean', default: false },
       'max-seconds': { type: 'string', default: '570' },
       out: { type: 'string', default: join(HERE, 'RESULTS.md') },
       help: { type: 'boolean', default: false },
@@ -811,6 +814,10 @@ main().then(
     if (opts.events) {
       // the delivery benchmark has its own servers, database and report (bench/EVENTS.md)
       const r = spawnSync(process.execPath, [join(HERE, 'events.mjs')], { stdio: 'inherit' });
+      if (code === 0) code = r.status ?? 1;
+    }
+    if (opts.subscriptions) {
+      const r = spawnSync(process.execPath, [join(HERE, 'subscriptions.mjs')], { stdio: 'inherit' });
       if (code === 0) code = r.status ?? 1;
     }
     process.exit(code);
