@@ -74,6 +74,8 @@ export const liveQueryStats = {
   overruns: 0,
   /** refetch intervals elapsed with at least one cohort */
   ticks: 0,
+  /** cohort runs (each runs all of its batches once) */
+  runs: 0,
 };
 
 const RECENT = 1024;
@@ -225,6 +227,7 @@ export class LiveQueryManager {
 
   private async runCohort(c: Cohort): Promise<void> {
     c.running = true;
+    liveQueryStats.runs++;
     try {
       const rows = [...c.rows.values()];
       const size = Math.max(1, this.opts.batchSize);
