@@ -169,6 +169,24 @@ describe('graphql-transport-ws (graphql-ws createClient)', () => {
     }
   });
 
+  test('a metadata change re-plans the cohort: a dropped permission is pushed once as an error, restoring it resumes', async () => {
+    const c = transportClient({ headers: { Authorization: `Bearer ${await jwt('1')}` } });
+    try {
+      const a = subscribe(c, 'subscription { item_by_pk(id: 20) { id name } }');
+      assert.deepEqual(await a.results.count(1), { data: { item_by_pk: { id: 20, name: 'n20' } } });
+      await query(s.url, { type: 'drop_select_permission', args: { table: 'item', role: 'user' } }, admin);
+      const err = await a.results.count(2);
+      assert.equal(err.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(err));
+      await intervals(3);
+      assert.equal(a.results.items.length, 2, 'the error is pushed once');
+      await query(s.url, SETUP[2], admin);
+      assert.deepEqual(await a.results.count(3), { data: { item_by_pk: { id: 20, name: 'n20' } } });
+      a.stop();
+    } finally {
+      await c.dispose();
+    }
+  });
+
   test('a query and a mutation over the same protocol: next then complete', async () => {
     const c = transportClient({ headers: admin });
     try {
