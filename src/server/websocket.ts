@@ -96,6 +96,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     intervalMs: config.liveQueriesRefetchInterval,
     batchSize: config.liveQueriesBatchSize,
     currentCache: () => engine.cache,
+    concurrency: Math.floor(config.pgConnections / 2),
   });
   let closing = false;
   const refuse = (socket: Duplex, status: string, message: string) => {

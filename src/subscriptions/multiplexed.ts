@@ -9,8 +9,9 @@
  * Subscribers join and leave without stopping their cohort; an empty cohort is dropped. When the
  * schema cache changes (metadata), the subscribers of older cohorts are planned again against the
  * new one (their role may have lost the permission: they then get the error, once). A cohort
- * whose previous run has not finished skips a tick (never two runs of one cohort at once); on the
- * embedded database (one connection) the batches simply queue.
+ * whose previous run has not finished skips a tick (never two runs of one cohort at once); at most
+ * half of the pool's connections (`--connections`) run batches at once, so requests keep the rest;
+ * on the embedded database (one connection) the batches simply queue.
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
@@ -18,6 +19,7 @@ import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { LiveQueryPlan } from '../execute/subscription.js';
 import { batchParams } from '../execute/multiplex.js';
+import { Semaphore } from '../core/semaphore.js';
 
 export interface LiveSubscriber {
   /** a new response text for this subscriber */
@@ -76,6 +78,8 @@ export const liveQueryStats = {
   ticks: 0,
   /** cohort runs (each runs all of its batches once) */
   runs: 0,
+  /** cohort runs in progress */
+  running: 0,
 };
 
 const RECENT = 1024;
@@ -92,6 +96,8 @@ export interface LiveQueryManagerOptions {
   batchSize: number;
   /** the current schema cache */
   currentCache: () => SchemaCache;
+  /** batch statements running at once (all cohorts): leaves the rest of the pool to requests */
+  concurrency: number;
 }
 
 export class LiveQueryManager {
@@ -103,8 +109,11 @@ export class LiveQueryManager {
   private lastCache: SchemaCache | undefined;
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
+  private readonly slots: Semaphore;
 
-  constructor(private readonly opts: LiveQueryManagerOptions) {}
+  constructor(private readonly opts: LiveQueryManagerOptions) {
+    this.slots = new Semaphore(Math.max(1, opts.concurrency));
+  }
 
   get cohortCount(): number {
     return this.cohorts.size;
@@ -228,6 +237,7 @@ export class LiveQueryManager {
   private async runCohort(c: Cohort): Promise<void> {
     c.running = true;
     liveQueryStats.runs++;
+    liveQueryStats.running++;
     try {
       const rows = [...c.rows.values()];
       const size = Math.max(1, this.opts.batchSize);
@@ -236,10 +246,26 @@ export class LiveQueryManager {
       await Promise.all(batches.map((b) => this.runBatch(c, b)));
     } finally {
       c.running = false;
+      liveQueryStats.running--;
     }
   }
 
   private async runBatch(c: Cohort, rows: Row[]): Promise<void> {
+    let release: () => void;
+    try {
+      release = await this.slots.acquire(10 * this.opts.intervalMs + 10_000);
+    } catch {
+      liveQueryStats.overruns++; // the database is that far behind: this batch waits for the next run
+      return;
+    }
+    try {
+      await this.runBatchNow(c, rows);
+    } finally {
+      release();
+    }
+  }
+
+  private async runBatchNow(c: Cohort, rows: Row[]): Promise<void> {
     const t0 = performance.now();
     let result: Array<Record<string, string | null>>;
     try {
@@ -250,7 +276,7 @@ export class LiveQueryManager {
       if (rows.length > 1) {
         // one subscriber's values can fail the whole statement (a cast): answer each row alone
         // so the others still get their results
-        await Promise.all(rows.map((r) => this.runBatch(c, [r])));
+        for (const r of rows) await this.runBatchNow(c, [r]);
         return;
       }
       this.opts.log.debug({ type: 'live-query', detail: { error: e instanceof Error ? e.message : String(e) } });
