@@ -39,6 +39,8 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --actions                 afterwards, the sync action benchmark (bench/actions.mjs: an action vs
                             calling its handler directly, results in bench/ACTIONS.md); alone:
                             npm run bench:actions
+  --subscriptions           afterwards, the live-query benchmark (bench/subscriptions.mjs, results
+                            in bench/SUBSCRIPTIONS.md); alone: npm run bench:subscriptions
   --help`;
 
 let opts;
@@ -55,6 +57,7 @@ try {
       reload: { type: 'boolean', default: false },
       events: { type: 'boolean', default: false },
       actions: { type: 'boolean', default: false },
+      subscriptions: { type: 'boolean', default: false },
       'max-seconds': { type: 'string', default: '570' },
       out: { type: 'string', default: join(HERE, 'RESULTS.md') },
       help: { type: 'boolean', default: false },
@@ -812,8 +815,8 @@ watchdog.unref();
 main().then(
   (code) => {
     clearTimeout(watchdog);
-    // the delivery and action benchmarks have their own servers, databases and reports
-    for (const [flag, script] of [['events', 'events.mjs'], ['actions', 'actions.mjs']]) {
+    // the delivery, action and live-query benchmarks have their own servers, databases and reports
+    for (const [flag, script] of [['events', 'events.mjs'], ['actions', 'actions.mjs'], ['subscriptions', 'subscriptions.mjs']]) {
       if (!opts[flag]) continue;
       const r = spawnSync(process.execPath, [join(HERE, script)], { stdio: 'inherit' });
       if (code === 0) code = r.status ?? 1;

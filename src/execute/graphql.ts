@@ -18,6 +18,7 @@ import type { ExecContext, GraphQLRequest } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
 import { executeActionPlan, planHasActions } from '../actions/execute.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
+import { batchParams, batchStatement } from './multiplex.js';
 import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
@@ -113,14 +114,14 @@ function worthCaching(plan: QueryPlan): boolean {
   return size <= 64 * 1024;
 }
 
-function checkSessionVariables(plan: QueryPlan, session: Session): void {
+export function checkSessionVariables(plan: QueryPlan, session: Session): void {
   for (const v of plan.sessionVars) {
     if (session.vars[v] === undefined) throw sessionVariableNotFound(v);
   }
 }
 
 /** The response of a read plan from its statement's row (JSON text per column). */
-function readResponse(plan: QueryPlan, row: Record<string, string | null>): string {
+export function readResponse(plan: QueryPlan, row: Record<string, string | null>): string {
   const { texts, columns } = plan.response!;
   let out = texts[0]!;
   for (let i = 0; i < columns.length; i++) out += (row[columns[i]!] ?? 'null') + texts[i + 1]!;
@@ -209,6 +210,7 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unkno
   const rs = getRoleSchema(cache, role);
   const op = parseDocument(req.query, req.operationName, ctx.config);
   const coerced = coerceVariables(rs.schema, op.def, req.variables ?? {});
+  if (op.def.operation === 'subscription') return explainSubscription(ctx, rs, op, coerced, session);
   const { opType, fields } = operationRootFields(rs, op, coerced);
   if (opType === 'mutation') throw new SvcError(400, 'invalid-params', 'only queries can be explained', '$');
   const out: FieldPlanExplain[] = [];
@@ -230,9 +232,24 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unkno
     }
     out.push({ field: f.alias, sql: c.text, plan });
   }
-  if (opType === 'subscription') {
-    const first = out.find((x) => x.sql !== null);
-    return { sql: first?.sql ?? '', plan: first?.plan ?? [] };
-  }
   return out;
+}
+
+/**
+ * A subscription's explain: the multiplexed statement its live query runs (parameters stay
+ * `$1`/`$2`, so subscriptions that differ only in variable values show the same SQL) and
+ * PostgreSQL's plan for a batch of one subscriber with the given session and variables.
+ */
+async function explainSubscription(ctx: ExecContext, rs: RoleSchema, op: ReturnType<typeof parseDocument>, coerced: ReturnType<typeof coerceVariables>, session: Session): Promise<{ sql: string; plan: string[] }> {
+  const plan = compilePlan(rs, op, coerced, compileOptions(ctx));
+  if (!plan.statement || !plan.multiplexed) return { sql: '', plan: [] };
+  checkSessionVariables(plan, session);
+  const { text } = batchStatement(plan);
+  const params = batchParams([{ id: 1, values: JSON.stringify(bindParams(plan.statement.compiled, session.vars, coerced.values)) }]);
+  try {
+    const r = await ctx.db.query(`EXPLAIN ${text}`, params);
+    return { sql: text, plan: r.rows.map((x) => String(x['QUERY PLAN'])) };
+  } catch (e) {
+    throw fromPgError(e, { text, params, prepared: false });
+  }
 }

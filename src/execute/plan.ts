@@ -59,7 +59,15 @@ export interface QueryPlan {
   response?: { texts: string[]; columns: string[] };
   /** the plan is in the plan cache: its statements are worth preparing */
   cached?: boolean;
+  /**
+   * subscriptions: the statement with each parameter `$n` read from the batch row of a subscriber
+   * (`multiplexedParam(n)`), for the multiplexed live-query statement (subscriptions/multiplexed.ts)
+   */
+  multiplexed?: CompiledSql;
 }
+
+/** A subscriber's parameter n inside the multiplexed statement: element n-1 of its JSON array of values. */
+export const multiplexedParam = (n: number): string => `("_subs"."result_vars"->>${n - 1})`;
 
 /** Parses a request's document within the document limits (execute/limits.ts) and picks its operation. */
 export function parseDocument(query: string, operationName: string | null | undefined, limits?: DocumentLimits): Operation {
@@ -119,10 +127,13 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   }
   let statement: QueryPlan['statement'] = null;
   let sessionVars: string[] = [];
+  let multiplexed: CompiledSql | undefined;
   if (dbFields.length > 0) {
-    const compiled = compileSql(rootStatementSql(dbFields, opts));
+    const root = rootStatementSql(dbFields, opts);
+    const compiled = compileSql(root);
     statement = { name: statementName(compiled.text), compiled };
     sessionVars = compiled.sessionVars;
+    if (opType === 'subscription') multiplexed = compileSql(root, undefined, multiplexedParam);
   }
   let col = 0;
   const planFields: PlanField[] = fields.map((f): PlanField => {
@@ -130,7 +141,7 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
     if (f.kind === 'action') return { alias: f.alias, kind: 'action', field: f.action };
     return { alias: f.alias, kind: 'db', column: col++, ir: f };
   });
-  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields) };
+  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields), ...(multiplexed ? { multiplexed } : {}) };
 }
 
 function responseTemplate(fields: PlanField[]): QueryPlan['response'] {

@@ -10,6 +10,7 @@ import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
 import { jsonDeeperThan } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
+import type { LiveQueryPlan } from '../execute/subscription.js';
 import { runQueryRequest } from '../metadata/run.js';
 import { VERSION } from '../version.js';
 import type { Session } from './auth/session.js';
@@ -36,6 +37,8 @@ export interface GraphQLHandlers {
   /** may throw (allow-list) or return a promise that resolves to the response text */
   run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; relay?: boolean; requestId?: string; signal?: CancelToken; legacyErrors?: boolean; rejectPreExec?: boolean }): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
+  /** a subscription's multiplexed live-query plan (null: not multiplexable); may throw like `run` */
+  planLive(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): LiveQueryPlan | null;
 }
 
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');

@@ -2,6 +2,7 @@
 import { checkAllowlist } from '../execute/allowlist.js';
 import { explainGraphQL, runGraphQL, type ExplainBody } from '../execute/graphql.js';
 import type { ExecContext } from '../execute/interface.js';
+import { planLiveQuery } from '../execute/subscription.js';
 import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './app.js';
 import { isAdmin, type Session } from './auth/session.js';
@@ -21,6 +22,9 @@ export const graphqlHandlers: GraphQLHandlers = {
   run(engine, session, req, headers, opts) {
     if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
     return runGraphQL(context(engine, session, headers, opts.signal), req, opts);
+  },
+  planLive(engine, session, req, headers, opts) {
+    return planLiveQuery(context(engine, session, headers), req, { relay: opts?.relay });
   },
   explain(engine, session, body, headers) {
     return explainGraphQL(context(engine, session, headers), body as ExplainBody);

@@ -8,6 +8,7 @@ import type { Engine } from '../engine.js';
 import { planCacheStats } from '../execute/graphql.js';
 import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
+import { liveQueryStats } from '../subscriptions/multiplexed.js';
 
 export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
@@ -88,6 +89,34 @@ export function createMetrics(engine: Engine): client.Registry {
       if (!st) return;
       this.set({ quantile: '0.5' }, percentile(st.latencies, 50));
       this.set({ quantile: '0.99' }, percentile(st.latencies, 99));
+    },
+  });
+  // live queries (src/subscriptions/multiplexed.ts): counters of the process's cohorts
+  const live = (name: string, help: string, read: (st: typeof liveQueryStats) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(liveQueryStats));
+      },
+    });
+  live('svc_live_query_cohorts', 'live-query cohorts (subscriptions sharing one multiplexed plan)', (st) => st.cohorts);
+  live('svc_live_query_subscribers', 'multiplexed live-query subscribers', (st) => st.subscribers);
+  live('svc_live_query_batches_total', 'multiplexed batch statements run', (st) => st.batches);
+  live('svc_live_query_batch_errors_total', 'multiplexed batch statements that failed', (st) => st.batchErrors);
+  live('svc_live_query_batch_seconds_total', 'total run time of the multiplexed batch statements', (st) => st.batchMs / 1000);
+  live('svc_live_query_messages_total', 'live-query results pushed to subscribers', (st) => st.messages);
+  live('svc_live_query_messages_dropped_total', 'live-query results replaced by a newer one before a slow client took them', (st) => st.dropped);
+  live('svc_live_query_overruns_total', 'refetch intervals a cohort skipped because its previous run had not finished', (st) => st.overruns);
+  new client.Gauge({
+    name: 'svc_live_query_batch_ms',
+    help: 'run time of a multiplexed batch statement, over the last 1024 batches',
+    labelNames: ['quantile'],
+    registers: [registry],
+    collect() {
+      this.set({ quantile: '0.5' }, percentile(liveQueryStats.recentBatchMs, 50));
+      this.set({ quantile: '0.99' }, percentile(liveQueryStats.recentBatchMs, 99));
     },
   });
   new client.Gauge({

@@ -1,20 +1,32 @@
 /**
- * The legacy `graphql-ws` (subscriptions-transport-ws) protocol on /v1/graphql and
- * /v1alpha1/graphql: connection_init (headers in payload) → connection_ack + `ka` keep-alives;
- * start → data … complete; stop; connection_terminate. Queries and mutations run once;
- * subscriptions are live queries (subscriptions/liveQuery.ts).
+ * GraphQL over websockets on /v1/graphql, /v1alpha1/graphql and /v1beta1/relay, in both sub-protocols, chosen by
+ * the client's `Sec-WebSocket-Protocol` (`graphql-transport-ws` when offered, else the legacy one):
+ *
+ * - legacy `graphql-ws` (subscriptions-transport-ws): connection_init (headers in payload) →
+ *   connection_ack + `ka` keep-alives; start → data … complete; stop; connection_terminate;
+ * - `graphql-transport-ws` (the `graphql-ws` library): connection_init → connection_ack;
+ *   ping/pong; subscribe → next … complete; complete from the client stops; close codes 4400 (bad
+ *   message), 4401 (subscribe before the ack), 4403 (authentication failed, session expired),
+ *   4408 (no connection_init within 3 s), 4409 (duplicate id), 4429 (second connection_init),
+ *   4500 (internal error).
+ *
+ * Queries and mutations run once; subscriptions are live queries: multiplexed into their cohort
+ * (subscriptions/multiplexed.ts), or, when they have no database field, re-run alone
+ * (subscriptions/liveQuery.ts).
  *
  * Robustness rules:
- * - every frame is validated (JSON object, string `type`, string `id` where one is needed, object
- *   payload); a bad frame gets `connection_error` and never throws;
+ * - every frame is validated; a bad legacy frame gets `connection_error` and never throws;
  * - messages that arrive while `connection_init` is being authenticated are queued and handled in
- *   order once it is answered (subscriptions-transport-ws sends `start` right behind the init);
- * - each `connection_init` replaces the session (the upgrade request's headers plus this init's
- *   headers; an earlier init's headers do not linger);
+ *   order once it is answered (clients send `start`/`subscribe` right behind the init);
+ * - each legacy `connection_init` replaces the session (the upgrade request's headers plus this
+ *   init's headers; an earlier init's headers do not linger);
  * - the session's expiry (JWT `exp`, auth webhook `Expires`/`Cache-Control`) ends the connection:
  *   its operations stop and the socket is closed;
  * - caps: `--max-subscriptions-per-connection` operations per socket, `--max-websocket-connections`
  *   sockets per process (503 on the upgrade);
+ * - backpressure: a live result for a client whose socket buffer holds more than 1 MiB waits, and
+ *   a newer result of the same operation replaces it (a slow client gets the latest, memory stays
+ *   bounded by one pending result per operation);
  * - shutdown closes every socket with 1001 before the HTTP server waits for its requests.
  */
 import type { IncomingMessage } from 'node:http';
@@ -24,17 +36,24 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parse, type OperationDefinitionNode } from 'graphql';
 import type { Engine } from '../engine.js';
 import type { GraphQLRequest } from '../execute/interface.js';
-import { startLiveQuery } from '../subscriptions/liveQuery.js';
+import { startLiveQuery, type LiveQuery } from '../subscriptions/liveQuery.js';
+import { LiveQueryManager, liveQueryStats, type LiveQueryHandle } from '../subscriptions/multiplexed.js';
+import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import type { Session } from './auth/session.js';
 import { toSvcError } from './errors.js';
 import { SvcError } from '../errors.js';
-import { errorObject } from '../execute/errors.js';
+import { errorObject, errorResponse, type ErrorFormat } from '../execute/errors.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { GRAPHQL_ENDPOINTS, type GraphQLEndpoint } from './graphqlHttp.js';
 
 const KEEPALIVE_MS = 5_000;
-
+const LEGACY = 'graphql-ws';
+const TRANSPORT = 'graphql-transport-ws';
+/** graphql-transport-ws: the connection_init must arrive within this (graphql-ws's default) */
+const INIT_TIMEOUT_MS = 3_000;
+/** a live result waits (and is replaced by newer ones) while the socket buffers more than this */
+const HIGH_WATER_BYTES = 1024 * 1024;
 /** the longest a timer can wait (setTimeout's limit); later expiries are re-armed */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -66,7 +85,15 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: Math.min(config.bodyLimit, 64 * 1024 * 1024),
-    handleProtocols: (protocols) => (protocols.has('graphql-ws') ? 'graphql-ws' : false),
+    handleProtocols: (protocols) => (protocols.has(TRANSPORT) ? TRANSPORT : protocols.has(LEGACY) ? LEGACY : false),
+  });
+  const live = new LiveQueryManager({
+    db: () => engine.db,
+    log: engine.log,
+    intervalMs: config.liveQueriesRefetchInterval,
+    batchSize: config.liveQueriesBatchSize,
+    currentCache: () => engine.cache,
+    concurrency: Math.floor(config.pgConnections / 2),
   });
   let closing = false;
   const refuse = (socket: Duplex, status: string, message: string) => {
@@ -94,10 +121,12 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     closing = true;
     for (const c of wss.clients) c.close(1001, 'server shutting down');
     wss.close();
+    await live.close();
   });
 
   function onConnection(ws: WebSocket, req: IncomingMessage, endpoint: GraphQLEndpoint): void {
     const { v1alpha1, relay } = endpoint;
+    const transport = ws.protocol === TRANSPORT;
     const upgradeHeaders = { ...req.headers };
     let headers: Record<string, string | string[] | undefined> = upgradeHeaders;
     let session: Session | undefined;
@@ -107,31 +136,89 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     let ka: NodeJS.Timeout | undefined;
     let expiry: NodeJS.Timeout | undefined;
     let closed = false;
+    /** graphql-transport-ws: a connection_init was received (a second one closes 4429) */
+    let initReceived = false;
+    let initTimer: NodeJS.Timeout | undefined;
+    if (transport) {
+      initTimer = setTimeout(() => {
+        if (!initReceived) end(CloseCode.ConnectionInitialisationTimeout, 'Connection initialisation timeout');
+      }, INIT_TIMEOUT_MS);
+      initTimer.unref();
+    }
+    /** live results waiting for a slow client: the latest frame per operation */
+    const pending = new Map<string, string>();
+    let flushTimer: NodeJS.Timeout | undefined;
 
     const send = (msg: object) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
     };
-    const sendRaw = (id: string, type: string, payloadJson: string) => {
-      if (ws.readyState === ws.OPEN) ws.send(`{"type":${JSON.stringify(type)},"id":${JSON.stringify(id)},"payload":${payloadJson}}`);
+    /** a `data` (legacy) or `next` frame around a response text */
+    const dataFrame = (id: string, payloadJson: string) => `{"type":"${transport ? MessageType.Next : 'data'}","id":${JSON.stringify(id)},"payload":${payloadJson}}`;
+    const sendData = (id: string, payloadJson: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(dataFrame(id, payloadJson));
+    };
+    const flush = () => {
+      flushTimer = undefined;
+      if (closed || ws.readyState !== ws.OPEN) return;
+      for (const [id, frame] of pending) {
+        if (ws.bufferedAmount > HIGH_WATER_BYTES) break;
+        pending.delete(id);
+        ws.send(frame);
+      }
+      if (pending.size > 0) scheduleFlush();
+    };
+    const scheduleFlush = () => {
+      if (flushTimer) return;
+      flushTimer = setTimeout(flush, 25);
+      flushTimer.unref();
+    };
+    /** a live result: sent now, or kept (replacing an older one) until the socket drains */
+    const sendLive = (id: string, payloadJson: string) => {
+      if (ws.readyState !== ws.OPEN || !ops.has(id)) return;
+      const frame = dataFrame(id, payloadJson);
+      if (pending.size === 0 && ws.bufferedAmount <= HIGH_WATER_BYTES) {
+        ws.send(frame);
+        return;
+      }
+      if (pending.delete(id)) liveQueryStats.dropped++;
+      pending.set(id, frame);
+      scheduleFlush();
+    };
+    const errorFormat = (): ErrorFormat => {
+      const admin = session?.role === ADMIN_ROLE;
+      return { v1alpha1, legacy: v1alpha1, includeInternal: engine.config.devMode || (admin && engine.config.adminInternalErrors) };
     };
     /**
-     * An operation that fails before execution (parse, validation, permissions, variables) gets an
-     * `error` message followed by `complete`, as upstream's `withComplete . preExecErr`; a start
-     * that is refused as a protocol error (bad payload, duplicate id, cap) gets the `error` alone,
-     * as upstream's `sendStartErr`. The payload is
-     * `{errors: [{extensions, message}]}` on /v1/graphql and the legacy `{path, error, code}` on
-     * /v1alpha1/graphql. Execution errors are `data` messages in the same format.
+     * An operation that fails before execution (parse, validation, permissions, variables):
+     * legacy: an `error` message followed by `complete`, as upstream's `withComplete . preExecErr`
+     * (`complete` is left out for a start refused as a protocol error: bad payload, duplicate id,
+     * cap, as upstream's `sendStartErr`); the payload is `{errors: [{extensions, message}]}` on
+     * /v1/graphql and the legacy `{path, error, code}` on /v1alpha1/graphql.
+     * graphql-transport-ws: an `error` message whose payload is the list of errors; it ends the
+     * operation (no `complete`). Execution errors are `data`/`next` messages in both.
      */
-    const preExecError = (id: string, e: SvcError) => {
-      const admin = session?.role === ADMIN_ROLE;
-      const fmt = { legacy: v1alpha1, includeInternal: engine.config.devMode || (admin && engine.config.adminInternalErrors) };
-      const one = errorObject(e, fmt);
+    const preExecError = (id: string, e: SvcError, complete: boolean) => {
+      const one = errorObject(e, errorFormat());
+      if (transport) {
+        send({ type: MessageType.Error, id, payload: [one] });
+        return;
+      }
       send({ type: 'error', id, payload: v1alpha1 ? one : { errors: [one] } });
+      if (complete) send({ type: 'complete', id });
     };
-    const opError = (id: string, message: string, code = 'bad-request') => preExecError(id, new SvcError(400, code, message, '$'));
+    const opError = (id: string, message: string, code = 'bad-request') => preExecError(id, new SvcError(400, code, message, '$'), false);
+    const stopOp = (id: string) => {
+      const stop = ops.get(id);
+      if (stop) {
+        stop();
+        ops.delete(id);
+      }
+      pending.delete(id);
+    };
     const stopAll = () => {
       for (const stop of ops.values()) stop();
       ops.clear();
+      pending.clear();
     };
     const cleanup = () => {
       closed = true;
@@ -139,10 +226,13 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       queue = undefined;
       if (ka) clearInterval(ka);
       if (expiry) clearTimeout(expiry);
+      if (initTimer) clearTimeout(initTimer);
+      if (flushTimer) clearTimeout(flushTimer);
     };
     const end = (code: number, reason: string) => {
       cleanup();
-      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
+      // a close reason is at most 123 bytes
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
     };
     ws.on('close', cleanup);
     ws.on('error', cleanup);
@@ -160,14 +250,15 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
           return;
         }
         engine.log.info({ type: 'websocket-log', detail: { event: 'session-expired' } });
+        if (transport) return end(CloseCode.Forbidden, 'Forbidden: session expired');
         send({ type: 'connection_error', payload: 'session expired' });
         end(1000, 'session expired');
       };
       fire();
     };
 
-    const init = async (m: ClientMessage) => {
-      const given = (m.payload as { headers?: unknown } | undefined)?.headers;
+    const init = async (payload: unknown) => {
+      const given = (payload as { headers?: unknown } | undefined)?.headers;
       // this init's headers replace an earlier init's; the client's own spelling is kept
       const fresh: Record<string, string | string[] | undefined> = {};
       if (given && typeof given === 'object' && !Array.isArray(given)) {
@@ -183,21 +274,83 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
         session = await auth.resolve(headers);
       } catch (e) {
         if (closed) return;
+        if (transport) return end(CloseCode.Forbidden, `Forbidden: ${toSvcError(e).message}`);
         send({ type: 'connection_error', payload: toSvcError(e).message });
         end(1000, 'connection_init failed');
         return;
       }
       if (closed) return;
       send({ type: 'connection_ack' });
-      send({ type: 'ka' });
-      if (!ka) {
-        ka = setInterval(() => send({ type: 'ka' }), KEEPALIVE_MS);
-        ka.unref();
+      if (!transport) {
+        send({ type: 'ka' });
+        if (!ka) {
+          ka = setInterval(() => send({ type: 'ka' }), KEEPALIVE_MS);
+          ka.unref();
+        }
       }
       armExpiry(session);
       const waiting = queue ?? [];
       queue = undefined;
       for (const q of waiting) handle(q);
+    };
+
+    /** runs an operation (a checked start/subscribe payload) under this id */
+    const startOperation = (id: string, request: GraphQLRequest) => {
+      const s = session!;
+      let cancelled = false;
+      const stop = () => (cancelled = true);
+      ops.set(id, stop);
+      const current = () => !cancelled && ops.get(id) === stop;
+      // the first run tells a request that fails before execution (an `error` message) from one
+      // that runs; a subscription then becomes a live query that starts from that first result
+      void run(s, request, true).then((first) => {
+        if (!current()) return;
+        if (first instanceof SvcError) {
+          ops.delete(id);
+          preExecError(id, first, true);
+          return;
+        }
+        if (operationKind(request) !== 'subscription') {
+          ops.delete(id);
+          sendData(id, first);
+          send({ type: 'complete', id });
+          return;
+        }
+        sendData(id, first);
+        const h = liveQuery(id, s, request, first);
+        ops.set(id, () => h.stop());
+      });
+    };
+
+    /** the live query of a subscription whose first result was sent: multiplexed when it can be */
+    const liveQuery = (id: string, s: Session, request: GraphQLRequest, first: string): LiveQueryHandle | LiveQuery => {
+      const errorText = (e: unknown) => errorResponse(e, errorFormat());
+      const plan = () => {
+        try {
+          return gql.planLive(engine, s, request, headers, { relay });
+        } catch {
+          return null;
+        }
+      };
+      const p = plan();
+      if (p) {
+        return live.add(
+          p,
+          {
+            push: (text) => sendLive(id, text),
+            errorText,
+            replan: () => {
+              try {
+                return gql.planLive(engine, s, request, headers, { relay }) ?? errorText(new SvcError(400, 'validation-failed', 'the subscription no longer selects a database field', '$'));
+              } catch (e) {
+                return errorText(e);
+              }
+            },
+          },
+          first,
+        );
+      }
+      return startLiveQuery({ first, sendFirst: false, run: () => run(s, request, false) as Promise<string>, send: (out) => sendLive(id, out), intervalMs: config.liveQueriesRefetchInterval });
     };
 
     const start = (m: ClientMessage) => {
@@ -222,42 +375,13 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       if (p.operationName !== undefined && p.operationName !== null && typeof p.operationName !== 'string') {
         return opError(id, 'operationName must be a string', 'parse-failed');
       }
-      const request: GraphQLRequest = { query: p.query, variables: p.variables ?? null, operationName: p.operationName ?? null };
-      const s = session;
-      let cancelled = false;
-      const stop = () => (cancelled = true);
-      ops.set(id, stop);
-      const current = () => !cancelled && ops.get(id) === stop;
-      // the first run tells a request that fails before execution (an `error` message) from one
-      // that runs; a subscription then becomes a live query that starts from that first result
-      void run(s, request, true).then((first) => {
-        if (!current()) return;
-        if (first instanceof SvcError) {
-          ops.delete(id);
-          preExecError(id, first);
-          send({ type: 'complete', id });
-          return;
-        }
-        if (operationKind(request) !== 'subscription') {
-          ops.delete(id);
-          sendRaw(id, 'data', first);
-          send({ type: 'complete', id });
-          return;
-        }
-        const live = startLiveQuery({ first, run: () => run(s, request, false) as Promise<string>, send: (out) => sendRaw(id, 'data', out), intervalMs: config.liveQueriesRefetchInterval });
-        ops.set(id, () => live.stop());
-      });
+      startOperation(id, { query: p.query, variables: p.variables ?? null, operationName: p.operationName ?? null });
     };
 
-    const handle = (m: ClientMessage) => {
-      if (closed) return;
-      if (queue && m.type !== 'connection_terminate') {
-        queue.push(m);
-        return;
-      }
+    const handleLegacy = (m: ClientMessage) => {
       switch (m.type) {
         case 'connection_init':
-          void init(m);
+          void init(m.payload);
           return;
         case 'start':
           start(m);
@@ -267,11 +391,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
             send({ type: 'connection_error', payload: 'stop received without an id' });
             return;
           }
-          const stop = ops.get(m.id);
-          if (stop) {
-            stop();
-            ops.delete(m.id);
-          }
+          stopOp(m.id);
           return;
         }
         case 'connection_terminate':
@@ -282,8 +402,65 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       }
     };
 
+    /** graphql-transport-ws: messages already validated by graphql-ws's parseMessage */
+    const handleTransport = (m: Message) => {
+      switch (m.type) {
+        case MessageType.ConnectionInit:
+          // the second one is refused in onMessage, before the queue
+          void init(m.payload ?? undefined);
+          return;
+        case MessageType.Ping:
+          send(m.payload ? { type: MessageType.Pong, payload: m.payload } : { type: MessageType.Pong });
+          return;
+        case MessageType.Pong:
+          return;
+        case MessageType.Subscribe: {
+          if (!session) return end(CloseCode.Unauthorized, 'Unauthorized');
+          if (ops.has(m.id)) return end(CloseCode.SubscriberAlreadyExists, `Subscriber for ${m.id} already exists`);
+          if (ops.size >= config.maxSubscriptionsPerConnection) {
+            return opError(m.id, `too many operations on this connection (limit ${config.maxSubscriptionsPerConnection}); complete one first`);
+          }
+          const p = m.payload;
+          startOperation(m.id, { query: p.query, variables: (p.variables as Record<string, unknown> | null | undefined) ?? null, operationName: p.operationName ?? null });
+          return;
+        }
+        case MessageType.Complete:
+          stopOp(m.id);
+          return;
+        default:
+          // server-to-client messages sent by a client
+          end(CloseCode.BadRequest, `Unexpected message of type ${m.type} received`);
+      }
+    };
+
+    const handle = (m: ClientMessage | Message) => {
+      if (closed) return;
+      if (queue && m.type !== 'connection_terminate') {
+        queue.push(m as ClientMessage);
+        return;
+      }
+      if (transport) handleTransport(m as Message);
+      else handleLegacy(m as ClientMessage);
+    };
+
     ws.on('message', (data, isBinary) => {
       try {
+        if (transport) {
+          let m: Message;
+          try {
+            if (isBinary) throw new Error('binary');
+            m = parseMessage(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+          } catch {
+            return end(CloseCode.BadRequest, 'Invalid message received');
+          }
+          if (m.type === MessageType.ConnectionInit) {
+            if (initReceived) return end(CloseCode.TooManyInitialisationRequests, 'Too many initialisation requests');
+            initReceived = true;
+            if (initTimer) clearTimeout(initTimer);
+          }
+          handle(m);
+          return;
+        }
         const m = parseClientMessage(data, isBinary);
         if (typeof m === 'string') {
           send({ type: 'connection_error', payload: `parsing ClientMessage failed: ${m}` });
@@ -293,7 +470,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       } catch (e) {
         // a bug, not an input: log it and end this connection, never the process
         engine.log.error({ type: 'websocket-log', err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) }, 'websocket message failed');
-        end(1011, 'internal error');
+        end(transport ? CloseCode.InternalServerError : 1011, 'internal error');
       }
     });
 

@@ -105,9 +105,11 @@ export interface InlineValues {
 
 /**
  * Renders the fragment. With `inline`, parameters are replaced by literals
- * (explain); otherwise each distinct parameter becomes `$n`.
+ * (explain); otherwise each distinct parameter becomes `$n`, or `ref(n)` when given (the
+ * multiplexed live-query statement reads parameter n of each subscriber from a batch row; the
+ * numbering is the same, so `bindParams` gives each subscriber's values).
  */
-export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
+export function compileSql(s: Sql, inline?: InlineValues, ref: (n: number) => string = (n) => `$${n}`): CompiledSql {
   const usesSession = s.chunks.some((c) => typeof c !== 'string' && (c.kind === 'session' || c.kind === 'sessionVar'));
   const params: Param[] = usesSession ? [SESSION] : [];
   const numbers = new Map<Param, number>();
@@ -125,10 +127,10 @@ export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
     }
     switch (c.kind) {
       case 'session':
-        text += '$1';
+        text += ref(1);
         break;
       case 'sessionVar':
-        text += `($1::json->>${quoteLiteral(c.name)})`;
+        text += `(${ref(1)}::json->>${quoteLiteral(c.name)})`;
         break;
       case 'const':
         // values written in the query text are part of the plan's key: inline them, so the
@@ -142,7 +144,7 @@ export function compileSql(s: Sql, inline?: InlineValues): CompiledSql {
           n = params.length;
           numbers.set(c, n);
         }
-        text += `$${n}`;
+        text += ref(n);
         break;
       }
     }

@@ -1,9 +1,9 @@
 /**
- * Live queries: a subscription re-runs its query every refetch interval and sends the result when
- * it changed. Transport-independent: a websocket protocol adapter (server/websocket.ts for the
- * legacy `graphql-ws` protocol) starts one per subscription and stops it on `stop`, on close and
- * when the session expires. A multiplexed implementation (one statement per cohort of
- * subscriptions with the same query) replaces this module behind the same interface.
+ * A live query of its own: the subscription re-runs its request every refetch interval and sends
+ * the result when it changed. Used only for subscriptions that cannot be multiplexed (no database
+ * field, e.g. `__typename` alone); every other subscription joins a cohort of
+ * subscriptions/multiplexed.ts. Transport-independent: server/websocket.ts starts one per
+ * subscription and stops it on stop/complete, on close and when the session expires.
  */
 
 export interface LiveQuery {
@@ -16,8 +16,10 @@ export interface LiveQueryOptions {
   /** called with a new result (the first one, then each one that differs from the previous) */
   send: (result: string) => void;
   intervalMs: number;
-  /** a result the caller already has (sent at once; the next run is one interval later) */
+  /** a result the caller already has (the next run is one interval later) */
   first?: string;
+  /** send `first` at once (default true; false: the caller sent it) */
+  sendFirst?: boolean;
 }
 
 export function startLiveQuery(opts: LiveQueryOptions): LiveQuery {
@@ -42,7 +44,7 @@ export function startLiveQuery(opts: LiveQueryOptions): LiveQuery {
   };
   if (opts.first !== undefined) {
     last = opts.first;
-    opts.send(opts.first);
+    if (opts.sendFirst !== false) opts.send(opts.first);
     timer = setTimeout(() => void tick(), opts.intervalMs);
     timer.unref();
   } else void tick();
