@@ -19,6 +19,7 @@ import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
 import { compileSql, type CompiledSql } from '../sql/ast.js';
 import { compileMutation, type RaisedError } from '../sql/mutation.js';
 import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
+import { planRemote, type RemotePlan } from '../remote/plan.js';
 
 export type OperationType = 'query' | 'mutation' | 'subscription';
 
@@ -27,7 +28,9 @@ export type PlanField =
   /** column `column` of the plan's statement */
   | { alias: string; kind: 'db'; column: number; ir: RootField }
   /** a mutation root field: its own statements, run in the operation's transaction */
-  | { alias: string; kind: 'mutation'; plan: MutationFieldPlan; ir: RootField };
+  | { alias: string; kind: 'mutation'; plan: MutationFieldPlan; ir: RootField }
+  /** a root field of a remote schema: `plan.remote` sends it */
+  | { alias: string; kind: 'remote' };
 
 /** The statements of one mutation root field (see sql/mutation.ts). */
 export interface MutationFieldPlan {
@@ -56,6 +59,8 @@ export interface QueryPlan {
   response?: { texts: string[]; columns: string[] };
   /** the plan is in the plan cache: its statements are worth preparing */
   cached?: boolean;
+  /** remote root fields and remote relationships (src/remote/plan.ts) */
+  remote?: RemotePlan;
 }
 
 /** Parses a request's document within the document limits (execute/limits.ts) and picks its operation. */
@@ -80,6 +85,9 @@ export function operationRootFields(rs: RoleSchema, op: Operation, vars: Coerced
   const fields: RootField[] = [];
   for (const f of ctx.collect([{ set: op.def.selectionSet, path: '$', fragStack: [] }], root!)) {
     fields.push(rootField(ctx, rs, root!, defs, f, opType));
+  }
+  if (opType === 'subscription' && fields.some((f) => f.kind === 'remote')) {
+    throw new SvcError(400, 'not-supported', 'subscription to remote server is not supported', '$');
   }
   return { opType, ctx, fields };
 }
@@ -107,8 +115,9 @@ export const MAX_ROOT_FIELDS = 1600;
 
 export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
-  if (opType === 'mutation') return compileMutationPlan(ctx, fields, opts);
-  const dbFields = fields.filter((f) => f.kind !== 'const');
+  const remote = planRemote(op.def, op.fragments, fields);
+  if (opType === 'mutation') return { ...compileMutationPlan(ctx, fields, opts), remote };
+  const dbFields = fields.filter((f) => f.kind !== 'const' && f.kind !== 'remote');
   // one statement answers every root field, one output column each: PostgreSQL's limit of 1664
   // target-list entries (54011) would otherwise surface as an internal error
   if (dbFields.length > MAX_ROOT_FIELDS) {
@@ -122,8 +131,10 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
     sessionVars = compiled.sessionVars;
   }
   let col = 0;
-  const planFields: PlanField[] = fields.map((f) => (f.kind === 'const' ? { alias: f.alias, kind: 'const', json: f.json } : { alias: f.alias, kind: 'db', column: col++, ir: f }));
-  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields) };
+  const planFields: PlanField[] = fields.map((f) =>
+    f.kind === 'const' ? { alias: f.alias, kind: 'const', json: f.json } : f.kind === 'remote' ? { alias: f.alias, kind: 'remote' } : { alias: f.alias, kind: 'db', column: col++, ir: f },
+  );
+  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields), remote };
 }
 
 function responseTemplate(fields: PlanField[]): QueryPlan['response'] {
@@ -132,9 +143,10 @@ function responseTemplate(fields: PlanField[]): QueryPlan['response'] {
   let text = '{"data":{';
   fields.forEach((f, i) => {
     text += `${i > 0 ? ',' : ''}${JSON.stringify(f.alias)}:`;
-    if (f.kind === 'db') {
+    if (f.kind === 'db' || f.kind === 'remote') {
       texts.push(text);
-      columns.push(String(f.column));
+      // remote values are put in the row under their response key (prefixed: never a column number)
+      columns.push(f.kind === 'db' ? String(f.column) : `remote:${f.alias}`);
       text = '';
     } else {
       text += f.kind === 'const' ? f.json : 'null';
@@ -148,6 +160,7 @@ function compileMutationPlan(ctx: DocumentContext, fields: RootField[], opts: Se
   const sessionVars = new Set<string>();
   const planFields = fields.map((f): PlanField => {
     if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
+    if (f.kind === 'remote') return { alias: f.alias, kind: 'remote' };
     if (f.kind !== 'mutation') throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
     const c = compileMutation(f.mutation, f.output, opts);
     if (c.kind === 'constant') return { alias: f.alias, kind: 'const', json: c.json };

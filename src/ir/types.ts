@@ -8,6 +8,14 @@
 import type { ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../schema/model.js';
 import type { NumberText } from '../sql/numbers.js';
 import type { PgType } from '../sql/pgtypes.js';
+import type { CollectedField } from './document.js';
+import type { RemoteRelationshipModel } from '../remote/model.js';
+
+/** A remote relationship field as selected: the relationship and the client's field (arguments, selection). */
+export interface RemoteJoinField {
+  rel: RemoteRelationshipModel;
+  field: CollectedField;
+}
 
 export type ValueRef =
   /** a JSON value written in the query (or a variable used structurally) */
@@ -138,7 +146,9 @@ export type Field =
   | { alias: string; kind: 'array'; rel: RelationshipModel; select: Select }
   | { alias: string; kind: 'array_aggregate'; rel: RelationshipModel; select: AggregateSelect }
   | { alias: string; kind: 'computed_scalar'; field: ComputedFieldModel; args: FunctionArg[]; type: PgType; jsonPath?: (string | number)[] }
-  | { alias: string; kind: 'computed_table'; field: ComputedFieldModel; select: Select };
+  | { alias: string; kind: 'computed_table'; field: ComputedFieldModel; select: Select }
+  /** a remote relationship (src/remote): the statement outputs the join columns as a JSON array; the remote call fills the field */
+  | { alias: string; kind: 'remote_join'; columns: ColumnModel[]; join: RemoteJoinField };
 
 export type AggregateField =
   | { alias: string; kind: 'typename'; name: string }
@@ -228,4 +238,6 @@ export type RootField =
   /** a value computed without the database (`__typename`, introspection) */
   | { alias: string; kind: 'const'; json: string }
   /** `errorPath`: where database errors of the mutation are reported (`$.selectionSet.insert_x.args.objects`) */
-  | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string };
+  | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string }
+  /** a root field of a remote schema (src/remote), sent to its server */
+  | { alias: string; kind: 'remote'; remote: string; field: CollectedField };

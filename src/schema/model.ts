@@ -16,6 +16,7 @@ import type {
   QualifiedTable,
   TableMetadata,
 } from '../metadata/types.js';
+import type { RemoteCacheModel } from '../remote/model.js';
 
 export interface ColumnModel extends ColumnInfo {
   /** GraphQL field name (custom_column_names or the column name) */
@@ -174,4 +175,6 @@ export interface SchemaCache {
   roles: Set<string>;
   /** lazily built per-role artefacts (GraphQL schema etc.), keyed by role */
   perRole: Map<string, unknown>;
+  /** remote schemas and remote relationships (src/remote/cache.ts), set by schema/load.ts */
+  remote?: RemoteCacheModel;
 }

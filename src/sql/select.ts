@@ -139,6 +139,9 @@ export class SelectCompiler {
       }
       case 'computed_table':
         return this.rows(f.select, { alias, corr: { kind: 'row' } });
+      case 'remote_join':
+        // the join values; src/remote/join.ts replaces them with the remote's answer
+        return sql`json_build_array(${join(f.columns.map((c) => col(alias, c.name)), ', ')})`;
     }
   }
 
@@ -264,6 +267,8 @@ export class SelectCompiler {
         return sql`${constParam(f.json)}::json`;
       case 'mutation':
         throw new Error('mutations are compiled by sql/mutation.ts');
+      case 'remote':
+        throw new Error('remote root fields are sent to their server (src/remote)');
     }
   }
 }

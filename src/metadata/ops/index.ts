@@ -10,3 +10,4 @@ import './collections.js';
 import './event_triggers.js';
 import './custom_types.js';
 import './dml.js';
+import '../../remote/ops.js';

@@ -5,6 +5,7 @@ import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata } from '../types.js';
+import { remoteStore } from '../../remote/introspect.js';
 
 defineOp('export_metadata', {
   kind: 'data',
@@ -74,7 +75,7 @@ defineOp('reload_metadata', {
   async run(ctx, args) {
     if (args !== null && args !== undefined) {
       const a = reader(args);
-      a.bool('reload_remote_schemas', false);
+      if (a.bool('reload_remote_schemas', false)) remoteStore.invalidate();
       a.done();
     }
     ctx.state.metadataChanged = true;
