@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { startConformanceServer, type TestServer } from '../helpers/server.js';
 import { SUITES, loadManifest, plan, readPassingList, runSuites, type ConformanceResult } from './runner.js';
+import { UPSTREAM_REMOTE_NEED, startUpstreamRemoteFixtures, type UpstreamRemoteFixtures } from '../fixtures/remote/upstream.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const listed = readPassingList(join(HERE, 'passing.txt'));
@@ -17,25 +18,29 @@ const listedSet = new Set(listed);
 
 describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
   let server: TestServer | undefined;
+  let remotes: UpstreamRemoteFixtures | null = null;
   const byId = new Map<string, ConformanceResult>();
   let postgis = true;
 
   before(async () => {
     server = await startConformanceServer();
     postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
-    const results = await runSuites({ url: server.url, filter: (id) => listedSet.has(id) });
+    // the remote GraphQL servers of the upstream suite (fixed ports 5000 and 4000)
+    remotes = await startUpstreamRemoteFixtures();
+    const results = await runSuites({ url: server.url, filter: (id) => listedSet.has(id), fixtures: remotes ? [UPSTREAM_REMOTE_NEED] : [] });
     for (const r of results) byId.set(r.id, r);
   });
 
   after(async () => {
     await server?.close();
+    await remotes?.close();
   });
 
   test('passing.txt names existing, runnable items without duplicates', () => {
     assert.ok(listed.length > 0, 'passing.txt is empty');
     assert.equal(listedSet.size, listed.length, 'passing.txt has duplicate lines');
     const known = new Map<string, string | null>();
-    for (const suite of SUITES) for (const { items } of plan(loadManifest(suite.manifest))) for (const it of items) known.set(it.id, it.skip);
+    for (const suite of SUITES) for (const { items } of plan(loadManifest(suite.manifest), { fixtures: [UPSTREAM_REMOTE_NEED] })) for (const it of items) known.set(it.id, it.skip);
     const unknown = listed.filter((id) => !known.has(id));
     assert.deepEqual(unknown, [], 'passing.txt lists items that are in no manifest (manifest.json, upstream/manifest.json)');
     const skipped = listed.filter((id) => known.get(id));

@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startConformanceServer } from '../helpers/server.js';
+import { UPSTREAM_REMOTE_NEED, startUpstreamRemoteFixtures } from '../fixtures/remote/upstream.js';
 import { SUITES, formatTotals, loadManifest, readPassingList, runSuites, type ConformanceOptions, type ConformanceResult } from './runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -41,10 +42,13 @@ function parseArgs(argv: string[]): { areas?: string[]; verbose: boolean; verify
 
 async function runOnFreshServer(opts: Omit<ConformanceOptions, 'url' | 'manifest' | 'cases'>): Promise<ConformanceResult[]> {
   const server = await startConformanceServer();
+  const remotes = await startUpstreamRemoteFixtures();
+  if (!remotes) process.stderr.write('warning: ports 5000/4000 are taken: the remote schema cases are skipped\n');
   try {
-    return await runSuites({ ...opts, url: server.url });
+    return await runSuites({ ...opts, url: server.url, fixtures: remotes ? [UPSTREAM_REMOTE_NEED] : [] });
   } finally {
     await server.close();
+    await remotes?.close();
   }
 }
 
