@@ -101,6 +101,7 @@ export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<Remo
   }
   const schema = data.__schema as IntrospectionQuery['__schema'];
   checkIntrospectionShape(schema);
+  checkInterfacesAndUnions(schema);
   return { key: definitionKey(rs), endpoint, schema };
 }
 
@@ -117,6 +118,74 @@ function checkIntrospectionShape(s: IntrospectionQuery['__schema']): void {
       });
     }
   });
+}
+
+type TypeRef = { kind: string; name?: string | null; ofType?: TypeRef | null };
+
+function refText(t: TypeRef): string {
+  if (t.kind === 'NON_NULL') return `${refText(t.ofType!)}!`;
+  if (t.kind === 'LIST') return `[${refText(t.ofType!)}]`;
+  return t.name ?? '';
+}
+
+/**
+ * The interface and union rules of the GraphQL spec (3.1.3, 3.1.4) on a remote's types, with
+ * upstream's messages: an engine stitching a broken schema would answer wrongly later.
+ */
+function checkInterfacesAndUnions(s: IntrospectionQuery['__schema']): void {
+  const types = new Map(s.types.map((t) => [t.name, t]));
+  type Fielded = { name: string; fields: Array<{ name: string; type: TypeRef; args: Array<{ name: string; type: TypeRef }> }> };
+  const implementsIface = (obj: string, iface: string): boolean => {
+    const t = types.get(obj) as { interfaces?: Array<{ name: string }> } | undefined;
+    return !!t?.interfaces?.some((i) => i.name === iface);
+  };
+  // is `sub` the same type as `sup` or a subtype of it (non-null of, implementing, member of)?
+  const isSubtype = (sub: TypeRef, sup: TypeRef): boolean => {
+    if (sup.kind === 'NON_NULL') return sub.kind === 'NON_NULL' && isSubtype(sub.ofType!, sup.ofType!);
+    if (sub.kind === 'NON_NULL') return isSubtype(sub.ofType!, sup);
+    if (sup.kind === 'LIST') return sub.kind === 'LIST' && isSubtype(sub.ofType!, sup.ofType!);
+    if (sub.kind === 'LIST') return false;
+    if (sub.name === sup.name) return true;
+    const supT = types.get(sup.name ?? '');
+    if (supT?.kind === 'INTERFACE') return implementsIface(sub.name ?? '', sup.name!);
+    if (supT?.kind === 'UNION') return supT.possibleTypes.some((p) => p.name === sub.name);
+    return false;
+  };
+  for (const t of s.types) {
+    if (t.kind === 'INTERFACE' && (!t.fields || t.fields.length === 0)) throw remoteErr(`List of fields cannot be empty for interface '${t.name}'`);
+    if (t.kind === 'UNION') {
+      for (const p of t.possibleTypes ?? []) {
+        const m = types.get(p.name);
+        if (!m) throw remoteErr(`Could not find type '${p.name}', which is defined as a member type of Union '${t.name}'`);
+        if (m.kind !== 'OBJECT') throw remoteErr(`Union type '${t.name}' can only include object types. It cannot include '${p.name}'`);
+      }
+    }
+    if (t.kind !== 'OBJECT') continue;
+    const obj = t as unknown as Fielded;
+    for (const i of t.interfaces ?? []) {
+      const iface = types.get(i.name);
+      if (!iface || iface.kind !== 'INTERFACE') throw remoteErr(`Could not find interface '${i.name}' implemented by Object type '${t.name}'`);
+      for (const f of (iface as unknown as Fielded).fields ?? []) {
+        const of = obj.fields.find((x) => x.name === f.name);
+        if (!of) throw remoteErr(`Interface field '${iface.name}'.${JSON.stringify(f.name)} expected, but '${t.name}' does not provide it`);
+        if (!isSubtype(of.type, f.type)) {
+          throw remoteErr(`The type of Object field '${t.name}'.${JSON.stringify(of.name)} (${refText(of.type)}) is not the same type/sub type of Interface field '${iface.name}'.${JSON.stringify(f.name)} (${refText(f.type)})`);
+        }
+        for (const a of f.args) {
+          const oa = of.args.find((x) => x.name === a.name);
+          if (!oa) throw remoteErr(`Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) required, but Object field '${t.name}'.${JSON.stringify(of.name)} does not provide it`);
+          if (refText(oa.type) !== refText(a.type)) {
+            throw remoteErr(`Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) expects type ${refText(a.type)}, but '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) has type ${refText(oa.type)}`);
+          }
+        }
+        for (const oa of of.args) {
+          if (oa.type.kind === 'NON_NULL' && !f.args.some((a) => a.name === oa.name)) {
+            throw remoteErr(`Object field argument '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) is of required type ${refText(oa.type)}, but is not provided by Interface field '${iface.name}'.${JSON.stringify(f.name)}`);
+          }
+        }
+      }
+    }
+  }
 }
 
 function kind(v: unknown): string {
