@@ -119,6 +119,13 @@ describe('execution', () => {
     assert.equal(r.errors[0].extensions.internal.errors.length, 3);
   });
 
+  test('remote relationships in the rows a mutation returns', async () => {
+    const r = await gql('mutation { update_profiles(where: {id: {_lte: 2}}, _set: {team_id: 1}) { affected_rows returning { id messageBasic { msg } } } }');
+    assert.deepEqual(r, { data: { update_profiles: { affected_rows: 2, returning: [{ id: 1, messageBasic: { msg: 'You win!' } }, { id: 2, messageBasic: { msg: 'You lose!' } }] } } });
+    const one = await gql('mutation { update_profiles_by_pk(pk_columns: {id: 3}, _set: {team_id: 1}) { id messageBasic { id } } }');
+    assert.deepEqual(one, { data: { update_profiles_by_pk: { id: 3, messageBasic: { id: 3 } } } });
+  });
+
   test('1,000 parent rows: exactly one remote request', async () => {
     remote.reset();
     const r = await gql('{ many(order_by: {id: asc}) { id message { id } } }');
