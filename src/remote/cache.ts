@@ -73,6 +73,13 @@ export function remoteConflicts(m: RemoteSchemaModel, names: Names): string | nu
   return null;
 }
 
+/** The root fields and types of a schema cache: its database schema and its consistent remotes. */
+export function schemaNames(cache: SchemaCache): Names {
+  const names = dbNames(cache);
+  for (const m of cache.remote?.schemas.values() ?? []) addNames(m, names);
+  return names;
+}
+
 function addNames(m: RemoteSchemaModel, names: Names): void {
   for (const [n, t] of m.types) if (!m.rootTypes.has(n) && !BUILTIN_SCALARS.has(n)) names.types.set(n, t.kind === 'SCALAR' ? 'scalar' : JSON.stringify(t));
   for (const f of [...m.query.fields, ...(m.mutation?.fields ?? [])]) names.roots.add(f.name);

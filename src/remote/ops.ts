@@ -10,9 +10,8 @@ import { findTable } from '../metadata/ops/tables.js';
 import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../metadata/types.js';
 import { isGraphQLName } from '../schema/graphql/names.js';
 import { EMPTY_REMOTE } from './model.js';
-import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship } from './cache.js';
+import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship, schemaNames } from './cache.js';
 import { fetchIntrospection, remoteStore } from './introspect.js';
-import { buildRoleSchema } from '../schema/graphql/schema.js';
 
 function parseDefinition(v: unknown, path: string): RemoteSchemaMetadata['definition'] {
   const a = reader(v, 'RemoteSchemaDef');
@@ -66,16 +65,7 @@ defineOp('add_remote_schema', {
     });
     const model = remoteSchemaModel(name, intro);
     // conflicts with the database schema and the remotes already added
-    const cache = ctx.state.cache;
-    const rsAdmin = buildRoleSchema(cache, 'admin');
-    const names = { roots: new Set<string>(), types: new Map<string, string>() };
-    for (const f of [...Object.values(rsAdmin.query.getFields()), ...Object.values(rsAdmin.mutation?.getFields() ?? {})]) names.roots.add(f.name);
-    for (const [n, t] of Object.entries(rsAdmin.schema.getTypeMap())) {
-      if (n.startsWith('__') || n === 'query_root' || n === 'mutation_root' || n === 'subscription_root') continue;
-      const own = (cache.remote ?? EMPTY_REMOTE).schemas;
-      const remoteType = [...own.values()].find((m) => m.types.has(n))?.types.get(n);
-      names.types.set(n, remoteType ? (remoteType.kind === 'SCALAR' ? 'scalar' : JSON.stringify(remoteType)) : t.constructor.name === 'GraphQLScalarType' ? 'scalar' : 'db');
-    }
+    const names = schemaNames(ctx.state.cache);
     const conflict = remoteConflicts(model, names);
     if (conflict) throw new SvcError(400, 'remote-schema-conflicts', conflict, ctx.path);
     remoteStore.set(name, intro);
