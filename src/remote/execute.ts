@@ -3,7 +3,7 @@
  * one request per remote schema for every remote relationship of the request (all parent rows of
  * all join sites as aliases of one document), never one per row.
  */
-import type { IntrospectionInputTypeRef } from 'graphql';
+import { Kind, parseValue, print, type ArgumentNode, type IntrospectionInputTypeRef, type ObjectFieldNode, type ValueNode } from 'graphql';
 import { SvcError } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import type { ExecContext } from '../execute/interface.js';
@@ -136,10 +136,27 @@ function substitute(args: unknown, row: Map<string, unknown>): unknown {
   return args;
 }
 
-function argsText(args: Record<string, unknown>, defs: RemoteRelationshipModel['path'][number]['def']['args'], m: RemoteSchemaModel): string {
-  return Object.entries(args)
-    .map(([k, x]) => `${k}: ${graphqlLiteral(x, defs.find((a) => a.name === k)?.type, m)}`)
-    .join(', ');
+/** Two argument values as one: object fields of both (the configured ones merged into the client's), else the configured value. */
+function mergeValues(client: ValueNode, configured: ValueNode): ValueNode {
+  if (client.kind !== Kind.OBJECT || configured.kind !== Kind.OBJECT) return configured;
+  const fields: ObjectFieldNode[] = client.fields.map((f) => {
+    const c = configured.fields.find((x) => x.name.value === f.name.value);
+    return c ? { ...f, value: mergeValues(f.value, c.value) } : f;
+  });
+  for (const c of configured.fields) if (!client.fields.some((f) => f.name.value === c.name.value)) fields.push(c);
+  return { kind: Kind.OBJECT, fields };
+}
+
+/** The configured arguments of a path step (values substituted), with the client's arguments merged in at the leaf. */
+function argsText(args: Record<string, unknown>, defs: RemoteRelationshipModel['path'][number]['def']['args'], m: RemoteSchemaModel, client: readonly ArgumentNode[]): string {
+  const out: string[] = [];
+  for (const [k, x] of Object.entries(args)) {
+    const text = graphqlLiteral(x, defs.find((a) => a.name === k)?.type, m);
+    const given = client.find((a) => a.name.value === k);
+    out.push(`${k}: ${given ? print(mergeValues(given.value, parseValue(text))) : text}`);
+  }
+  for (const a of client) if (!(a.name.value in args)) out.push(print(a));
+  return out.join(', ');
 }
 
 /** The aliased field of one distinct set of join values: the path with its arguments, the client's selection at the leaf. */
@@ -149,9 +166,7 @@ function joinField(alias: string, site: JoinSite, values: unknown[], m: RemoteSc
   let text = '';
   rel.path.forEach((step, i) => {
     const last = i === rel.path.length - 1;
-    const parts = [argsText(substitute(step.args, row) as Record<string, unknown>, step.def.args, m)];
-    if (last && site.leafArgs) parts.push(site.leafArgs);
-    const a = parts.filter(Boolean).join(', ');
+    const a = argsText(substitute(step.args, row) as Record<string, unknown>, step.def.args, m, last ? site.leafArgs : []);
     text += `${i === 0 ? `${alias}: ` : ' { '}${step.field}${a ? `(${a})` : ''}`;
   });
   text += site.selection ? ` ${site.selection}` : '';

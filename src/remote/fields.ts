@@ -157,10 +157,51 @@ registerTableFieldProvider((b, v: TableView) => {
     let type: GraphQLOutputType = outputType(b, m, leaf.def.type);
     if (type instanceof GraphQLNonNull) type = type.ofType as GraphQLOutputType;
     for (let i = rel.path.length - 2; i >= 0; i--) if (rel.path[i]!.list) type = new GraphQLList(type);
-    // the leaf's arguments the relationship does not set are the client's
-    const free = leaf.def.args.filter((a) => !(a.name in leaf.args));
+    // the leaf's arguments: those the relationship does not set, and what it leaves open of input objects
+    const suffix = `${v.table.name.schema}_${v.table.name.name}${rel.name}`;
+    const leafArgs: GraphQLFieldConfigArgumentMap = {};
+    for (const a of leaf.def.args) {
+      if (!(a.name in leaf.args)) leafArgs[a.name] = inputValue(b, m, a);
+      else {
+        const t = strippedType(b, m, a.type, leaf.args[a.name], suffix);
+        if (t) leafArgs[a.name] = { type: t, description: a.description ?? undefined };
+      }
+    }
     const parse: SelectionParser<Field> = (_ctx, f) => ({ alias: f.alias, kind: 'remote_join', columns: rel.columns, join: { rel, field: f } });
-    out[rel.name] = { type, description: 'Remote relationship field', args: args(b, m, free), extensions: { svc: parse } };
+    out[rel.name] = { type, description: 'Remote relationship field', args: leafArgs, extensions: { svc: parse } };
   }
   return out;
 });
+
+/**
+ * The type of an argument the relationship sets in part (upstream v1.3): an input object keeps the
+ * fields the configured value leaves out, under `<Type>_remote_rel_<schema>_<table><relationship>`;
+ * a scalar, a `$column` or a list of other than one element is set entirely (no argument: null).
+ * The client's value is merged with the configured one (src/remote/execute.ts).
+ */
+function strippedType(b: RoleSchemaBuilder, m: RemoteSchemaModel, ref: IntrospectionInputTypeRef, value: unknown, suffix: string): GraphQLInputType | null {
+  if (value === null || typeof value !== 'object') return null;
+  const inner = ref.kind === 'NON_NULL' ? ref.ofType : ref;
+  if (Array.isArray(value)) {
+    if (value.length !== 1 || inner.kind !== 'LIST') return null;
+    const t = strippedType(b, m, inner.ofType, value[0], suffix);
+    return t ? new GraphQLList(t) : null;
+  }
+  if (inner.kind !== 'INPUT_OBJECT') return null;
+  const def = m.types.get(inner.name);
+  if (!def || def.kind !== 'INPUT_OBJECT') return null;
+  const name = `${def.name}_remote_rel_${suffix}`;
+  const existing = b.types.get(name);
+  if (existing) return existing as GraphQLInputType;
+  const given = value as Record<string, unknown>;
+  const fields: Record<string, GraphQLInputFieldConfig> = {};
+  for (const f of def.inputFields) {
+    if (!(f.name in given)) fields[f.name] = inputValue(b, m, f);
+    else {
+      const t = strippedType(b, m, f.type, given[f.name], suffix);
+      if (t) fields[f.name] = { type: t, description: f.description ?? undefined };
+    }
+  }
+  if (Object.keys(fields).length === 0) return null;
+  return b.register(name, () => new GraphQLInputObjectType({ name, description: def.description ?? undefined, fields }));
+}

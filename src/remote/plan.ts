@@ -9,6 +9,7 @@ import {
   Kind,
   print,
   visit,
+  type ArgumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type InlineFragmentNode,
@@ -39,8 +40,8 @@ export type JoinStep = { key: string; walker: JoinWalker } | { key: string; site
 export interface JoinSite {
   id: number;
   join: RemoteJoinField;
-  /** the client's field: arguments and selection set printed with fragments inlined */
-  leafArgs: string;
+  /** the client's arguments (merged with the configured ones per row) and selection set (printed, fragments inlined) */
+  leafArgs: readonly ArgumentNode[];
   selection: string;
   variables: string[];
 }
@@ -115,9 +116,8 @@ export function planRemote(op: OperationDefinitionNode, fragments: Map<string, F
   let nextSite = 0;
   const site = (join: RemoteJoinField): JoinSite => {
     const node = fieldNode(join.field, fragments);
-    const args = (node.arguments ?? []).map((a) => print(a)).join(', ');
     const selection = node.selectionSet ? print(node.selectionSet) : '';
-    return { id: nextSite++, join, leafArgs: args, selection, variables: variablesOf(node) };
+    return { id: nextSite++, join, leafArgs: node.arguments ?? [], selection, variables: variablesOf(node) };
   };
   const walkFields = (fs: Field[]): JoinStep[] => {
     const out: JoinStep[] = [];
