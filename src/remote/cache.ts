@@ -74,10 +74,28 @@ export function remoteConflicts(m: RemoteSchemaModel, names: Names): string | nu
 }
 
 /** The root fields and types of a schema cache: its database schema and its consistent remotes. */
-export function schemaNames(cache: SchemaCache): Names {
+export function schemaNames(cache: SchemaCache, withRemotes = true): Names {
   const names = dbNames(cache);
-  for (const m of cache.remote?.schemas.values() ?? []) addNames(m, names);
+  const remotes = [...(cache.remote?.schemas.values() ?? [])];
+  if (!withRemotes) {
+    // the admin schema includes the remotes' fields and types: take them out again
+    for (const m of remotes) {
+      for (const f of [...m.query.fields, ...(m.mutation?.fields ?? [])]) names.roots.delete(f.name);
+      for (const n of m.types.keys()) if (names.types.get(n) !== undefined && !BUILTIN_SCALARS.has(n)) names.types.delete(n);
+    }
+    return names;
+  }
+  for (const m of remotes) addNames(m, names);
   return names;
+}
+
+/** track_table: a table whose GraphQL name is a remote's root field is refused (upstream's checkConflictingNode). */
+export function checkRemoteRootConflict(cache: SchemaCache, name: string, path: string): void {
+  for (const m of cache.remote?.schemas.values() ?? []) {
+    if ([...m.query.fields, ...(m.mutation?.fields ?? [])].some((f) => f.name === name)) {
+      throw new SvcError(400, 'remote-schema-conflicts', `node ${name} already exists in current graphql schema`, path);
+    }
+  }
 }
 
 function addNames(m: RemoteSchemaModel, names: Names): void {

@@ -64,10 +64,11 @@ defineOp('add_remote_schema', {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
     });
     const model = remoteSchemaModel(name, intro);
-    // conflicts with the database schema and the remotes already added
-    const names = schemaNames(ctx.state.cache);
-    const conflict = remoteConflicts(model, names);
-    if (conflict) throw new SvcError(400, 'remote-schema-conflicts', conflict, ctx.path);
+    // conflicts with the database schema, then with the remotes already added (upstream v1.3's codes)
+    const db = remoteConflicts(model, schemaNames(ctx.state.cache, false));
+    if (db) throw new SvcError(400, 'constraint-violation', db, ctx.path);
+    const other = remoteConflicts(model, schemaNames(ctx.state.cache));
+    if (other) throw new SvcError(400, 'unexpected', other, ctx.path);
     remoteStore.set(name, intro);
     ctx.state.metadata.remote_schemas.push(rs);
     return SUCCESS;

@@ -124,9 +124,9 @@ describe('headers and timeouts', () => {
       assert.equal(fwd.status, 200, fwd.text);
       // two remotes with the same root fields cannot both be added: one at a time
       let r = await addRemote('echo', `${echo.url}/a`, { forward_client_headers: true, headers: [{ name: 'X-Conf', value: 'conf' }, { name: 'X-Env', value_from_env: 'SVC_TEST_REMOTE_TOKEN' }, { name: 'Authorization', value: 'Bearer conf' }] });
-      // the hello schema's root fields clash with the messages remote's `hello`
+      // the hello schema's root fields clash with the messages remote's `hello` (upstream v1.3: `unexpected`)
       assert.equal(r.status, 400);
-      assert.equal(r.body.code, 'remote-schema-conflicts');
+      assert.equal(r.body.code, 'unexpected');
       assert.match(r.body.error, /top-level nodes: \[ hello \]/);
       await query(svc.url, { type: 'remove_remote_schema', args: { name: 'messages' } });
       r = await addRemote('echo', `${echo.url}/a`, { forward_client_headers: true, headers: [{ name: 'X-Conf', value: 'conf' }, { name: 'X-Env', value_from_env: 'SVC_TEST_REMOTE_TOKEN' }, { name: 'Authorization', value: 'Bearer conf' }] });
@@ -192,15 +192,20 @@ describe('bad input and lifecycle', () => {
     // the same user schema again: identical types merge, the root fields clash
     r = await addRemote('users2', `${users.url}/graphql`);
     assert.equal(r.status, 400);
-    assert.equal(r.body.code, 'remote-schema-conflicts');
+    assert.equal(r.body.code, 'unexpected');
     assert.match(r.body.error, /top-level nodes: \[ user, allUsers, createUser \]/);
     // another type of the same name
-    const other = await startGraphQLServer({ '/graphql': { schema: buildSchema('type User { id: String } type Query { otherUser: User }') } });
+    const other = await startGraphQLServer({ '/graphql': { schema: buildSchema('type User { id: String } type Query { otherUser: User }') }, '/t': { schema: buildSchema('type Query { article: String }') } });
     try {
       r = await addRemote('users3', `${other.url}/graphql`);
       assert.equal(r.status, 400);
-      assert.equal(r.body.code, 'remote-schema-conflicts');
+      assert.equal(r.body.code, 'unexpected');
       assert.match(r.body.error, /types: \[ User \] have mismatch/);
+      // a root field of the database schema (upstream v1.3: constraint-violation)
+      r = await addRemote('t', `${other.url}/t`);
+      assert.equal(r.status, 400);
+      assert.equal(r.body.code, 'constraint-violation');
+      assert.match(r.body.error, /top-level nodes: \[ article \]/);
     } finally {
       await other.close();
     }
@@ -224,6 +229,8 @@ describe('bad input and lifecycle', () => {
       ],
     });
     assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.code, 'remote-schema-conflicts');
+    assert.equal(r.body.error, 'node user already exists in current graphql schema');
     assert.deepEqual(await gql('{ user(id: 1) { username } }'), { data: { user: { username: 'jane' } } });
   });
 

@@ -14,8 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import { post, postQuery, startConformanceServer, type TestServer } from '../helpers/server.js';
 import { startUpstreamRemoteFixtures, type UpstreamRemoteFixtures } from '../fixtures/remote/upstream.js';
 
-const DIR = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'conformance', 'cases', 'remote_schemas', 'remote_relationships');
-const load = (name: string): any => JSON.parse(readFileSync(join(DIR, `${name}.json`), 'utf8'));
+const CASES = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'conformance', 'cases', 'remote_schemas');
+/** a case file of remote_relationships/, or of remote_schemas/ (`../name`) */
+const load = (name: string): any => JSON.parse(readFileSync(join(CASES, 'remote_relationships', `${name}.json`), 'utf8'));
 
 let svc: TestServer;
 let fixtures: UpstreamRemoteFixtures | null;
@@ -46,21 +47,35 @@ async function check(name: string): Promise<void> {
   }
 }
 
-/** One upstream test: its class setup/teardown around the steps. */
-function flow(title: string, steps: () => Promise<void>, setup = ['setup'], teardown = ['teardown']) {
+/** One upstream test: its class setup/teardown (case files, or /v1/query bodies) around the steps. */
+function flow(title: string, steps: () => Promise<void>, setup: Array<string | object> = ['setup'], teardown: Array<string | object> = ['teardown']) {
   test(title, async (t) => {
     if (!fixtures) {
       t.skip('ports 5000/4000 are taken');
       return;
     }
     await postQuery(svc.url, { type: 'clear_metadata', args: {} });
-    for (const s of setup) await v1q(s);
+    for (const s of setup) {
+      if (typeof s === 'string') await v1q(s);
+      else assert.equal((await postQuery(svc.url, s)).status, 200);
+    }
     try {
       await steps();
     } finally {
-      for (const s of teardown) await postQuery(svc.url, load(s));
+      for (const s of teardown) await postQuery(svc.url, typeof s === 'string' ? load(s) : s);
     }
   });
+}
+
+/** test_schema_stitching.py's mk_add_remote_q */
+const addRemote = (name: string, url: string, timeout?: number) => ({
+  type: 'add_remote_schema',
+  args: { name, comment: `testing ${name}`, definition: { url, forward_client_headers: false, ...(timeout ? { timeout_seconds: timeout } : {}) } },
+});
+async function expect(q: object, status: number, code?: string): Promise<void> {
+  const r = await postQuery(svc.url, q);
+  assert.equal(r.status, status, r.text);
+  if (code) assert.equal(r.body.code, code, r.text);
 }
 
 describe('TestCreateRemoteRelationship', () => {
@@ -167,4 +182,40 @@ describe('TestExecutionWithPermissions', () => {
     }, ['setup_with_permissions']);
   perms('test_basic_relationship', 'setup_remote_rel_basic', ['basic_relationship_with_permissions1', 'basic_relationship_with_permissions2']);
   perms('test_complex_multiple_joins', 'setup_multiple_remote_rel', ['complex_multiple_joins']);
+});
+
+describe('test_schema_stitching.py', () => {
+  const hello = 'http://localhost:5000/hello-graphql';
+  const basic = (title: string, steps: () => Promise<void>) => flow(title, steps, [addRemote('simple 1', hello)], [{ type: 'clear_metadata', args: {} }]);
+  basic('TestRemoteSchemaBasic::test_add_schema_conflicts', () => expect(addRemote('simple 2', hello), 400, 'unexpected'));
+  basic('TestRemoteSchemaBasic::test_remove_schema_error', () => expect({ type: 'remove_remote_schema', args: { name: 'random name' } }, 400, 'not-exists'));
+  basic('TestRemoteSchemaBasic::test_reload_remote_schema', () => expect({ type: 'reload_remote_schema', args: { name: 'simple 1' } }, 200));
+  basic('TestRemoteSchemaBasic::test_add_second_remote_schema', async () => {
+    await expect(addRemote('my remote', 'http://localhost:5000/user-graphql'), 200);
+    await expect({ type: 'remove_remote_schema', args: { name: 'my remote' } }, 200);
+  });
+  basic('TestRemoteSchemaBasic::test_add_remote_schema_with_interfaces', async () => {
+    await expect(addRemote('my remote interface one', 'http://localhost:5000/character-iface-graphql'), 200);
+    await check('../character_interface_query');
+  });
+  basic('TestRemoteSchemaBasic::test_add_remote_schema_with_union', async () => {
+    await expect(addRemote('my remote union one', 'http://localhost:5000/union-graphql'), 200);
+    await check('../search_union_type_query');
+  });
+  basic('TestRemoteSchemaBasic::test_bulk_remove_add_remote_schema', () => v1q('../basic_bulk_remove_add'));
+
+  const tbls = (title: string, steps: () => Promise<void>) => flow(title, steps, ['../tbls_setup'], ['../tbls_teardown']);
+  tbls('TestAddRemoteSchemaTbls::test_add_schema_conflicts_with_tables', () => expect(addRemote('simple2', hello), 400, 'constraint-violation'));
+  tbls('TestAddRemoteSchemaTbls::test_add_second_remote_schema', async () => {
+    await expect(addRemote('my remote2', 'http://localhost:5000/character-iface-graphql'), 200);
+    await expect({ type: 'remove_remote_schema', args: { name: 'my remote2' } }, 200);
+  });
+  tbls('TestAddRemoteSchemaTbls::test_add_conflicting_table', async () => {
+    const r = await postQuery(svc.url, load('../create_conflicting_table'));
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'remote-schema-conflicts');
+  });
+  tbls('TestAddRemoteSchemaTbls::test_add_schema_duplicate_name', () => expect(addRemote('simple2-graphql', 'http://localhost:5000/user-graphql'), 400, 'already-exists'));
+
+  flow('TestRemoteSchemaTimeout::test_remote_query_timeout', () => check('../basic_timeout_query'), [addRemote('simple 1', hello, 5)], [{ type: 'clear_metadata', args: {} }]);
 });
