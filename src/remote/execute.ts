@@ -111,6 +111,8 @@ function collectHoles(v: unknown, w: JoinWalker, out: Map<JoinSite, Hole[]>): vo
   }
 }
 
+const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
 /** A JSON value as a GraphQL literal of `type` (enum values bare, input objects field by field). */
 export function graphqlLiteral(v: unknown, type: IntrospectionInputTypeRef | undefined, m: RemoteSchemaModel): string {
   if (v === null || v === undefined) return 'null';
@@ -122,9 +124,16 @@ export function graphqlLiteral(v: unknown, type: IntrospectionInputTypeRef | und
   if (Array.isArray(v)) return `[${v.map((x) => graphqlLiteral(x, undefined, m)).join(', ')}]`;
   if (typeof v === 'object') {
     const fields = named?.kind === 'INPUT_OBJECT' ? named.inputFields : [];
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${graphqlLiteral(x, fields.find((f) => f.name === k)?.type, m)}`).join(', ')}}`;
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => {
+        // keys come from data (a json column as a join value): never spliced unless a GraphQL name
+        if (!GRAPHQL_NAME.test(k)) throw new SvcError(400, 'unexpected', `${JSON.stringify(k)} is not a valid GraphQL name for a remote argument`, '$');
+        return `${k}: ${graphqlLiteral(x, fields.find((f) => f.name === k)?.type, m)}`;
+      })
+      .join(', ')}}`;
   }
-  if (named?.kind === 'ENUM' && typeof v === 'string') return v;
+  // an enum value is written bare only when it is a name (else the remote refuses the string)
+  if (named?.kind === 'ENUM' && typeof v === 'string' && GRAPHQL_NAME.test(v)) return v;
   return JSON.stringify(v);
 }
 

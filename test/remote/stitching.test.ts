@@ -11,6 +11,7 @@ import { buildSchema } from 'graphql';
 import { postGraphql, postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { helloSchema, messagesSchema, userSchema } from '../fixtures/remote/schemas.js';
 import { startGraphQLServer, type GraphQLTestServer } from '../fixtures/remote/server.js';
+import { remoteStore } from '../../src/remote/introspect.js';
 
 let svc: TestServer;
 let users: GraphQLTestServer;
@@ -241,6 +242,17 @@ describe('bad input and lifecycle', () => {
       assert.equal((await addRemote('flaky', `${flaky.url}/graphql`)).status, 200);
       assert.deepEqual(await gql('{ user(id: 1) { id } }'), { data: { user: { id: 1 } } });
       await flaky.stop();
+      // an instance starting while the remote is down: the remote is inconsistent there, the rest serves
+      // (the introspection store is per process: forget it, as a fresh process would not have it)
+      remoteStore.invalidate();
+      const second = await startTestServer({ databaseUrl: svc.databaseUrl });
+      try {
+        const inc2 = await query(second.url, { type: 'get_inconsistent_metadata', args: {} });
+        assert.deepEqual(inc2.inconsistent_objects.map((o: { type: string; definition: { name: string } }) => [o.type, o.definition.name]), [['remote_schema', 'flaky']]);
+        assert.deepEqual((await postGraphql(second.url, { query: '{ article(limit: 1, order_by: {id: asc}) { title } hello }' })).body, { data: { article: [{ title: 'a' }], hello: 'world' } });
+      } finally {
+        await second.close();
+      }
       // the remote call fails: an error, not a crash
       const down = await gql('{ user(id: 1) { id } }');
       assert.equal(down.errors[0].extensions.code, 'unexpected');
