@@ -17,7 +17,7 @@ const types = new Map<string, IntrospectionType>([
       name: 'Where',
       description: null,
       inputFields: [{ name: 'tone', description: null, type: { kind: 'ENUM', name: 'Tone' }, defaultValue: null }],
-    } as IntrospectionType,
+    } as unknown as IntrospectionType,
   ],
 ]);
 const m = { types } as unknown as RemoteSchemaModel;
