@@ -115,7 +115,8 @@ export const MAX_ROOT_FIELDS = 1600;
 
 export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
-  const remote = planRemote(op.def, op.fragments, fields);
+  const r = rs.builder.cache.remote;
+  const remote = r && (r.schemas.size > 0 || r.relationships.size > 0) ? planRemote(op.def, op.fragments, fields) : undefined;
   if (opType === 'mutation') return { ...compileMutationPlan(ctx, fields, opts), remote };
   const dbFields = fields.filter((f) => f.kind !== 'const' && f.kind !== 'remote');
   // one statement answers every root field, one output column each: PostgreSQL's limit of 1664
