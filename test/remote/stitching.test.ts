@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildSchema } from 'graphql';
+import WebSocket from 'ws';
 import { postGraphql, postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { helloSchema, messagesSchema, userSchema } from '../fixtures/remote/schemas.js';
 import { startGraphQLServer, type GraphQLTestServer } from '../fixtures/remote/server.js';
@@ -101,6 +102,41 @@ describe('queries', () => {
     assert.equal(r.errors.length, 1);
     assert.equal(r.errors[0].message, 'intentional-error');
     assert.deepEqual(r.errors[0].path, ['message', 'errorMsg']);
+  });
+
+  test('over websockets (graphql-ws): remote queries and mutations; remote subscriptions refused', async () => {
+    const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/v1/graphql`, 'graphql-ws');
+    const messages: any[] = [];
+    const waiters: Array<() => void> = [];
+    ws.on('message', (d) => {
+      messages.push(JSON.parse(String(d)));
+      for (const w of waiters.splice(0)) w();
+    });
+    const next = async (type: string, id: string) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const m = messages.find((x) => x.id === id && x.type === type);
+        if (m) return m;
+        if (Date.now() > deadline) throw new Error(`no ${type} for ${id}: ${JSON.stringify(messages)}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200);
+        });
+      }
+    };
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    try {
+      ws.send(JSON.stringify({ type: 'connection_init', payload: { headers: {} } }));
+      ws.send(JSON.stringify({ id: 'q', type: 'start', payload: { query: '{ user(id: 2) { username } article(limit: 1, order_by: {id: asc}) { title } }' } }));
+      assert.deepEqual((await next('data', 'q')).payload, { data: { user: { username: 'john' }, article: [{ title: 'a' }] } });
+      ws.send(JSON.stringify({ id: 'm', type: 'start', payload: { query: 'mutation { createUser(id: 42, username: "foobar") { user { id username } } }' } }));
+      assert.deepEqual((await next('data', 'm')).payload, { data: { createUser: { user: { id: 42, username: 'foobar' } } } });
+      ws.send(JSON.stringify({ id: 's', type: 'start', payload: { query: 'subscription { hello }' } }));
+      const err = await next('error', 's');
+      assert.equal(err.payload.errors?.[0]?.message ?? err.payload.error, 'subscription to remote server is not supported');
+    } finally {
+      ws.close();
+    }
   });
 
   test('subscriptions to remote fields are not supported', async () => {
