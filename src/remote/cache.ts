@@ -109,11 +109,15 @@ export async function attachRemote(cache: SchemaCache, md: Metadata): Promise<vo
   cache.remote = model;
   if (md.remote_schemas.length === 0 && !md.tables.some((t) => t.remote_relationships.length > 0)) return;
   const names = md.remote_schemas.length ? dbNames(cache) : { roots: new Set<string>(), types: new Map<string, string>() };
-  for (const rs of md.remote_schemas) {
+  // remotes not fetched yet (start-up) are fetched concurrently: one slow remote costs its timeout once
+  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs)));
+  for (const [i, rs] of md.remote_schemas.entries()) {
     const definition = remoteSchemaDefinition(rs);
     let m: RemoteSchemaModel;
     try {
-      m = remoteSchemaModel(rs.name, await remoteStore.load(rs));
+      const r = loaded[i]!;
+      if (r.status === 'rejected') throw r.reason;
+      m = remoteSchemaModel(rs.name, r.value);
     } catch (e) {
       cache.inconsistent.push({ definition, reason: e instanceof Error ? e.message : String(e), type: 'remote_schema' });
       continue;
