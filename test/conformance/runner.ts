@@ -728,6 +728,16 @@ const REPRODUCED_FIXTURES: Record<string, { setup: unknown[]; teardown: unknown[
   },
 };
 
+/**
+ * /v1/query bodies posted after a test (whatever its outcome) to restore the state the upstream suite
+ * had after it: the test that followed it upstream, and undid its effect, is not in the same suite.
+ */
+const FOLLOW_UPS: Record<string, unknown[]> = {
+  // upstream's next test, test_replace_metadata_wo_remote_schemas (in upstream/, a later suite), replaced
+  // the remote schema "test" away; left in place it shows in TestMetadataOrder's export
+  'test_v1_queries.py::TestMetadata::test_replace_metadata': [{ type: 'bulk', args: [{ type: 'remove_remote_schema', args: { name: 'test' } }] }],
+};
+
 /** Every (class, test, transport) item of the selection with the reason it is skipped, if it is. */
 export function plan(manifest: Manifest, o: Pick<ConformanceOptions, 'areas' | 'filter' | 'adminSecret' | 'includeInternal' | 'transport' | 'fixtures'> = {}): Array<{ cls: ManifestClass; items: PlanItem[] }> {
   const satisfiable = new Set<string>(o.adminSecret != null ? ['admin_secret'] : []);
@@ -1212,6 +1222,7 @@ async function runClass(
       if (cls.state === 'mutations') await run.runFiles(cls.values_teardown, 'values teardown');
       if (methodScoped) await run.runFiles(cls.teardown, 'teardown');
       if (reproduced) await run.runQueries(reproduced.teardown, 'fixture teardown');
+      if (FOLLOW_UPS[it.test.id]) await run.runQueries(FOLLOW_UPS[it.test.id]!, 'follow-up').catch(() => undefined);
     } catch (e) {
       if (e instanceof ConnectionLost) throw e;
       if (!err) err = e;
