@@ -20,6 +20,7 @@ import { executeActionPlan, planHasActions } from '../actions/execute.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
 import { batchParams, batchStatement } from './multiplex.js';
 import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
+import { executeRemoteRoots, resolveJoins } from '../remote/execute.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
 
@@ -147,6 +148,12 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
     checkSessionVariables(plan, ctx.session);
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');
+    if (plan.remote) {
+      // remote schemas and remote relationships (src/remote): database fields keep their statement
+      if (planHasActions(plan)) throw new SvcError(400, 'not-supported', 'actions and fields of remote schemas cannot be mixed in one request', '$');
+      if (queryLog) logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
+      return runWithRemote(ctx, plan, variables).catch(fail);
+    }
     // actions are answered by their handlers: src/actions/execute.ts runs such plans
     if (planHasActions(plan)) return executeActionPlan(ctx, plan, variables).catch(fail);
     if (plan.opType === 'mutation') {
@@ -168,6 +175,49 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
     if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
     return Promise.resolve(fail(e));
   }
+}
+
+/** Runs the database part of a plan (one statement, or the mutation's transaction); the remote part around it. */
+async function runWithRemote(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string> {
+  const remote = plan.remote!;
+  const joinAll = async (texts: Map<string, string>) => (remote.joins.size ? resolveJoins(ctx, remote, texts, variables) : texts);
+  if (plan.opType === 'mutation') {
+    // database mutations first (one transaction), then the remote ones, as the operation orders them
+    const results = await executeMutationPlan(ctx, { ...plan, fields: plan.fields.filter((f) => f.kind !== 'remote') }, variables);
+    const roots = await executeRemoteRoots(ctx, remote, variables);
+    let k = 0;
+    const texts = new Map(plan.fields.map((f) => [f.alias, f.kind === 'remote' ? (roots.values.get(f.alias) ?? 'null') : results[k++]!]));
+    const joined = await joinAll(texts);
+    return withRemoteErrors(mutationResponse(plan, plan.fields.map((f) => joined.get(f.alias)!)), roots.errors);
+  }
+  const statement = plan.statement;
+  const dbRow = statement
+    ? (async () => {
+        const values = bindParams(statement.compiled, ctx.session.vars, variables);
+        try {
+          return (await ctx.db.prepared(statement.name, statement.compiled.text, values, ctx.signal)).rows[0] ?? {};
+        } catch (e) {
+          throw fromPgError(e, { text: statement.compiled.text, params: values, prepared: ctx.db.usePrepared });
+        }
+      })()
+    : Promise.resolve({} as Record<string, string | null>);
+  const [row, roots] = await Promise.all([dbRow, executeRemoteRoots(ctx, remote, variables)]);
+  const out: Record<string, string | null> = { ...row };
+  if (remote.joins.size) {
+    const texts = new Map<string, string>();
+    for (const f of plan.fields) if (f.kind === 'db' && remote.joins.has(f.alias)) texts.set(f.alias, row[String(f.column)] ?? 'null');
+    for (const [alias, text] of await joinAll(texts)) {
+      const f = plan.fields.find((x) => x.alias === alias);
+      if (f?.kind === 'db') out[String(f.column)] = text;
+    }
+  }
+  for (const [alias, text] of roots.values) out[`remote:${alias}`] = text;
+  return withRemoteErrors(readResponse(plan, out), roots.errors);
+}
+
+/** `{"data":…}` with the remotes' errors appended as they came (their paths are the response's). */
+function withRemoteErrors(response: string, errors: unknown[]): string {
+  return errors.length ? `${response.slice(0, -1)},"errors":${JSON.stringify(errors)}}` : response;
 }
 
 export interface ExplainBody {
@@ -215,7 +265,7 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unkno
   if (opType === 'mutation') throw new SvcError(400, 'invalid-params', 'only queries can be explained', '$');
   const out: FieldPlanExplain[] = [];
   for (const f of fields) {
-    if (f.kind === 'const' || f.kind === 'action') {
+    if (f.kind === 'const' || f.kind === 'action' || f.kind === 'remote') {
       out.push({ field: f.alias, sql: null, plan: null });
       continue;
     }

@@ -20,6 +20,7 @@ import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
 import { compileSql, type CompiledSql } from '../sql/ast.js';
 import { compileMutation, type RaisedError } from '../sql/mutation.js';
 import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
+import { planRemote, type RemotePlan } from '../remote/plan.js';
 
 export type OperationType = 'query' | 'mutation' | 'subscription';
 
@@ -30,7 +31,9 @@ export type PlanField =
   /** a mutation root field: its own statements, run in the operation's transaction */
   | { alias: string; kind: 'mutation'; plan: MutationFieldPlan; ir: RootField }
   /** an action: answered by its handler (src/actions/execute.ts) */
-  | { alias: string; kind: 'action'; field: ActionField };
+  | { alias: string; kind: 'action'; field: ActionField }
+  /** a root field of a remote schema: `plan.remote` sends it */
+  | { alias: string; kind: 'remote' };
 
 /** The statements of one mutation root field (see sql/mutation.ts). */
 export interface MutationFieldPlan {
@@ -64,6 +67,8 @@ export interface QueryPlan {
    * (`multiplexedParam(n)`), for the multiplexed live-query statement (subscriptions/multiplexed.ts)
    */
   multiplexed?: CompiledSql;
+  /** remote root fields and remote relationships (src/remote/plan.ts) */
+  remote?: RemotePlan;
 }
 
 /** A subscriber's parameter n inside the multiplexed statement: element n-1 of its JSON array of values. */
@@ -92,6 +97,9 @@ export function operationRootFields(rs: RoleSchema, op: Operation, vars: Coerced
   for (const f of ctx.collect([{ set: op.def.selectionSet, path: '$', fragStack: [] }], root!)) {
     fields.push(rootField(ctx, rs, root!, defs, f, opType));
   }
+  if (opType === 'subscription' && fields.some((f) => f.kind === 'remote')) {
+    throw new SvcError(400, 'not-supported', 'subscription to remote server is not supported', '$');
+  }
   return { opType, ctx, fields };
 }
 
@@ -118,8 +126,10 @@ export const MAX_ROOT_FIELDS = 1600;
 
 export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariables, opts: SelectCompileOptions): QueryPlan {
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
-  if (opType === 'mutation') return compileMutationPlan(ctx, fields, opts);
-  const dbFields = fields.filter((f) => f.kind !== 'const' && f.kind !== 'action');
+  const r = rs.builder.cache.remote;
+  const remote = r && (r.schemas.size > 0 || r.relationships.size > 0) ? planRemote(op.def, op.fragments, fields) : undefined;
+  if (opType === 'mutation') return { ...compileMutationPlan(ctx, fields, opts), remote };
+  const dbFields = fields.filter((f) => f.kind !== 'const' && f.kind !== 'action' && f.kind !== 'remote');
   // one statement answers every root field, one output column each: PostgreSQL's limit of 1664
   // target-list entries (54011) would otherwise surface as an internal error
   if (dbFields.length > MAX_ROOT_FIELDS) {
@@ -139,9 +149,10 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   const planFields: PlanField[] = fields.map((f): PlanField => {
     if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
     if (f.kind === 'action') return { alias: f.alias, kind: 'action', field: f.action };
+    if (f.kind === 'remote') return { alias: f.alias, kind: 'remote' };
     return { alias: f.alias, kind: 'db', column: col++, ir: f };
   });
-  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields), ...(multiplexed ? { multiplexed } : {}) };
+  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields), remote, ...(multiplexed ? { multiplexed } : {}) };
 }
 
 function responseTemplate(fields: PlanField[]): QueryPlan['response'] {
@@ -150,9 +161,10 @@ function responseTemplate(fields: PlanField[]): QueryPlan['response'] {
   let text = '{"data":{';
   fields.forEach((f, i) => {
     text += `${i > 0 ? ',' : ''}${JSON.stringify(f.alias)}:`;
-    if (f.kind === 'db') {
+    if (f.kind === 'db' || f.kind === 'remote') {
       texts.push(text);
-      columns.push(String(f.column));
+      // remote values are put in the row under their response key (prefixed: never a column number)
+      columns.push(f.kind === 'db' ? String(f.column) : `remote:${f.alias}`);
       text = '';
     } else {
       text += f.kind === 'const' ? f.json : 'null';
@@ -167,6 +179,7 @@ function compileMutationPlan(ctx: DocumentContext, fields: RootField[], opts: Se
   const planFields = fields.map((f): PlanField => {
     if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
     if (f.kind === 'action') return { alias: f.alias, kind: 'action', field: f.action };
+    if (f.kind === 'remote') return { alias: f.alias, kind: 'remote' };
     if (f.kind !== 'mutation') throw new SvcError(500, 'unexpected', 'a query field in a mutation', '$');
     const c = compileMutation(f.mutation, f.output, opts);
     if (c.kind === 'constant') return { alias: f.alias, kind: 'const', json: c.json };

@@ -11,6 +11,14 @@ import type { PgType } from '../sql/pgtypes.js';
 import type { Sql } from '../sql/ast.js';
 import type { SelectCompiler } from '../sql/select.js';
 import type { ActionField } from '../actions/ir.js';
+import type { CollectedField } from './document.js';
+import type { RemoteRelationshipModel } from '../remote/model.js';
+
+/** A remote relationship field as selected: the relationship and the client's field (arguments, selection). */
+export interface RemoteJoinField {
+  rel: RemoteRelationshipModel;
+  field: CollectedField;
+}
 
 export type ValueRef =
   /** a JSON value written in the query (or a variable used structurally) */
@@ -147,7 +155,9 @@ export type Field =
   | { alias: string; kind: 'computed_table'; field: ComputedFieldModel; select: Select }
   /** the Relay global id of the row: base64 of `[1, schema, table, pk…]` */
   | { alias: string; kind: 'node_id'; table: TableModel }
-  | { alias: string; kind: 'array_connection'; rel: RelationshipModel; select: ConnectionSelect };
+  | { alias: string; kind: 'array_connection'; rel: RelationshipModel; select: ConnectionSelect }
+  /** a remote relationship (src/remote): the statement outputs the join columns as a JSON array; the remote call fills the field */
+  | { alias: string; kind: 'remote_join'; columns: ColumnModel[]; join: RemoteJoinField };
 
 // ---- Relay connections --------------------------------------------------------------
 
@@ -285,4 +295,6 @@ export type RootField =
   /** an action (src/actions/): answered by its handler, not by the statement */
   | { alias: string; kind: 'action'; action: ActionField }
   /** a root field that builds its own JSON expression with the statement's compiler (the async action log) */
-  | { alias: string; kind: 'sql'; build: (c: SelectCompiler) => Sql };
+  | { alias: string; kind: 'sql'; build: (c: SelectCompiler) => Sql }
+  /** a root field of a remote schema (src/remote), sent to its server */
+  | { alias: string; kind: 'remote'; remote: string; field: CollectedField };

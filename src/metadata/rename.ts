@@ -89,7 +89,10 @@ export function renameColumns(md: Metadata, table: QualifiedTable, renames: Map<
         p.permission.columns = cols(p.permission.columns)!;
         p.permission.set = renameKeys(p.permission.set, r);
       }
-      for (const rr of t.remote_relationships) rr.definition.svc_fields = rr.definition.svc_fields.map(r);
+      for (const rr of t.remote_relationships) {
+        rr.definition.svc_fields = rr.definition.svc_fields.map(r);
+        rr.definition.remote_field = renameColumnRefs(rr.definition.remote_field, r) as Record<string, unknown>;
+      }
       for (const et of t.event_triggers) {
         for (const op of ['insert', 'update', 'delete'] as const) {
           const spec = et.definition[op];
@@ -144,4 +147,12 @@ function renameInExp(e: BoolExp, current: QualifiedTable, target: QualifiedTable
     }
   }
   return out;
+}
+
+/** `$column` references in a remote relationship's arguments, renamed. */
+function renameColumnRefs(v: unknown, r: (c: string) => string): unknown {
+  if (typeof v === 'string' && v.startsWith('$')) return `$${r(v.slice(1))}`;
+  if (Array.isArray(v)) return v.map((x) => renameColumnRefs(x, r));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, renameColumnRefs(x, r)]));
+  return v;
 }

@@ -8,6 +8,7 @@ import { qualifiedKey, type Metadata } from '../metadata/types.js';
 import { buildSchemaCache, type EnumRows } from './build.js';
 import type { SchemaCache } from './model.js';
 import { quoteIdent } from '../sql/ident.js';
+import { attachRemote } from '../remote/cache.js';
 
 export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db?: DbIntrospection): Promise<SchemaCache> {
   const intro = db ?? (await introspect(q));
@@ -27,5 +28,7 @@ export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersio
       /* the builder reports the table as inconsistent */
     }
   }
-  return buildSchemaCache(md, intro, resourceVersion, enumRows);
+  const cache = buildSchemaCache(md, intro, resourceVersion, enumRows);
+  await attachRemote(cache, md);
+  return cache;
 }

@@ -17,6 +17,7 @@ import type {
   QualifiedTable,
   TableMetadata,
 } from '../metadata/types.js';
+import type { RemoteCacheModel } from '../remote/model.js';
 
 export interface ColumnModel extends ColumnInfo {
   /** GraphQL field name (custom_column_names or the column name) */
@@ -178,4 +179,6 @@ export interface SchemaCache {
   /** custom types (empty when inconsistent) and the consistent actions */
   customTypes: CustomTypesModel;
   actions: Map<string, ActionModel>;
+  /** remote schemas and remote relationships (src/remote/cache.ts), set by schema/load.ts */
+  remote?: RemoteCacheModel;
 }

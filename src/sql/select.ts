@@ -144,6 +144,9 @@ export class SelectCompiler {
         return nodeIdSql(f.table, alias);
       case 'array_connection':
         return connectionSql<Parent>(this, f.select, { alias, corr: { kind: 'relationship', rel: f.rel } });
+      case 'remote_join':
+        // the join values; src/remote/join.ts replaces them with the remote's answer
+        return sql`json_build_array(${join(f.columns.map((c) => col(alias, c.name)), ', ')})`;
     }
   }
 
@@ -275,6 +278,8 @@ export class SelectCompiler {
         throw new Error('mutations are compiled by sql/mutation.ts');
       case 'action':
         throw new Error('actions are answered by their handlers (actions/execute.ts)');
+      case 'remote':
+        throw new Error('remote root fields are sent to their server (src/remote)');
     }
   }
 }

@@ -9,9 +9,13 @@
  *   connection (the cases compare the response headers the engine reports in its debugging
  *   info). Handlers that write data call back the engine's /v1/graphql as admin.
  *
+ * - `remote_graphql_server`: the upstream remote GraphQL servers (graphql-js) on 127.0.0.1:5000 and
+ *   :4000 (test/fixtures/remote/upstream.ts), for the remote schema and relationship cases.
+ *
  * A fixture whose port is taken is not started (its cases stay skipped).
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { UPSTREAM_REMOTE_NEED, startUpstreamRemoteFixtures } from '../fixtures/remote/upstream.js';
 
 export const ACTIONS_WEBHOOK_PORT = 5593;
 
@@ -135,13 +139,17 @@ export async function startFixtures(engineUrl: string, adminSecret: string | nul
   } else {
     process.stderr.write(`conformance: port ${ACTIONS_WEBHOOK_PORT} is taken; the cases needing actions_webhook_server stay skipped\n`);
   }
+  const remotes = await startUpstreamRemoteFixtures();
+  if (remotes) needs.push(UPSTREAM_REMOTE_NEED);
+  else process.stderr.write('conformance: ports 5000/4000 are taken; the remote schema cases stay skipped\n');
   return {
     needs,
     close: async () => {
       await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      await remotes?.close();
     },
   };
 }
 
 /** Every `needs` that startFixtures can satisfy. */
-export const FIXTURE_NEEDS = ['actions_webhook_server'];
+export const FIXTURE_NEEDS = ['actions_webhook_server', UPSTREAM_REMOTE_NEED];

@@ -12,3 +12,4 @@ import './scheduled_triggers.js';
 import './custom_types.js';
 import './dml.js';
 import './actions.js';
+import '../../remote/ops.js';

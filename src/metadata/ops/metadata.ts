@@ -6,6 +6,7 @@ import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata, type Metadata } from '../types.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
+import { remoteStore } from '../../remote/introspect.js';
 
 defineOp('export_metadata', {
   kind: 'data',
@@ -89,7 +90,7 @@ defineOp('reload_metadata', {
   async run(ctx, args) {
     if (args !== null && args !== undefined) {
       const a = reader(args);
-      a.bool('reload_remote_schemas', false);
+      if (a.bool('reload_remote_schemas', false)) remoteStore.invalidate();
       a.done();
     }
     ctx.state.metadataChanged = true;

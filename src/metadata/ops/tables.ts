@@ -5,6 +5,8 @@ import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../args.js';
+import { checkRemoteRootConflict } from '../../remote/cache.js';
+import { qualifiedGqlName } from '../../schema/graphql/names.js';
 import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../types.js';
 
 export function findTable(ctx: OpContext, table: QualifiedTable, path = ctx.path): TableMetadata {
@@ -62,6 +64,7 @@ function track(ctx: OpContext, table: QualifiedTable, isEnum: boolean, configura
     throw tableNotInPostgres(table, ctx.path);
   }
   checkNameClash(ctx, table);
+  checkRemoteRootConflict(ctx.state.cache, qualifiedGqlName(table), ctx.path);
   const t = emptyTable(table);
   if (isEnum) t.is_enum = true;
   if (configuration.custom_root_fields || configuration.custom_column_names) t.configuration = configuration;

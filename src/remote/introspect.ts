@@ -1,0 +1,236 @@
+/**
+ * Remote schemas: resolving a definition (url or url_from_env, headers from values or the
+ * environment, timeout) and fetching the server's introspection. The introspection result of each
+ * remote is kept per process (`RemoteStore`), refetched only by add_remote_schema,
+ * reload_remote_schema, reload_metadata with reload_remote_schemas, or when a rebuild meets a
+ * remote this process has not fetched yet (start-up, another instance added it).
+ */
+import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
+import { SvcError } from '../errors.js';
+import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import type { RemoteSchemaMetadata } from '../metadata/types.js';
+
+/** A remote schema's definition with URL and headers resolved. */
+export interface RemoteEndpoint {
+  name: string;
+  url: string;
+  headers: Array<{ name: string; value: string }>;
+  forwardClientHeaders: boolean;
+  timeoutMs: number;
+}
+
+export interface RemoteIntrospection {
+  /** JSON of the definition it was fetched for */
+  key: string;
+  endpoint: RemoteEndpoint;
+  schema: IntrospectionQuery['__schema'];
+}
+
+export const DEFAULT_TIMEOUT_SECONDS = 60;
+/** An introspection or a response of a remote is read up to this size. */
+export const REMOTE_RESPONSE_MAX = 64 * 1024 * 1024;
+
+const remoteErr = (message: string, internal?: unknown) => new SvcError(400, 'remote-schema-error', message, '$', internal);
+
+export function resolveEndpoint(rs: RemoteSchemaMetadata, env: NodeJS.ProcessEnv = process.env): RemoteEndpoint {
+  const d = rs.definition;
+  let url = d.url;
+  if (url === undefined && d.url_from_env !== undefined) {
+    url = env[d.url_from_env];
+    if (url === undefined) throw new SvcError(400, 'invalid-params', `environment variable '${d.url_from_env}' not set`);
+  }
+  if (url === undefined) throw new SvcError(400, 'invalid-params', 'both `url` and `url_from_env` can\'t be empty');
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new SvcError(400, 'invalid-params', `not a valid URI: ${url}`);
+  }
+  const headers = (d.headers ?? []).map((h) => {
+    if (h.value !== undefined) return { name: h.name, value: h.value };
+    const v = env[h.value_from_env!];
+    if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${h.value_from_env}" not set`);
+    return { name: h.name, value: v };
+  });
+  return {
+    name: rs.name,
+    url,
+    headers,
+    forwardClientHeaders: d.forward_client_headers === true,
+    timeoutMs: (d.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+  };
+}
+
+/** The identity of a definition: a changed definition is fetched again. */
+export const definitionKey = (rs: RemoteSchemaMetadata): string => JSON.stringify(rs.definition);
+
+/** POSTs a GraphQL request to a remote; the parsed JSON body. Errors are `remote-schema-error`s. */
+export async function postGraphQL(
+  ep: RemoteEndpoint,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; json: unknown; headers: Headers }> {
+  let res;
+  try {
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX });
+  } catch (e) {
+    throw remoteErr(`HTTP exception occurred while sending the request to ${ep.url}`, { error: describeFetchError(e) });
+  }
+  const text = res.body.toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    if (res.status !== 200) throw remoteErr(`non-200 (${res.status}) response from remote server`, { response: text.slice(0, 1000) });
+    throw remoteErr('Error in $: Failed reading: not a valid json value', { response: text.slice(0, 1000) });
+  }
+  return { status: res.status, json, headers: res.headers };
+}
+
+/** Fetches and checks a remote's introspection (`add_remote_schema` errors as upstream). */
+export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
+  const endpoint = resolveEndpoint(rs);
+  const hdrs: Record<string, string> = {};
+  for (const h of endpoint.headers) hdrs[h.name] = h.value;
+  const { status, json } = await postGraphQL(endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }));
+  if (status !== 200) throw remoteErr(`non-200 (${status}) response from remote server`, json);
+  const data = (json as { data?: { __schema?: unknown } } | null)?.data;
+  if (!data || typeof data !== 'object' || !data.__schema || typeof data.__schema !== 'object') {
+    const errors = (json as { errors?: unknown } | null)?.errors;
+    throw remoteErr(errors ? 'introspection query to remote server failed' : 'Error in $: key "data" not found', errors ?? json);
+  }
+  const schema = data.__schema as IntrospectionQuery['__schema'];
+  checkIntrospectionShape(schema);
+  checkInterfacesAndUnions(schema);
+  return { key: definitionKey(rs), endpoint, schema };
+}
+
+/** The parts of the introspection the engine reads, checked with aeson-like messages. */
+function checkIntrospectionShape(s: IntrospectionQuery['__schema']): void {
+  if (!Array.isArray(s.types)) throw remoteErr('Error in $.types: expected Array');
+  if (!s.queryType || typeof s.queryType.name !== 'string') throw remoteErr('Error in $.queryType: parsing Text failed');
+  s.types.forEach((t, i) => {
+    if (!t || typeof t.name !== 'string') throw remoteErr(`Error in $.types[${i}].name: parsing Text failed, expected String, but encountered ${t ? kind(t.name) : 'Null'}`);
+    const pt = (t as { possibleTypes?: Array<{ name?: unknown }> | null }).possibleTypes;
+    if (t.kind === 'UNION' && Array.isArray(pt)) {
+      pt.forEach((p, j) => {
+        if (typeof p?.name !== 'string') throw remoteErr(`Error in $.types[${i}].possibleTypes[${j}].name: parsing Text failed, expected String, but encountered ${kind(p?.name)}`);
+      });
+    }
+  });
+}
+
+type TypeRef = { kind: string; name?: string | null; ofType?: TypeRef | null };
+
+function refText(t: TypeRef): string {
+  if (t.kind === 'NON_NULL') return `${refText(t.ofType!)}!`;
+  if (t.kind === 'LIST') return `[${refText(t.ofType!)}]`;
+  return t.name ?? '';
+}
+
+/**
+ * The interface and union rules of the GraphQL spec (3.1.3, 3.1.4) on a remote's types, with
+ * upstream's messages: an engine stitching a broken schema would answer wrongly later.
+ */
+function checkInterfacesAndUnions(s: IntrospectionQuery['__schema']): void {
+  const types = new Map(s.types.map((t) => [t.name, t]));
+  type Fielded = { name: string; fields: Array<{ name: string; type: TypeRef; args: Array<{ name: string; type: TypeRef }> }> };
+  const implementsIface = (obj: string, iface: string): boolean => {
+    const t = types.get(obj) as { interfaces?: Array<{ name: string }> } | undefined;
+    return !!t?.interfaces?.some((i) => i.name === iface);
+  };
+  // is `sub` the same type as `sup` or a subtype of it (non-null of, implementing, member of)?
+  const isSubtype = (sub: TypeRef, sup: TypeRef): boolean => {
+    if (sup.kind === 'NON_NULL') return sub.kind === 'NON_NULL' && isSubtype(sub.ofType!, sup.ofType!);
+    if (sub.kind === 'NON_NULL') return isSubtype(sub.ofType!, sup);
+    if (sup.kind === 'LIST') return sub.kind === 'LIST' && isSubtype(sub.ofType!, sup.ofType!);
+    if (sub.kind === 'LIST') return false;
+    if (sub.name === sup.name) return true;
+    const supT = types.get(sup.name ?? '');
+    if (supT?.kind === 'INTERFACE') return implementsIface(sub.name ?? '', sup.name!);
+    if (supT?.kind === 'UNION') return supT.possibleTypes.some((p) => p.name === sub.name);
+    return false;
+  };
+  for (const t of s.types) {
+    if (t.kind === 'INTERFACE' && (!t.fields || t.fields.length === 0)) throw remoteErr(`List of fields cannot be empty for interface '${t.name}'`);
+    if (t.kind === 'UNION') {
+      for (const p of t.possibleTypes ?? []) {
+        const m = types.get(p.name);
+        if (!m) throw remoteErr(`Could not find type '${p.name}', which is defined as a member type of Union '${t.name}'`);
+        if (m.kind !== 'OBJECT') throw remoteErr(`Union type '${t.name}' can only include object types. It cannot include '${p.name}'`);
+      }
+    }
+    if (t.kind !== 'OBJECT') continue;
+    const obj = t as unknown as Fielded;
+    for (const i of t.interfaces ?? []) {
+      const iface = types.get(i.name);
+      if (!iface || iface.kind !== 'INTERFACE') throw remoteErr(`Could not find interface '${i.name}' implemented by Object type '${t.name}'`);
+      for (const f of (iface as unknown as Fielded).fields ?? []) {
+        const of = obj.fields.find((x) => x.name === f.name);
+        if (!of) throw remoteErr(`Interface field '${iface.name}'.${JSON.stringify(f.name)} expected, but '${t.name}' does not provide it`);
+        if (!isSubtype(of.type, f.type)) {
+          throw remoteErr(`The type of Object field '${t.name}'.${JSON.stringify(of.name)} (${refText(of.type)}) is not the same type/sub type of Interface field '${iface.name}'.${JSON.stringify(f.name)} (${refText(f.type)})`);
+        }
+        for (const a of f.args) {
+          const oa = of.args.find((x) => x.name === a.name);
+          if (!oa) throw remoteErr(`Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) required, but Object field '${t.name}'.${JSON.stringify(of.name)} does not provide it`);
+          if (refText(oa.type) !== refText(a.type)) {
+            throw remoteErr(`Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) expects type ${refText(a.type)}, but '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) has type ${refText(oa.type)}`);
+          }
+        }
+        for (const oa of of.args) {
+          if (oa.type.kind === 'NON_NULL' && !f.args.some((a) => a.name === oa.name)) {
+            throw remoteErr(`Object field argument '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) is of required type ${refText(oa.type)}, but is not provided by Interface field '${iface.name}'.${JSON.stringify(f.name)}`);
+          }
+        }
+      }
+    }
+  }
+}
+
+function kind(v: unknown): string {
+  if (v === null || v === undefined) return 'Null';
+  if (Array.isArray(v)) return 'Array';
+  if (typeof v === 'object') return 'Object';
+  if (typeof v === 'number') return 'Number';
+  if (typeof v === 'boolean') return 'Boolean';
+  return 'String';
+}
+
+/**
+ * Introspections this process fetched, by remote name. A failed fetch is remembered too: the remote
+ * stays inconsistent (and rebuilds do not wait on it again) until it is reloaded.
+ */
+export class RemoteStore {
+  private readonly byName = new Map<string, RemoteIntrospection | { key: string; error: Error }>();
+
+  set(name: string, r: RemoteIntrospection): void {
+    this.byName.set(name, r);
+  }
+
+  /** Forget one remote (or all): the next rebuild fetches it again. */
+  invalidate(name?: string): void {
+    if (name === undefined) this.byName.clear();
+    else this.byName.delete(name);
+  }
+
+  /** The cached introspection, or a fresh one (start-up, reload, another instance added the remote). */
+  async load(rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
+    const hit = this.byName.get(rs.name);
+    if (hit && hit.key === definitionKey(rs)) {
+      if ('error' in hit) throw hit.error;
+      return hit;
+    }
+    try {
+      const fresh = await fetchIntrospection(rs);
+      this.set(rs.name, fresh);
+      return fresh;
+    } catch (e) {
+      this.byName.set(rs.name, { key: definitionKey(rs), error: e instanceof Error ? e : new Error(String(e)) });
+      throw e;
+    }
+  }
+}
+
+/** One store per process: every engine in it sees the same remotes (tests run several engines). */
+export const remoteStore = new RemoteStore();
