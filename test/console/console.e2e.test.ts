@@ -19,6 +19,8 @@ import { ROOT } from '../helpers/process.js';
 import { sql } from '../helpers/db.js';
 import { query, startTestServer, type TestServer } from '../helpers/server.js';
 import { Receiver } from '../helpers/receiver.js';
+import { helloSchema } from '../fixtures/remote/schemas.js';
+import { startGraphQLServer } from '../fixtures/remote/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SKIP = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run the browser test`;
@@ -250,17 +252,66 @@ describe('web console in Chromium', { skip: SKIP }, () => {
     }
   });
 
-  for (const [name, path, heading] of [
-    ['schedules', '/console/schedules', 'Cron triggers'],
-    ['schedules-one-off', '/console/schedules/one-off', 'One-off scheduled events'],
-    ['actions', '/console/actions', 'Actions'],
-    ['remote-schemas', '/console/remote-schemas', 'Remote schemas'],
-  ] as const) {
-    test(`${heading}: the page loads, every control labelled`, async () => {
-      await load(name, path, () => page.getByRole('heading', { name: heading, exact: true }));
-      await assertLabelled(`${name} page`);
-    });
-  }
+  test('Schedules: a one-off event scheduled in the form reaches a real receiver; its invocation log', async () => {
+    const rx = await new Receiver().start();
+    try {
+      await load('schedules', '/console/schedules', () => page.getByRole('heading', { name: 'Cron triggers', exact: true }));
+      await assertLabelled('cron triggers page');
+      await page.getByRole('link', { name: 'One-off events' }).click();
+      await page.getByRole('heading', { name: 'One-off scheduled events' }).waitFor();
+      await assertLabelled('one-off events page');
+      await page.getByLabel('Webhook URL').fill(rx.url);
+      // now, in the browser's local time (the form's datetime-local value)
+      await page.getByLabel(/^At/).fill(await page.evaluate(() => {
+        const d = new Date(Date.now() - new Date().getTimezoneOffset() * 60_000);
+        return d.toISOString().slice(0, 16);
+      }));
+      await page.getByLabel(/^Payload/).fill('{"from": "console"}');
+      await page.getByRole('button', { name: 'Schedule event' }).click();
+      await status('Scheduled the event');
+      const [got] = await rx.waitFor(1);
+      assert.deepEqual(got!.body.payload, { from: 'console' });
+      const events = page.getByRole('region', { name: /1 event \(latest scheduled first/ });
+      for (let i = 0; i < 50 && !(await events.getByText('delivered', { exact: true }).count()); i++) {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await page.waitForTimeout(100);
+      }
+      await events.getByText('delivered', { exact: true }).waitFor();
+      await page.getByRole('button', { name: `Invocations of event ${got!.body.id}` }).click();
+      await page.getByText(/HTTP 200/).first().waitFor();
+      await shot('schedules-one-off');
+    } finally {
+      await rx.close();
+    }
+  });
+
+  test('Remote schemas: add a real GraphQL server with the form; its field is in the API', async () => {
+    const remote = await startGraphQLServer({ '/graphql': { schema: helloSchema() } });
+    try {
+      await load('remote-schemas', '/console/remote-schemas', () => page.getByRole('heading', { name: 'Remote schemas', exact: true }));
+      await assertLabelled('remote schemas page');
+      await page.getByLabel('Name', { exact: true }).fill('hello');
+      await page.getByLabel('GraphQL server URL').fill(`${remote.url}/graphql`);
+      await page.getByRole('button', { name: 'Add remote schema' }).click();
+      await status('Added remote schema hello');
+      await page.getByRole('region', { name: /1 remote schema/ }).getByRole('cell', { name: 'hello', exact: true }).waitFor();
+      const r = await query(server.url, { type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': SECRET });
+      assert.equal(r.remote_schemas[0].definition.url, `${remote.url}/graphql`);
+      const res = await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-admin-secret': SECRET }, body: JSON.stringify({ query: '{ hello }' }) });
+      assert.deepEqual(await res.json(), { data: { hello: 'Hello World' } });
+      await page.getByRole('button', { name: 'Remove hello' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Remove hello' }).click();
+      await status('Removed hello');
+      await shot('remote-schemas');
+    } finally {
+      await remote.close();
+    }
+  });
+
+  test('Actions: the page loads, every control labelled', async () => {
+    await load('actions', '/console/actions', () => page.getByRole('heading', { name: 'Actions', exact: true }));
+    await assertLabelled('actions page');
+  });
 
   test('API explorer: a query as role user (request headers) returns only the allowed rows; explain', async () => {
     await load('api-explorer', '/console/api-explorer', () => page.locator('.graphiql-query-editor .monaco-editor'));
