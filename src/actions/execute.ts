@@ -34,7 +34,16 @@ export function onAsyncActionQueued(fn: () => void): () => void {
 }
 
 /** Runs a plan with action fields; resolves with the response text `{"data": …}`. */
-export async function executeActionPlan(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string> {
+/**
+ * Answers a plan with actions. `join`, when given, fills the remote relationships inside the root
+ * fields' values (src/remote: one request per remote for the whole response).
+ */
+export async function executeActionPlan(
+  ctx: ExecContext,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  join?: (texts: Map<string, string>) => Promise<Map<string, string>>,
+): Promise<string> {
   const parts: string[] = [];
   if (plan.opType === 'mutation') {
     for (const f of plan.fields) {
@@ -56,6 +65,10 @@ export async function executeActionPlan(ctx: ExecContext, plan: QueryPlan, varia
       else if (f.kind === 'db') parts.push(values[String(f.column)] ?? 'null');
       else if (f.kind === 'action') parts.push((rest[k++] as PromiseFulfilledResult<string>).value);
     }
+  }
+  if (join) {
+    const joined = await join(new Map(plan.fields.map((f, i) => [f.alias, parts[i]!])));
+    plan.fields.forEach((f, i) => (parts[i] = joined.get(f.alias) ?? parts[i]!));
   }
   return `{"data":{${plan.fields.map((f, i) => `${JSON.stringify(f.alias)}:${parts[i]}`).join(',')}}}`;
 }

@@ -150,7 +150,12 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');
     if (plan.remote) {
       // remote schemas and remote relationships (src/remote): database fields keep their statement
-      if (planHasActions(plan)) throw new SvcError(400, 'not-supported', 'actions and fields of remote schemas cannot be mixed in one request', '$');
+      if (planHasActions(plan)) {
+        // remote relationships under actions' outputs are joined; remote root fields beside actions are not supported
+        const remote = plan.remote;
+        if (remote.roots.length) throw new SvcError(400, 'not-supported', 'actions and fields of remote schemas cannot be mixed in one request', '$');
+        return executeActionPlan(ctx, plan, variables, (texts) => resolveJoins(ctx, remote, texts, variables)).catch(fail);
+      }
       if (queryLog) logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
       return runWithRemote(ctx, plan, variables).catch(fail);
     }

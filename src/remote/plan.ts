@@ -154,6 +154,13 @@ export function planRemote(op: OperationDefinitionNode, fragments: Map<string, F
       if (f.output.kind === 'single') steps.push(...walkFields(f.output.fields));
       else for (const o of f.output.fields) if (o.kind === 'returning') push(steps, o.alias, 'rows', walkFields(o.fields));
       if (steps.length) joins.set(f.alias, { kind: 'object', fields: steps });
+    } else if (f.kind === 'action' && f.action.output) {
+      // an action's output relationships to tables, whose rows may have remote relationships
+      const steps: JoinStep[] = [];
+      for (const o of f.action.output.fields) {
+        if (o.kind === 'object' || o.kind === 'array') push(steps, o.alias, o.kind === 'object' ? 'object' : 'rows', walkFields(o.select.fields));
+      }
+      if (steps.length) joins.set(f.alias, { kind: f.action.output.list ? 'rows' : 'object', fields: steps });
     }
   }
   if (groups.size === 0 && joins.size === 0) return undefined;

@@ -11,6 +11,8 @@ import { createServer } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { postGraphql, postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { Receiver, type Received, type Reply } from '../helpers/receiver.js';
+import { actionsRemoteJoinSchema } from '../fixtures/remote/schemas.js';
+import { startGraphQLServer } from '../fixtures/remote/server.js';
 
 let s: TestServer;
 let rx: Receiver;
@@ -231,6 +233,35 @@ describe('the output', () => {
     rx.respond = () => ({ status: 200, body: '{"id": 1}' });
     const r = await gql('query { people(ids: [1]) { id } }');
     assert.equal(r.body.errors[0].message, 'expecting array for action webhook response but got object');
+  });
+});
+
+describe('remote relationships under the output', () => {
+  test('a list output → table relationship → remote relationship: one remote request for all rows', async () => {
+    const remote = await startGraphQLServer({ '/graphql': { schema: actionsRemoteJoinSchema() } });
+    try {
+      await run({ type: 'add_remote_schema', args: { name: 'messages', definition: { url: `${remote.url}/graphql` } } });
+      await run({ type: 'create_remote_relationship', args: { name: 'welcome', table: 'person', svc_fields: ['id'], remote_schema: 'messages', remote_field: { message: { arguments: { id: '$id' } } } } });
+      remote.reset();
+      const r = await gql('query { people(ids: [1, 2, 3]) { id person { name welcome { name msg } } } }');
+      assert.deepEqual(r.body, {
+        data: {
+          people: [
+            { id: 1, person: { name: 'ann', welcome: { name: 'Clarke', msg: 'Welcome to the team, Clarke' } } },
+            { id: 2, person: { name: 'bob', welcome: { name: 'Alice', msg: 'Welcome to the team, Alice' } } },
+            { id: 3, person: { name: 'cid', welcome: null } },
+          ],
+        },
+      });
+      assert.equal(remote.count('/graphql'), 1, 'one remote request for every row of the output');
+      // a remote root field beside an action is refused, not half-answered
+      const mixed = await gql('query { people(ids: [1]) { id } hello }');
+      assert.equal(mixed.body.errors[0].extensions.code, 'not-supported');
+    } finally {
+      await run({ type: 'delete_remote_relationship', args: { name: 'welcome', table: 'person' } });
+      await run({ type: 'remove_remote_schema', args: { name: 'messages' } });
+      await remote.close();
+    }
   });
 });
 
