@@ -538,8 +538,9 @@ async function measure(t, s) {
     const { rss } = procStatus(t.child.pid);
     if (rss > peak) peak = rss;
   };
-  const backends = await benchBackends();
-  const pgCpu0 = backends.reduce((n, pid) => n + cpuSeconds(pid), 0);
+  // per backend: CPU at the start; backends that exit during the window are left out (their CPU
+  // cannot be read at the end), backends that start during it count from zero
+  const pgCpu0 = new Map((await benchBackends()).map((pid) => [pid, cpuSeconds(pid)]));
   const srvCpu0 = cpuSeconds(t.child.pid);
   sample();
   const timer = setInterval(sample, 200);
@@ -550,7 +551,7 @@ async function measure(t, s) {
     clearInterval(timer);
     sample();
   }
-  const pgCpu = backends.reduce((n, pid) => n + cpuSeconds(pid), 0) - pgCpu0;
+  const pgCpu = (await benchBackends()).reduce((n, pid) => n + Math.max(0, cpuSeconds(pid) - (pgCpu0.get(pid) ?? 0)), 0);
   const srvCpu = cpuSeconds(t.child.pid) - srvCpu0;
   const seconds = res.duration_us / 1e6;
   return {
