@@ -188,3 +188,27 @@ export function JsonBlock({ value, label }: { value: unknown; label: string }) {
     </pre>
   );
 }
+
+/** One delivery try as the invocation-log tables store it (request and response are JSON texts). */
+export interface InvocationLog {
+  status: string | null;
+  created_at: string | null;
+  request: string | null;
+  response: string | null;
+}
+
+/** The invocation logs of one event, newest first: the first one open, each with request and response. */
+export function InvocationLogs({ logs }: { logs: Array<Partial<InvocationLog>> | undefined }) {
+  return (
+    <>
+      {(logs ?? []).map((l, i) => (
+        <details key={i} open={i === 0}>
+          <summary>{l.created_at}: HTTP {l.status}</summary>
+          <JsonBlock label="request" value={JSON.parse(l.request ?? 'null')} />
+          <JsonBlock label="response" value={JSON.parse(l.response ?? 'null')} />
+        </details>
+      ))}
+      {logs?.length === 0 && <p className="muted">No invocations yet.</p>}
+    </>
+  );
+}

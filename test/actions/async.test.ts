@@ -60,8 +60,7 @@ after(async () => {
 });
 
 beforeEach(() => {
-  rx.requests.length = 0;
-  rx.respond = handler;
+  rx.reset(handler);
 });
 
 const STATUS_QUERY = 'query ($id: uuid!) { make(id: $id) { __typename id created_at output { __typename id person { name } } errors } }';

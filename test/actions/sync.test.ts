@@ -110,8 +110,7 @@ after(async () => {
 });
 
 beforeEach(() => {
-  rx.requests.length = 0;
-  rx.respond = handler;
+  rx.reset(handler);
 });
 
 describe('the handler call', () => {

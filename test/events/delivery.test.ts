@@ -49,8 +49,7 @@ after(async () => {
 });
 
 beforeEach(() => {
-  rx.requests.length = 0;
-  rx.respond = () => ({ status: 200, body: '{"ok":true}' });
+  rx.reset();
 });
 
 async function trigger(name: string, extra: Record<string, unknown>): Promise<void> {

@@ -16,9 +16,11 @@ export interface Received {
 
 export type Reply = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'close';
 
+const OK: (r: Received) => Reply = () => ({ status: 200, body: '{"ok":true}' });
+
 export class Receiver {
   readonly requests: Received[] = [];
-  respond: (r: Received) => Reply = () => ({ status: 200, body: '{"ok":true}' });
+  respond: (r: Received) => Reply = OK;
   private server!: Server;
   private waiters: Array<() => void> = [];
   url = '';
@@ -70,6 +72,12 @@ export class Receiver {
         setTimeout(r, 250).unref();
       });
     }
+  }
+
+  /** Forgets the requests received so far and answers with `respond` (default: 200 `{"ok":true}`). */
+  reset(respond: (r: Received) => Reply = OK): void {
+    this.requests.length = 0;
+    this.respond = respond;
   }
 
   async close(): Promise<void> {

@@ -52,8 +52,7 @@ after(async () => {
 });
 
 beforeEach(() => {
-  rx.requests.length = 0;
-  rx.respond = () => ({ status: 200, body: '{"ok":true}' });
+  rx.reset();
 });
 
 describe('one-off scheduled events', () => {

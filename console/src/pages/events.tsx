@@ -13,7 +13,7 @@ import { loadMetadata } from '../data/load';
 import { qualified, sqlLiteral, tableLabel, type QualifiedName } from '../data/model';
 import type { PageMeta, PageProps } from '../pages';
 import { Link, navigate, useTitle } from '../router';
-import { ConfirmButton, ErrorBox, JsonBlock, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
+import { ConfirmButton, ErrorBox, InvocationLogs, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
 
 export const meta: PageMeta = {
   path: 'events',
@@ -244,14 +244,7 @@ function TriggerDetail({ trigger, onChanged }: { trigger: Trigger; onChanged: ()
         <section aria-labelledby={`${id}-logs`}>
           <h2 id={`${id}-logs`}>Invocations of event {selected}</h2>
           <ErrorBox error={logs.error} />
-          {(logs.data ?? []).map((l, i) => (
-            <details key={i} open={i === 0}>
-              <summary>{l.created_at}: HTTP {l.status}</summary>
-              <JsonBlock label="request" value={JSON.parse(l.request ?? 'null')} />
-              <JsonBlock label="response" value={JSON.parse(l.response ?? 'null')} />
-            </details>
-          ))}
-          {logs.data?.length === 0 && <p className="muted">No invocations yet.</p>}
+          <InvocationLogs logs={logs.data} />
         </section>
       )}
     </>

@@ -12,7 +12,7 @@ import { query, runSql, sqlRows } from '../api';
 import { sqlLiteral } from '../data/model';
 import type { PageMeta, PageProps } from '../pages';
 import { Link, navigate, useTitle } from '../router';
-import { ConfirmButton, ErrorBox, JsonBlock, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
+import { ConfirmButton, ErrorBox, InvocationLogs, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
 
 export const meta: PageMeta = {
   path: 'schedules',
@@ -162,14 +162,7 @@ function EventTable({ table, logTable, where, caption }: { table: string; logTab
         <>
           <h3>Invocations of event {selected}</h3>
           <ErrorBox error={logs.error} />
-          {(logs.data ?? []).map((l, i) => (
-            <details key={i} open={i === 0}>
-              <summary>{l.created_at}: HTTP {l.status}</summary>
-              <JsonBlock label="request" value={JSON.parse(l.request ?? 'null')} />
-              <JsonBlock label="response" value={JSON.parse(l.response ?? 'null')} />
-            </details>
-          ))}
-          {logs.data?.length === 0 && <p className="muted">No invocations yet.</p>}
+          <InvocationLogs logs={logs.data} />
         </>
       )}
     </section>
