@@ -138,10 +138,25 @@ async function main() {
     const body = (query, variables) => JSON.stringify({ query, variables });
     // answers are checked once: the same 20 rows on both endpoints
     const k = deep[0];
-    const r = await (await fetch(`${url}/v1beta1/relay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(relayQ, { c: cursor(k) }) })).json();
+    const relayText = await (await fetch(`${url}/v1beta1/relay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(relayQ, { c: cursor(k) }) })).text();
+    const r = JSON.parse(relayText);
     const g = await (await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(gqlQ, { k }) })).json();
     const names = (xs) => xs.map((x) => x.name).join();
     if (names(r.data.page_item_connection.edges.map((e) => e.node)) !== names(g.data.page_item)) throw new Error('relay and graphql pages differ');
+
+    // the same page on /v1/graphql with a response as large as the full Relay form's (its cursors
+    // and ids are bytes the plain page does not carry): `name` repeated under aliases
+    const relayBytes = Buffer.byteLength(relayText);
+    let wideQ = gqlQ;
+    for (let n = 1; n < 40; n++) {
+      const q = gqlQ.replace('{ id name score }', `{ id name score ${Array.from({ length: n }, (_, i) => `n${i}: name`).join(' ')} }`);
+      const size = Buffer.byteLength(await (await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(q, { k }) })).text());
+      wideQ = q;
+      if (size >= relayBytes) {
+        log(`relay full form: ${relayBytes} bytes; /v1/graphql with ${n} aliases: ${size} bytes`);
+        break;
+      }
+    }
 
     const dir = mkdtempSync(join(os.tmpdir(), 'relay-bench-'));
     const targets = [
@@ -149,6 +164,7 @@ async function main() {
       { name: 'relay deep (node columns only)', path: '/v1beta1/relay', lua: luaScript(dir, 'lean', deep.map((x) => body(relayLean, { c: cursor(x) }))) },
       { name: 'graphql deep (where id > k, limit)', path: '/v1/graphql', lua: luaScript(dir, 'graphql', deep.map((x) => body(gqlQ, { k: x }))) },
       { name: 'relay near the start', path: '/v1beta1/relay', lua: luaScript(dir, 'shallow', shallow.map((x) => body(relayQ, { c: cursor(x) }))) },
+      { name: 'graphql deep, as many bytes as relay', path: '/v1/graphql', lua: luaScript(dir, 'wide', deep.map((x) => body(wideQ, { k: x }))) },
     ];
     const results = new Map(targets.map((t) => [t.name, { rps: [], cpu: [] }]));
     for (const t of targets) await wrk(`${url}${t.path}`, t.lua, 1, Number(o.connections)); // warm-up

@@ -139,7 +139,8 @@ describe('paging through 1,000 rows', () => {
     const { plan } = planRequest(f.ctx(), { query: PAGE(''), variables: { first: 20, after: Buffer.from('{"id" : 700}').toString('base64') } }, new PlanCache(), true);
     const text = plan.statement!.compiled.text;
     assert.doesNotMatch(text, /OFFSET|row_number/i);
-    assert.match(text, /\("_t\d+"\."id"\) > \(\$1\)::int4 ORDER BY "_t\d+"\."id" ASC NULLS LAST LIMIT 20/);
+    // one row beyond the page answers hasNextPage
+    assert.match(text, /\("_t\d+"\."id"\) > \(\$1\)::int4 ORDER BY "_t\d+"\."id" ASC NULLS LAST LIMIT 21/);
     const r = await f.db.query(`EXPLAIN ${text.replace(/\$1/g, "'700'")}`);
     assert.match(r.rows.map((x) => String(x['QUERY PLAN'])).join('\n'), /Index Cond: \(id > /);
   });
@@ -285,6 +286,27 @@ describe('schema and errors', () => {
   test('first: 0 and an empty page', async () => {
     const r = await relay('{ item_connection(first: 0) { pageInfo { startCursor endCursor hasNextPage hasPreviousPage } edges { cursor } } }');
     assert.deepEqual(r.data.item_connection, { pageInfo: { startCursor: null, endCursor: null, hasNextPage: true, hasPreviousPage: false }, edges: [] });
+  });
+
+  test('pages ending exactly at the last row, last: 0 (the row read beyond the page never shows)', async () => {
+    const c = (id: number) => Buffer.from(`{"id" : ${id}}`).toString('base64');
+    const r = await relay(`{
+      a: item_connection(first: 5, after: "${c(995)}") { pageInfo { hasNextPage endCursor } edges { cursor node { id } } }
+      b: item_connection(first: 5, after: "${c(994)}") { pageInfo { hasNextPage endCursor } edges { cursor } }
+      z: item_connection(last: 0) { pageInfo { startCursor endCursor hasNextPage hasPreviousPage } edges { cursor } }
+      l: item_connection(last: 5, before: "${c(6)}") { pageInfo { hasPreviousPage startCursor endCursor } edges { node { id } } }
+      m: item_connection(last: 5, before: "${c(7)}") { pageInfo { hasPreviousPage startCursor } edges { cursor } }
+    }`);
+    const ids = (x: { edges: Array<{ node: { id: string } }> }) => x.edges.map((e) => idOf(e.node.id));
+    assert.deepEqual(ids(r.data.a), [996, 997, 998, 999, 1000]);
+    assert.deepEqual(r.data.a.pageInfo, { hasNextPage: false, endCursor: c(1000) });
+    assert.deepEqual(r.data.b.edges.map((e: { cursor: string }) => e.cursor), [995, 996, 997, 998, 999].map(c));
+    assert.deepEqual(r.data.b.pageInfo, { hasNextPage: true, endCursor: c(999) });
+    assert.deepEqual(r.data.z, { pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: true }, edges: [] });
+    assert.deepEqual(ids(r.data.l), [1, 2, 3, 4, 5]);
+    assert.deepEqual(r.data.l.pageInfo, { hasPreviousPage: false, startCursor: c(1), endCursor: c(5) });
+    assert.deepEqual(r.data.m.edges.map((e: { cursor: string }) => e.cursor), [2, 3, 4, 5, 6].map(c));
+    assert.deepEqual(r.data.m.pageInfo, { hasPreviousPage: true, startCursor: c(2) });
   });
 
   test('bad node ids never fail the server', async () => {
