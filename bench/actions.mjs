@@ -5,7 +5,7 @@
 // own Node process. `npm run bench:actions [-- --duration 10 --connections 32]`; results appended
 // to bench/ACTIONS.md ('--out -' for nowhere). Not part of `npm test`.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -74,6 +74,39 @@ const s = http.createServer((req, res) => {
 s.keepAliveTimeout = 60000;
 s.listen(Number(process.argv[1]), '127.0.0.1');`;
 
+// the ceiling of any Node.js engine on this machine: a proxy that does only the two HTTP exchanges
+// (read the client's request, POST the handler's body with a keep-alive node:http agent, answer
+// with the handler's output) and nothing else: no GraphQL, no session, no checks
+const PROXY = `
+const http = require('node:http');
+const [port, target, body] = [Number(process.argv[1]), process.argv[2], process.argv[3]];
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const u = new URL(target);
+http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const out = http.request({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
+      const chunks = [];
+      r.on('data', (c) => chunks.push(c));
+      r.on('end', () => {
+        const text = '{"data":{"item":' + Buffer.concat(chunks).toString() + '}}';
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+      });
+    });
+    out.end(body);
+  });
+}).listen(port, '127.0.0.1');`;
+
+/** CPU time (ns) a process has run so far (/proc/<pid>/schedstat); 0 when unreadable */
+function cpuNs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return 0;
+  }
+}
+
 const luaString = (text) => `[==[${text}]==]`;
 const tmp = mkdtempSync(join(os.tmpdir(), 'svc-bench-actions-'));
 
@@ -139,23 +172,38 @@ try {
     body: JSON.stringify({ action: { name: 'item' }, input: { id: 1 }, session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1' } }),
     headers: { 'content-type': 'application/json' },
   };
+  const pport = await freePort();
+  const proxy = spawn(process.execPath, ['-e', PROXY, String(pport), handlerUrl, direct.body], { stdio: 'inherit' });
+  children.push(proxy);
+  const viaProxy = { url: `http://127.0.0.1:${pport}/`, body: viaSvc.body, headers };
+  await healthy(viaProxy.url, proxy);
   const check = await (await fetch(viaSvc.url, { method: 'POST', headers, body: viaSvc.body })).text();
   if (check !== '{"data":{"item":{"id":1,"name":"one"}}}') throw new Error(`unexpected answer: ${check}`);
   const res = {};
-  for (const [name, t] of [['direct', direct], ['svc', viaSvc], ['direct', direct], ['svc', viaSvc]]) {
+  const rounds = [['direct', direct], ['svc', viaSvc], ['proxy', viaProxy]];
+  for (const [name, t] of [...rounds, ...[...rounds].reverse()]) {
     wrk(t.url, t.body, t.headers, Number(o.warmup));
+    const front = name === 'svc' ? svc.pid : name === 'proxy' ? proxy.pid : undefined;
+    const [f0, h0] = [front ? cpuNs(front) : 0, cpuNs(handler.pid)];
     const r = wrk(t.url, t.body, t.headers, Number(o.duration));
-    log(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, errors ${r.errors}, non-2xx ${r.non2xx}`);
+    const n = r.rps * Number(o.duration);
+    r.frontUs = front ? (cpuNs(front) - f0) / n / 1000 : 0;
+    r.handlerUs = (cpuNs(handler.pid) - h0) / n / 1000;
+    log(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, errors ${r.errors}, non-2xx ${r.non2xx}; CPU per request: ${front ? `${name} ${r.frontUs.toFixed(0)} µs, ` : ''}handler ${r.handlerUs.toFixed(0)} µs`);
     // two alternating rounds: keep each target's better one (the machine is shared)
     if (!res[name] || r.rps > res[name].rps) res[name] = r;
   }
   const ratio = res.svc.rps / res.direct.rps;
   const line = `sync action through Svc: ${res.svc.rps.toFixed(0)} req/s, p99 ${res.svc.p99.toFixed(2)} ms; handler called directly: ${res.direct.rps.toFixed(0)} req/s, p99 ${res.direct.p99.toFixed(2)} ms; ratio ${ratio.toFixed(2)}×`;
+  const bound = `a bare Node.js proxy (the two HTTP exchanges only): ${res.proxy.rps.toFixed(0)} req/s, p99 ${res.proxy.p99.toFixed(2)} ms, ${(res.proxy.rps / res.direct.rps).toFixed(2)}× the direct call; Svc ${(res.svc.rps / res.proxy.rps).toFixed(2)}× the bare proxy`;
+  const cpu = `CPU per request (schedstat, in those runs): handler ${res.direct.handlerUs.toFixed(0)} µs; bare proxy ${res.proxy.frontUs.toFixed(0)} µs; Svc ${res.svc.frontUs.toFixed(0)} µs`;
+  log(cpu);
   log(line);
+  log(bound);
   if (o.out !== '-') {
     appendFileSync(
       o.out,
-      `\n## ${new Date().toISOString()}\n\n- ${line}\n- wrk 2 threads, ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s per run, best of 2 alternating runs; ${os.cpus().length} CPUs shared by wrk, Svc, the handler and PostgreSQL; Node ${process.version}\n`,
+      `\n## ${new Date().toISOString()}\n\n- ${line}\n- ${bound}\n- ${cpu}\n- wrk 2 threads, ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s per run, best of 2 runs, targets alternated; ${os.cpus().length} CPUs shared by wrk, Svc (or the proxy), the handler and PostgreSQL; Node ${process.version}\n`,
     );
   }
 } finally {

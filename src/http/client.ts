@@ -93,6 +93,26 @@ export function jsonPathKey(key: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `.${key}` : `['${key.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`;
 }
 
+interface RequestTarget {
+  https: boolean;
+  options: { protocol: string; hostname: string; port?: string; path: string; auth?: string };
+}
+/** parsed webhook URLs (a handful per deployment; the parse costs a tenth of an exchange) */
+const targets = new Map<string, RequestTarget>();
+
+function requestTarget(url: string): RequestTarget {
+  let t = targets.get(url);
+  if (!t) {
+    const u = new URL(url);
+    const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+    const auth = u.username || u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined;
+    t = { https: u.protocol === 'https:', options: { protocol: u.protocol, hostname, ...(u.port ? { port: u.port } : {}), path: `${u.pathname}${u.search}`, ...(auth ? { auth } : {}) } };
+    if (targets.size >= 1000) targets.clear();
+    targets.set(url, t);
+  }
+  return t;
+}
+
 const keepAlive = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
 
 /**
@@ -102,38 +122,51 @@ const keepAlive = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), h
  */
 export function postLimited(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; maxBytes: number }): Promise<LimitedResponse> {
   return new Promise((resolve, reject) => {
-    let u: URL;
+    let u: RequestTarget;
     try {
-      u = new URL(url);
+      u = requestTarget(url);
     } catch (e) {
       reject(e);
       return;
     }
-    const isHttps = u.protocol === 'https:';
     const payload = Buffer.from(body);
-    const req = (isHttps ? httpsRequest : httpRequest)(
-      u,
-      { method: 'POST', agent: isHttps ? keepAlive.https : keepAlive.http, headers: { ...headers, 'content-length': String(payload.length) } },
+    const req = (u.https ? httpsRequest : httpRequest)(
+      { ...u.options, method: 'POST', agent: u.https ? keepAlive.https : keepAlive.http, headers: { ...headers, 'content-length': String(payload.length) } },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
           if (size > opts.maxBytes) {
-            req.destroy(new BodyTooLargeError(opts.maxBytes));
+            // rejected here, the exchange torn down without an error event (destroying with an
+            // error re-emitted it where no listener was left: an uncaught exception)
+            clearTimeout(timer);
+            reject(new BodyTooLargeError(opts.maxBytes));
+            res.removeAllListeners('data');
+            req.destroy();
             return;
           }
           chunks.push(c);
         });
         res.on('end', () => {
           clearTimeout(timer);
-          const h = new Headers();
+          const raw = res.rawHeaders;
           const rawHeaders: Array<{ name: string; value: string }> = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) {
-            h.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-            rawHeaders.push({ name: res.rawHeaders[i]!, value: res.rawHeaders[i + 1]! });
-          }
-          resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks), rawHeaders });
+          for (let i = 0; i < raw.length; i += 2) rawHeaders.push({ name: raw[i]!, value: raw[i + 1]! });
+          // a fetch Headers object costs more than the rest of the exchange: built when read
+          let h: Headers | undefined;
+          resolve({
+            status: res.statusCode ?? 0,
+            get headers() {
+              if (!h) {
+                h = new Headers();
+                for (const x of rawHeaders) h.append(x.name, x.value);
+              }
+              return h;
+            },
+            body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+            rawHeaders,
+          });
         });
         res.on('error', (e) => {
           clearTimeout(timer);
@@ -141,7 +174,10 @@ export function postLimited(url: string, headers: Record<string, string>, body: 
         });
       },
     );
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error('timed out'), { name: 'TimeoutError' })), opts.timeoutMs);
+    const timer = setTimeout(() => {
+      reject(Object.assign(new Error('timed out'), { name: 'TimeoutError' }));
+      req.destroy();
+    }, opts.timeoutMs);
     req.on('error', (e) => {
       clearTimeout(timer);
       reject(e);
