@@ -27,6 +27,15 @@ export class Engine {
   private unlisten?: () => Promise<void>;
   private poll?: NodeJS.Timeout;
   private reloading: Promise<void> | undefined;
+  /**
+   * Versions this process is committing itself: their NOTIFY can arrive before the request that
+   * wrote them swaps its cache in, and must not start a reload of the same version (which raced
+   * with that swap and could replace the fresh cache with one built later, from a remote schema
+   * that had gone away meanwhile).
+   */
+  private ownVersions = new Set<number>();
+  /** metadata-sync counts: reloads for other instances' changes, own NOTIFYs passed over */
+  readonly syncStats = { reloads: 0, ownNotifications: 0 };
   private listeners: Array<(c: SchemaCache) => void> = [];
   /** /v1/query transactions in flight: at most 3/4 of the pool (the rest stays for GraphQL and health) */
   readonly queryGate: Semaphore;
@@ -153,6 +162,12 @@ export class Engine {
     return triggers;
   }
 
+  /** A metadata request of this process is committing `version` (run.ts); `done` when it swapped or failed. */
+  committingVersion(version: number): () => void {
+    this.ownVersions.add(version);
+    return () => this.ownVersions.delete(version);
+  }
+
   /** Rebuild from the stored metadata (start-up, or another instance changed it). */
   async reloadFromCatalog(): Promise<void> {
     if (this.reloading) return this.reloading;
@@ -162,7 +177,8 @@ export class Engine {
       if (cache.inconsistent.length) {
         this.log.warn({ type: 'startup', inconsistent: cache.inconsistent.length }, 'metadata has inconsistent objects');
       }
-      this.swapCache(cache);
+      // a cache of the same version is already live (this process wrote it): keep that one
+      if (!this.current || cache.resourceVersion > this.current.resourceVersion) this.swapCache(cache);
     })().finally(() => {
       this.reloading = undefined;
     });
@@ -175,8 +191,13 @@ export class Engine {
    * announced meanwhile is never left to the slow poll).
    */
   private async maybeReload(version: number): Promise<void> {
+    if (this.ownVersions.has(version)) {
+      this.syncStats.ownNotifications++;
+      return;
+    }
     for (let i = 0; i < 3 && version > this.current.resourceVersion; i++) {
       try {
+        this.syncStats.reloads++;
         await this.reloadFromCatalog();
       } catch (e) {
         this.log.error({ type: 'sync', err: String(e) }, 'metadata reload failed');

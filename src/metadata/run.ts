@@ -96,69 +96,79 @@ async function runInTransaction(
   readOnly: boolean,
   base: SchemaCache,
 ): Promise<unknown> {
-  const result = await engine.db.tx(
-    async (conn) => {
-      // admin requests (run_sql, metadata) have their own bound (--admin-statement-timeout)
-      if (isAdmin(session) && engine.db.kind === 'pg' && engine.config.adminStatementTimeout * 1000 !== engine.config.statementTimeout * 1000) {
-        await conn.query(`set local statement_timeout = ${Math.floor(engine.config.adminStatementTimeout * 1000)}`);
-      }
-      let storedVersion = base.resourceVersion;
-      let cache: SchemaCache = base;
-      const lock = !readOnly && ops.some((o) => (o.def.locksMetadata ? o.def.locksMetadata(o.args) : o.def.kind === 'metadata' || o.def.adminOnly !== false));
-      if (lock) {
-        storedVersion = await lockMetadata(conn);
-        if (storedVersion !== base.resourceVersion) {
-          // another instance changed the metadata: start from what is stored
-          const stored = await loadMetadata(conn);
-          cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion);
+  let ownVersion: (() => void) | undefined;
+  let result;
+  try {
+    result = await engine.db.tx(
+      async (conn) => {
+        // admin requests (run_sql, metadata) have their own bound (--admin-statement-timeout)
+        if (isAdmin(session) && engine.db.kind === 'pg' && engine.config.adminStatementTimeout * 1000 !== engine.config.statementTimeout * 1000) {
+          await conn.query(`set local statement_timeout = ${Math.floor(engine.config.adminStatementTimeout * 1000)}`);
         }
-      }
-      const state: RequestState = { metadata: deepClone(cache.metadata), cache, metadataChanged: false, dbChanged: false };
-      const results: unknown[] = [];
-      for (const op of ops) {
-        const ctx: OpContext = {
-          db: engine.db,
-          conn,
-          config: engine.config,
-          log: engine.log,
-          session,
-          headers,
-          state,
-          path: op.path,
-          rebuild: async (opts = {}) => {
-            const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db));
-            state.cache = fresh;
-            return fresh;
-          },
-        };
-        const before = state.cache.inconsistent;
-        const checked = op.def.kind === 'metadata' && op.type !== 'replace_metadata' && op.type !== 'reload_metadata';
-        const mdBefore = checked ? JSON.stringify(state.metadata) : '';
-        const r = await op.def.run(ctx, op.args, op.version);
-        if (checked) {
-          state.metadataChanged = true;
-          const after = await ctx.rebuild();
-          const known = new Set(before.map(key));
-          const fresh = after.inconsistent.filter((o) => !known.has(key(o)));
-          if (fresh.length) throw newInconsistencyAfterChange(fresh, JSON.parse(mdBefore), state.metadata, op.path);
+        let storedVersion = base.resourceVersion;
+        let cache: SchemaCache = base;
+        const lock = !readOnly && ops.some((o) => (o.def.locksMetadata ? o.def.locksMetadata(o.args) : o.def.kind === 'metadata' || o.def.adminOnly !== false));
+        if (lock) {
+          storedVersion = await lockMetadata(conn);
+          if (storedVersion !== base.resourceVersion) {
+            // another instance changed the metadata: start from what is stored
+            const stored = await loadMetadata(conn);
+            cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion);
+          }
         }
-        results.push(r);
-      }
-      let next: SchemaCache | undefined;
-      let generated = 0;
-      if (state.metadataChanged || state.dbChanged) {
-        // run_sql may change what the metadata is built on even when the
-        // document is unchanged: bump the version so every instance rebuilds
-        await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
-        generated = await syncCronTriggers(conn, cache.metadata, state.metadata, engine.clock());
-        const version = await saveMetadata(conn, state.metadata);
-        next = { ...state.cache, resourceVersion: version, perRole: new Map() };
-      }
-      return { results, next, queued: state.queuedDeliveries === true, generated };
-    },
-    { readOnly },
-  );
+        const state: RequestState = { metadata: deepClone(cache.metadata), cache, metadataChanged: false, dbChanged: false };
+        const results: unknown[] = [];
+        for (const op of ops) {
+          const ctx: OpContext = {
+            db: engine.db,
+            conn,
+            config: engine.config,
+            log: engine.log,
+            session,
+            headers,
+            state,
+            path: op.path,
+            rebuild: async (opts = {}) => {
+              const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db));
+              state.cache = fresh;
+              return fresh;
+            },
+          };
+          const before = state.cache.inconsistent;
+          const checked = op.def.kind === 'metadata' && op.type !== 'replace_metadata' && op.type !== 'reload_metadata';
+          const mdBefore = checked ? JSON.stringify(state.metadata) : '';
+          const r = await op.def.run(ctx, op.args, op.version);
+          if (checked) {
+            state.metadataChanged = true;
+            const after = await ctx.rebuild();
+            const known = new Set(before.map(key));
+            const fresh = after.inconsistent.filter((o) => !known.has(key(o)));
+            if (fresh.length) throw newInconsistencyAfterChange(fresh, JSON.parse(mdBefore), state.metadata, op.path);
+          }
+          results.push(r);
+        }
+        let next: SchemaCache | undefined;
+        let generated = 0;
+        if (state.metadataChanged || state.dbChanged) {
+          // run_sql may change what the metadata is built on even when the
+          // document is unchanged: bump the version so every instance rebuilds
+          await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
+          generated = await syncCronTriggers(conn, cache.metadata, state.metadata, engine.clock());
+          const version = await saveMetadata(conn, state.metadata);
+          ownVersion?.(); // a retried transaction: the earlier attempt's version was never committed
+          ownVersion = engine.committingVersion(version);
+          next = { ...state.cache, resourceVersion: version, perRole: new Map() };
+        }
+        return { results, next, queued: state.queuedDeliveries === true, generated };
+      },
+      { readOnly },
+    );
+  } catch (e) {
+    ownVersion?.();
+    throw e;
+  }
   if (result.next) engine.swapCache(result.next);
+  ownVersion?.();
   if (result.queued) engine.pokeDeliveries();
   if (result.generated && engine.cronGenerator) engine.cronGenerator.stats.generated += result.generated;
   return bulk ? result.results : result.results[0];
