@@ -5,16 +5,14 @@
 // own Node process. `npm run bench:actions [-- --duration 10 --connections 32]`; results appended
 // to bench/ACTIONS.md ('--out -' for nowhere). Not part of `npm test`.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { adminSql, cpuNs, freePort, waitHttp } from './lib.mjs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const HERE = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
 const ROOT = join(HERE, '..');
-const pg = createRequire(join(ROOT, 'package.json'))('pg');
 
 const { values: o } = parseArgs({
   options: {
@@ -30,39 +28,6 @@ if (!existsSync(join(ROOT, 'dist', 'main.js'))) spawnSync(process.execPath, [joi
 
 const dbUrl = new URL(o['database-url']);
 const dbName = dbUrl.pathname.slice(1);
-async function adminSql(text) {
-  const u = new URL(dbUrl);
-  u.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: u.toString() });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function healthy(url, child) {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${url}: exited ${child.exitCode}`);
-    try {
-      const r = await fetch(url);
-      if (r.status < 500) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not start`);
-}
 
 // the handler: answers every POST at once with the output object
 const HANDLER = `
@@ -98,15 +63,6 @@ http.createServer((req, res) => {
   });
 }).listen(port, '127.0.0.1');`;
 
-/** CPU time (ns) a process has run so far (/proc/<pid>/schedstat); 0 when unreadable */
-function cpuNs(pid) {
-  try {
-    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
-  } catch {
-    return 0;
-  }
-}
-
 const luaString = (text) => `[==[${text}]==]`;
 const tmp = mkdtempSync(join(os.tmpdir(), 'svc-bench-actions-'));
 
@@ -137,8 +93,8 @@ process.on('exit', stopAll);
 
 try {
   if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed (Debian: apt-get install wrk)');
-  await adminSql(`drop database if exists "${dbName}"`);
-  await adminSql(`create database "${dbName}"`);
+  await adminSql(dbUrl, `drop database if exists "${dbName}"`);
+  await adminSql(dbUrl, `create database "${dbName}"`);
   const hport = await freePort();
   const handler = spawn(process.execPath, ['-e', HANDLER, String(hport)], { stdio: 'inherit' });
   children.push(handler);
@@ -150,8 +106,8 @@ try {
   });
   children.push(svc);
   const svcUrl = `http://127.0.0.1:${sport}`;
-  await healthy(`${svcUrl}/healthz`, svc);
-  await healthy(handlerUrl, handler);
+  await waitHttp(`${svcUrl}/healthz`, svc);
+  await waitHttp(handlerUrl, handler);
   const setup = await fetch(`${svcUrl}/v1/query`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -176,7 +132,7 @@ try {
   const proxy = spawn(process.execPath, ['-e', PROXY, String(pport), handlerUrl, direct.body], { stdio: 'inherit' });
   children.push(proxy);
   const viaProxy = { url: `http://127.0.0.1:${pport}/`, body: viaSvc.body, headers };
-  await healthy(viaProxy.url, proxy);
+  await waitHttp(viaProxy.url, proxy);
   const check = await (await fetch(viaSvc.url, { method: 'POST', headers, body: viaSvc.body })).text();
   if (check !== '{"data":{"item":{"id":1,"name":"one"}}}') throw new Error(`unexpected answer: ${check}`);
   const res = {};
@@ -209,5 +165,5 @@ try {
 } finally {
   stopAll();
   await new Promise((r) => setTimeout(r, 500));
-  await adminSql(`drop database if exists "${dbName}" with (force)`).catch(() => undefined);
+  await adminSql(dbUrl, `drop database if exists "${dbName}" with (force)`).catch(() => undefined);
 }

@@ -9,6 +9,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { adminSql, procTicks } from './lib.mjs';
 import { createRequire } from 'node:module';
 
 const HERE = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
@@ -35,17 +36,6 @@ if (!existsSync(join(ROOT, 'dist', 'main.js'))) spawnSync(process.execPath, [joi
 
 const dbUrl = new URL(o['database-url']);
 const dbName = dbUrl.pathname.slice(1);
-async function adminSql(text) {
-  const u = new URL(dbUrl);
-  u.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: u.toString() });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
 
 /** receiver: arrival time per row id */
 const arrivals = new Map();
@@ -91,8 +81,8 @@ async function startSvc(port) {
 const pct = (a, p) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
 
 async function runOnce(processes) {
-  await adminSql(`drop database if exists "${dbName}"`);
-  await adminSql(`create database "${dbName}"`);
+  await adminSql(dbUrl, `drop database if exists "${dbName}"`);
+  await adminSql(dbUrl, `create database "${dbName}"`);
   const procs = [];
   for (let i = 0; i < processes; i++) procs.push(await startSvc(18_600 + i));
   const q = (body) => fetch(`${procs[0].url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
@@ -154,13 +144,6 @@ async function runOnce(processes) {
   };
 }
 
-/** CPU ticks (1/100 s) of one process */
-function procTicks(pid) {
-  const r = spawnSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' });
-  const f = r.stdout.slice(r.stdout.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-
 /** CPU ticks (1/100 s) of every postgres process on this machine, or null when /proc is unreadable */
 async function pgCpuTicks() {
   const r = spawnSync('sh', ['-c', "for p in $(pgrep -x postgres); do cat /proc/$p/stat 2>/dev/null; done"], { encoding: 'utf8' });
@@ -181,7 +164,7 @@ for (const n of o.processes.split(',').map(Number)) {
   results.push(r);
 }
 server.close();
-await adminSql(`drop database if exists "${dbName}"`);
+await adminSql(dbUrl, `drop database if exists "${dbName}"`);
 
 const lines = [
   `\n## ${new Date().toISOString()} — ${N} events, ${WRITERS} writers, --events-fetch-interval ${FETCH}`,

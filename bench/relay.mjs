@@ -8,12 +8,11 @@
 //
 // Uses its own database (svc_relay_bench, dropped at the end); results go to the console.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { adminSql, freePort, procTicks } from './lib.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const { values: o } = parseArgs({
@@ -29,38 +28,8 @@ const ROWS = Number(o.rows);
 const DB = 'svc_relay_bench';
 const log = (m) => process.stdout.write(`[relay-bench] ${m}\n`);
 
-async function admin(url, sql) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-
 /** CPU seconds (user + system) used so far by processes `pids` (gone ones count 0) */
-function cpuSeconds(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      /* exited */
-    }
-  }
-  return ticks / 100;
-}
+const cpuSeconds = (pids) => pids.reduce((t, pid) => t + procTicks(pid), 0) / 100;
 
 function wrk(url, lua, seconds, connections) {
   return new Promise((res, rej) => {
@@ -101,14 +70,14 @@ async function main() {
   const base = new URL(o.base);
   const dbUrl = new URL(o.base);
   dbUrl.pathname = `/${DB}`;
-  await admin(base.toString(), `drop database if exists ${DB} with (force)`);
-  await admin(base.toString(), `create database ${DB}`);
+  await adminSql(base, `drop database if exists ${DB} with (force)`);
+  await adminSql(base, `create database ${DB}`);
   let server;
   try {
     const t0 = Date.now();
-    await admin(dbUrl.toString(), `create table page_item (id int primary key, name text not null, score int not null);
-      insert into page_item select g, 'item ' || g, (g::bigint * 7919 % 1000)::int from generate_series(1, ${ROWS}) g;`);
-    await admin(dbUrl.toString(), 'vacuum analyze page_item');
+    await adminSql(dbUrl, `create table page_item (id int primary key, name text not null, score int not null);
+      insert into page_item select g, 'item ' || g, (g::bigint * 7919 % 1000)::int from generate_series(1, ${ROWS}) g;`, { own: true });
+    await adminSql(dbUrl, 'vacuum analyze page_item', { own: true });
     log(`loaded ${ROWS} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const port = await freePort();
     server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1'], {
@@ -168,7 +137,7 @@ async function main() {
     ];
     const results = new Map(targets.map((t) => [t.name, { rps: [], cpu: [] }]));
     for (const t of targets) await wrk(`${url}${t.path}`, t.lua, 1, Number(o.connections)); // warm-up
-    const backends = async () => (await admin(dbUrl.toString(), `select pid from pg_stat_activity where datname = '${DB}' and pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+    const backends = async () => (await adminSql(dbUrl, `select pid from pg_stat_activity where datname = '${DB}' and pid <> pg_backend_pid()`, { own: true })).rows.map((r) => r.pid);
     for (let round = 0; round < Number(o.rounds); round++) {
       const order = round % 2 ? [...targets].reverse() : targets;
       for (const t of order) {
@@ -201,7 +170,7 @@ async function main() {
       server.kill('SIGTERM');
       await gone;
     }
-    await admin(base.toString(), `drop database if exists ${DB} with (force)`).catch(() => {});
+    await adminSql(base, `drop database if exists ${DB} with (force)`).catch(() => {});
   }
 }
 

@@ -7,10 +7,10 @@
 // bench/REMOTE.md.   node bench/remote.mjs [--duration 8] [--rounds 2] [--connections 16]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { adminSql, freePort, waitHttp } from './lib.mjs';
 import pg from 'pg';
 
 const HERE = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
@@ -34,40 +34,6 @@ const dbUrl = (() => {
 const log = (m) => process.stdout.write(`[remote-bench] ${m}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const QUERY = '{ items(order_by: {id: asc}, limit: 100) { id message { id msg } } }';
-
-async function admin(sql) {
-  const c = new pg.Client({ connectionString: BASE });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = net.createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => res(p));
-    });
-  });
-}
-
-async function waitHttp(url) {
-  for (let i = 0; i < 300; i++) {
-    try {
-      const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      if (r.status < 500) return;
-    } catch {
-      /* not up */
-    }
-    await sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 const children = [];
 function start(args, env = {}) {
@@ -99,8 +65,8 @@ async function main() {
   const dir = mkdtempSync(join(os.tmpdir(), 'svc-remote-bench-'));
   log('build');
   if (spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('build failed');
-  await admin(`drop database if exists "${DB}" with (force)`);
-  await admin(`create database "${DB}"`);
+  await adminSql(BASE, `drop database if exists "${DB}" with (force)`);
+  await adminSql(BASE, `create database "${DB}"`);
   try {
     const c = new pg.Client({ connectionString: dbUrl });
     await c.connect();
@@ -161,7 +127,7 @@ async function main() {
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await sleep(500);
-    await admin(`drop database if exists "${DB}" with (force)`).catch(() => undefined);
+    await adminSql(BASE, `drop database if exists "${DB}" with (force)`).catch(() => undefined);
   }
 }
 

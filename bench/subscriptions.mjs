@@ -12,10 +12,10 @@
 // Not part of `npm test`.
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { adminSql, freePort, procTicks } from './lib.mjs';
 import { createRequire } from 'node:module';
 
 const HERE = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
@@ -47,36 +47,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const dbUrl = new URL(o['database-url']);
 const dbName = dbUrl.pathname.slice(1);
-async function adminSql(text) {
-  const u = new URL(dbUrl);
-  u.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: u.toString() });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((res) => s.listen(0, '127.0.0.1', res));
-  const { port } = s.address();
-  await new Promise((res) => s.close(res));
-  return port;
-}
 
 const CLK = 100; // USER_HZ
-function procTicks(pid) {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const parts = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    return Number(parts[11]) + Number(parts[12]);
-  } catch {
-    return 0;
-  }
-}
 function rssMb(pid) {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -126,8 +98,8 @@ async function statements(url) {
 }
 
 async function runDesign(design, root) {
-  await adminSql(`drop database if exists "${dbName}" with (force)`);
-  await adminSql(`create database "${dbName}"`);
+  await adminSql(dbUrl, `drop database if exists "${dbName}" with (force)`);
+  await adminSql(dbUrl, `create database "${dbName}"`);
   const port = await freePort();
   const { child, url } = await startSvc(root, port);
   const q = async (body) => {
@@ -228,7 +200,7 @@ async function runDesign(design, root) {
     for (const ws of sockets) ws.terminate();
     child.kill('SIGTERM');
     await new Promise((res) => (child.exitCode !== null ? res() : child.once('exit', res)));
-    await adminSql(`drop database if exists "${dbName}" with (force)`).catch(() => {});
+    await adminSql(dbUrl, `drop database if exists "${dbName}" with (force)`).catch(() => {});
   }
 }
 

@@ -1,0 +1,69 @@
+// Helpers shared by the benchmark scripts (bench/*.mjs): PostgreSQL admin statements, free ports,
+// waiting for a server, and per-process CPU read from /proc. Not part of `npm test`.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import { join } from 'node:path';
+
+const ROOT = join(new URL('.', import.meta.url).pathname, '..');
+const pg = createRequire(join(ROOT, 'package.json'))('pg');
+
+/** Runs `text` on `url`'s server in its `postgres` database (CREATE/DROP DATABASE), or in `url`'s own when `own`. */
+export async function adminSql(url, text, { own = false } = {}) {
+  const u = new URL(url);
+  if (!own) u.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  try {
+    return await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = net.createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** Waits until `url` answers below 500 (30 s at most); fails at once when `child` has exited. */
+export async function waitHttp(url, child) {
+  for (let i = 0; i < 300; i++) {
+    if (child && child.exitCode !== null) throw new Error(`${url}: exited ${child.exitCode}`);
+    try {
+      const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (r.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** CPU ticks (1/100 s, user + system) a process has used; 0 when it is gone. */
+export function procTicks(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const parts = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return Number(parts[11]) + Number(parts[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time (ns) a process has run, from /proc/<pid>/schedstat; 0 when it is gone. */
+export function cpuNs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return 0;
+  }
+}
