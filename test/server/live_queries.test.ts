@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SignJWT } from 'jose';
+import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
 import WebSocket from 'ws';
 import pg from 'pg';
 import { createClient, type Client as WsClient } from 'graphql-ws';
@@ -22,8 +22,6 @@ import { createLogger, startSvc } from '../../src/server/start.js';
 import { liveQueryStats } from '../../src/subscriptions/multiplexed.js';
 import { devnull, post, query, startTestServer, type TestServer } from '../helpers/server.js';
 
-const HS_KEY = 'a-very-long-hmac-secret-of-at-least-32-bytes!!';
-const NS = 'https://svc.io/jwt/claims';
 const SECRET = 'adm1n';
 const INTERVAL = 250;
 const SETUP = [
@@ -43,14 +41,6 @@ before(async () => {
 after(async () => {
   await s?.close();
 });
-
-async function jwt(userId: string, expSeconds = 3600): Promise<string> {
-  return new SignJWT({ [NS]: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user', 'x-svc-user-id': userId } })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + expSeconds)
-    .sign(new TextEncoder().encode(HS_KEY));
-}
 
 const wsUrl = (url: string) => `${url.replace('http', 'ws')}/v1/graphql`;
 

@@ -7,14 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SignJWT } from 'jose';
+import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
 import WebSocket from 'ws';
 import { cleanEnv, spawnSvc } from '../helpers/process.js';
 import { query, startTestServer, type TestServer } from '../helpers/server.js';
 import { createTestDatabase } from '../helpers/db.js';
 
-const HS_KEY = 'a-very-long-hmac-secret-of-at-least-32-bytes!!';
-const NS = 'https://svc.io/jwt/claims';
 const SECRET = 'adm1n';
 const SETUP = [
   { type: 'run_sql', args: { sql: 'create table item (id int primary key, owner int not null); insert into item values (1, 1), (2, 2);' } },
@@ -32,14 +30,6 @@ before(async () => {
 after(async () => {
   await s?.close();
 });
-
-async function jwt(userId: string, expSeconds = 3600): Promise<string> {
-  return new SignJWT({ [NS]: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user', 'x-svc-user-id': userId } })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + expSeconds)
-    .sign(new TextEncoder().encode(HS_KEY));
-}
 
 /** A raw client of the protocol: every message kept; `next(type)` awaits one (bounded). */
 class Client {
