@@ -504,6 +504,8 @@ export interface PgError {
   message: string;
   detail?: string;
   hint?: string;
+  /** 1-based character offset of the error in the statement text, as PostgreSQL reports it (a string) */
+  position?: string;
   constraint?: string;
   column?: string;
   table?: string;

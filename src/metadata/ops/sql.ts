@@ -20,7 +20,11 @@ export function pgExecError(e: unknown, statement: string, path: string): SvcErr
   return new SvcError(400, 'postgres-error', 'query execution failed', path, {
     statement,
     prepared: false,
-    error: { exec_status: 'FatalError', hint: pe.hint ?? null, message: pe.message, status_code: pe.code, description: pe.detail ?? null },
+    error: {
+      exec_status: 'FatalError', hint: pe.hint ?? null, message: pe.message, status_code: pe.code, description: pe.detail ?? null,
+      // beyond upstream: where in the statement the error is (the console points at it)
+      ...(pe.position ? { position: Number(pe.position) } : {}),
+    },
     arguments: [],
   });
 }
