@@ -7,14 +7,31 @@
 const SECRET_KEY = 'svc-console-admin-secret';
 export const ADMIN_SECRET_HEADER = 'X-Svc-Admin-Secret';
 
+/** PostgreSQL's error as run_sql reports it to admin in `internal.error`. */
+export interface PgErrorDetail {
+  message: string;
+  status_code?: string;
+  description?: string | null;
+  hint?: string | null;
+  /** 1-based character offset in the SQL sent */
+  position?: number;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string | undefined,
     message: string,
     readonly path?: string,
+    readonly internal?: unknown,
   ) {
     super(message);
+  }
+
+  /** PostgreSQL's own error, when the server passed it on (postgres-error for admin) */
+  get pgError(): PgErrorDetail | undefined {
+    const e = (this.internal as { error?: PgErrorDetail } | undefined)?.error;
+    return e && typeof e === 'object' && typeof e.message === 'string' ? e : undefined;
   }
 }
 
@@ -65,8 +82,8 @@ async function send(method: 'GET' | 'POST', path: string, body: unknown, headers
     /* not JSON */
   }
   if (!res.ok) {
-    const e = (json && typeof json === 'object' ? json : {}) as { error?: string; code?: string; path?: string };
-    throw new ApiError(res.status, e.code, e.error ?? (typeof json === 'string' && json ? json : `HTTP ${res.status}`), e.path);
+    const e = (json && typeof json === 'object' ? json : {}) as { error?: string; code?: string; path?: string; internal?: unknown };
+    throw new ApiError(res.status, e.code, e.error ?? (typeof json === 'string' && json ? json : `HTTP ${res.status}`), e.path, e.internal);
   }
   return json;
 }
@@ -142,6 +159,11 @@ export async function health(): Promise<string> {
 
 /** A human-readable message for any error thrown by these functions. */
 export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError) return `${e.message}${e.code ? ` (${e.code}${e.path && e.path !== '$' ? ` at ${e.path}` : ''})` : ''}`;
+  if (e instanceof ApiError) {
+    const pg = e.pgError;
+    const where = e.code ? ` (${e.code}${e.path && e.path !== '$' ? ` at ${e.path}` : ''})` : '';
+    if (pg) return `${pg.message}${pg.description ? `\n${pg.description}` : ''}${pg.hint ? `\nHint: ${pg.hint}` : ''}\n${e.message}${where}`;
+    return `${e.message}${where}`;
+  }
   return e instanceof Error ? e.message : String(e);
 }

@@ -1,6 +1,6 @@
 /** Runs SQL with run_sql and shows the rows as a table. Ctrl+Enter runs. */
 import { useId, useState, type FormEvent, type KeyboardEvent } from 'react';
-import { bulk, runSql, type SqlResult } from '../api';
+import { ApiError, bulk, runSql, type SqlResult } from '../api';
 import { ErrorBox, PageHeader, ResultTable, Status, useAction } from '../ui';
 import { loadTables } from './load';
 import { tableLabel } from './model';
@@ -15,8 +15,10 @@ export function SqlRunner({ onChanged }: { onChanged: () => void }) {
   const action = useAction();
   const id = useId();
 
+  const [ranSql, setRanSql] = useState('');
   const run = () =>
     action.run(async () => {
+      setRanSql(sql);
       setResult(undefined);
       setTracked([]);
       const before = trackNew ? new Set((await loadTables()).map((t) => `${t.schema}.${t.name}`)) : undefined;
@@ -61,7 +63,7 @@ export function SqlRunner({ onChanged }: { onChanged: () => void }) {
           <button type="submit" className="primary" disabled={action.busy || !sql.trim()}>{action.busy ? 'Running…' : 'Run'}</button>
         </p>
       </form>
-      <ErrorBox error={action.error} title="SQL failed" />
+      {action.error instanceof ApiError && action.error.pgError ? <SqlError error={action.error} sql={ranSql} /> : <ErrorBox error={action.error} title="SQL failed" />}
       <Status
         message={action.done && result
           ? `${result.result_type === 'TuplesOk' ? `${rows.length} row${rows.length === 1 ? '' : 's'}` : 'Command completed'}${tracked.length ? `; tracked ${tracked.join(', ')}` : ''}`
@@ -69,5 +71,32 @@ export function SqlRunner({ onChanged }: { onChanged: () => void }) {
       />
       {result?.result_type === 'TuplesOk' && head && <ResultTable caption="Result" columns={head as string[]} rows={rows} />}
     </>
+  );
+}
+
+/** Line and column (1-based) of a 1-based character position in `text`, and that line. */
+export function locate(text: string, position: number): { line: number; column: number; lineText: string } {
+  const before = text.slice(0, Math.max(0, position - 1));
+  const line = before.split('\n').length;
+  const start = before.lastIndexOf('\n') + 1;
+  const end = text.indexOf('\n', start);
+  return { line, column: position - start, lineText: text.slice(start, end < 0 ? undefined : end) };
+}
+
+/** PostgreSQL's error as it reported it: message, SQLSTATE, detail, hint, and where in the SQL. */
+function SqlError({ error, sql }: { error: ApiError; sql: string }) {
+  const pg = error.pgError!;
+  const at = pg.position ? locate(sql, pg.position) : undefined;
+  return (
+    <div className="error sql-error" role="alert">
+      <strong>SQL failed: </strong>{pg.message}
+      <dl>
+        {pg.status_code && <><dt>SQLSTATE</dt><dd>{pg.status_code}</dd></>}
+        {pg.description && <><dt>Detail</dt><dd>{pg.description}</dd></>}
+        {pg.hint && <><dt>Hint</dt><dd>{pg.hint}</dd></>}
+        {at && <><dt>Position</dt><dd>line {at.line}, column {at.column} (character {pg.position})</dd></>}
+      </dl>
+      {at && <pre className="caret" aria-label="where the error is">{`${at.lineText}\n${' '.repeat(Math.max(0, at.column - 1))}^`}</pre>}
+    </div>
   );
 }
