@@ -3,6 +3,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, checkSecret, errorMessage, getSecret, serverConfig, setSecret, type ServerConfig } from './api';
 import { PAGES } from './pages';
 import { Link, navigate, segments, usePath, useTitle } from './router';
+import { FlashMessage } from './ui';
 
 type Auth = { state: 'checking' } | { state: 'signin'; error?: string } | { state: 'ready'; secret: string | null };
 
@@ -85,6 +86,9 @@ function Layout({ secret, onSignOut }: { secret: string | null; onSignOut: () =>
   const [first = '', ...rest] = segments(path);
   const page = PAGES.find((p) => p.meta.path === first);
   const [config, setConfig] = useState<ServerConfig>();
+  // below 1100 px wide the navigation is a menu behind a button (the header stays one line)
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
 
   useEffect(() => {
     serverConfig().then(setConfig, () => undefined);
@@ -109,8 +113,16 @@ function Layout({ secret, onSignOut }: { secret: string | null; onSignOut: () =>
       <a className="skip" href="#main">Skip to content</a>
       <header className="topbar">
         <span className="brand">Svc console</span>
-        <nav aria-label="Pages">
-          <ul>
+        <nav aria-label="Pages" className={menuOpen ? 'open' : undefined} onKeyDown={(e) => {
+          if (e.key === 'Escape' && menuOpen) {
+            setMenuOpen(false);
+            document.getElementById('nav-toggle')?.focus();
+          }
+        }}>
+          <button type="button" id="nav-toggle" className="nav-toggle" aria-expanded={menuOpen} aria-controls="nav-pages" onClick={() => setMenuOpen((o) => !o)}>
+            <span aria-hidden="true">☰</span> {page?.meta.title ?? 'Pages'}
+          </button>
+          <ul id="nav-pages">
             {PAGES.map(({ meta }) => (
               <li key={meta.path}>
                 <Link to={meta.path} title={meta.description} aria-current={meta.path === first ? 'page' : undefined}>
@@ -120,15 +132,16 @@ function Layout({ secret, onSignOut }: { secret: string | null; onSignOut: () =>
             ))}
           </ul>
         </nav>
-        <span className="server">
-          {config ? `server ${config.version}` : ''}
-          {secret === null && <span className="warn" title="anyone who can reach this server administers it"> · no admin secret set</span>}
+        <span className="server" title={config ? `Svc server ${config.version}` : undefined}>
+          {config ? `v${config.version.replace(/^v/, '')}` : ''}
+          {secret === null && <span className="warn badge" title="anyone who can reach this server administers it">no admin secret</span>}
         </span>
         {secret !== null && (
           <button type="button" onClick={onSignOut}>Sign out</button>
         )}
       </header>
       <main id="main" className="main" tabIndex={-1}>
+        <FlashMessage />
         {page ? <page.Component key={page.meta.path} path={rest} /> : first === '' ? null : <NotFound />}
       </main>
     </div>

@@ -1,6 +1,7 @@
 /** Small accessible building blocks shared by the pages. */
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { errorMessage } from './api';
+import { usePath } from './router';
 
 export interface Async<T> {
   data: T | undefined;
@@ -105,7 +106,7 @@ export function ResultTable({ columns, rows, caption, actions }: {
         {caption && <caption>{caption}</caption>}
         <thead>
           <tr>
-            {actions && <th scope="col"><span className="sr-only">actions</span></th>}
+            {actions && <th scope="col">Actions</th>}
             {columns.map((c, i) => (
               <th key={i} scope="col">{c}</th>
             ))}
@@ -141,8 +142,11 @@ function cell(v: unknown): ReactNode {
  * A modal confirmation (native <dialog>: focus moves into it and Escape cancels). `onConfirm`
  * runs when the person confirms; the dialog closes either way.
  */
-export function ConfirmButton({ label, question, confirmLabel, onConfirm, danger, disabled }: {
+export function ConfirmButton({ label, text, question, confirmLabel, onConfirm, danger, disabled }: {
+  /** the button's accessible name (and the dialog's) */
   label: string;
+  /** shorter visible text where rows repeat the button (e.g. "Drop"; the label names the row) */
+  text?: string;
   question: ReactNode;
   confirmLabel?: string;
   onConfirm: () => void;
@@ -157,8 +161,9 @@ export function ConfirmButton({ label, question, confirmLabel, onConfirm, danger
   };
   return (
     <>
-      <button ref={opener} type="button" className={danger ? 'danger' : undefined} disabled={disabled} onClick={() => ref.current?.showModal()}>
-        {label}
+      <button ref={opener} type="button" className={danger ? 'danger' : undefined} disabled={disabled} onClick={() => ref.current?.showModal()}
+        aria-label={text ? label : undefined}>
+        {text ?? label}
       </button>
       <dialog ref={ref} className="confirm" aria-label={label} onCancel={() => opener.current?.focus()}>
         <p>{question}</p>
@@ -210,5 +215,84 @@ export function InvocationLogs({ logs }: { logs: Array<Partial<InvocationLog>> |
       ))}
       {logs?.length === 0 && <p className="muted">No invocations yet.</p>}
     </>
+  );
+}
+
+/** One row of a headers editor: a header's name and its value or the environment variable holding it. */
+export interface HeaderRow {
+  name: string;
+  value: string;
+  fromEnv: boolean;
+}
+
+/** Headers as the metadata stores them ({name, value} or {name, value_from_env}) → editor rows. */
+export function headerRowsOf(headers: unknown): HeaderRow[] {
+  return ((Array.isArray(headers) ? headers : []) as Array<{ name: string; value?: string; value_from_env?: string }>)
+    .map((h) => ({ name: h.name, value: h.value ?? h.value_from_env ?? '', fromEnv: h.value_from_env !== undefined }));
+}
+
+/** Editor rows → headers as the metadata API takes them (rows without a name are left out). */
+export function headersOf(rows: HeaderRow[]): Array<{ name: string; value?: string; value_from_env?: string }> {
+  return rows.filter((h) => h.name.trim()).map((h) => (h.fromEnv ? { name: h.name.trim(), value_from_env: h.value } : { name: h.name.trim(), value: h.value }));
+}
+
+/** Rows of headers: name, value or environment variable. */
+export function HeaderRows({ id, headers, onChange }: {
+  id: string;
+  headers: HeaderRow[];
+  onChange: (h: HeaderRow[]) => void;
+}) {
+  const setAt = (i: number, patch: Partial<HeaderRow>) => onChange(headers.map((x, j) => (j === i ? { ...x, ...patch } : x)));
+  return (
+    <fieldset>
+      <legend>Headers</legend>
+      {headers.map((h, i) => (
+        <div className="inline" key={i} role="group" aria-label={`Header ${i + 1}`}>
+          <label htmlFor={`${id}-hn${i}`}>Name</label>
+          <input id={`${id}-hn${i}`} value={h.name} size={14} onChange={(e) => setAt(i, { name: e.target.value })} />
+          <label htmlFor={`${id}-hv${i}`}>{h.fromEnv ? 'Environment variable' : 'Value'}</label>
+          <input id={`${id}-hv${i}`} value={h.value} size={16} onChange={(e) => setAt(i, { value: e.target.value })} />
+          <label><input type="checkbox" checked={h.fromEnv} onChange={(e) => setAt(i, { fromEnv: e.target.checked })} /> from env</label>
+          <button type="button" aria-label={`Remove header ${i + 1}`} onClick={() => onChange(headers.filter((_, j) => j !== i))}>Remove</button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...headers, { name: '', value: '', fromEnv: false }])}>Add header</button>
+    </fieldset>
+  );
+}
+
+
+/*
+ * A success message that outlives the page that said it: an action that ends by opening another
+ * page (creating a table opens it) says what it did with flash(); the message shows on the next
+ * page and goes at the navigation after that.
+ */
+let flashed: { message: string; armed: boolean } | undefined;
+const flashListeners = new Set<() => void>();
+const flashNotify = () => flashListeners.forEach((l) => l());
+
+export function flash(message: string): void {
+  flashed = { message, armed: true };
+  flashNotify();
+}
+
+export function FlashMessage() {
+  const path = usePath();
+  const state = useSyncExternalStore((l) => {
+    flashListeners.add(l);
+    return () => flashListeners.delete(l);
+  }, () => flashed);
+  useEffect(() => {
+    if (!flashed) return;
+    if (flashed.armed) flashed = { ...flashed, armed: false };
+    else {
+      flashed = undefined;
+      flashNotify();
+    }
+  }, [path]);
+  return (
+    <p className="status flash" role="status" aria-live="polite">
+      {state?.message ?? ''}
+    </p>
   );
 }

@@ -1,36 +1,49 @@
-/** A tracked table: browse (filter, sort, pages, edit, delete), insert a row, structure. */
+/** A table: browse (filter, sort, pages, edit, delete), insert a row, modify (columns, constraints, indexes, settings), relationships. */
 import { useId, useState, type FormEvent } from 'react';
 import { bulk, query } from '../api';
 import { Link } from '../router';
 import { ConfirmButton, ErrorBox, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
 import { RowForm } from './RowForm';
 import { tableLink } from './SchemaView';
-import { FILTER_OPS, filtersWhere, KIND_LABEL, rowIdentity, sameTable, tableLabel, type Metadata, type RowFilter, type TableInfo } from './model';
+import { FILTER_OPS, filtersWhere, KIND_LABEL, rowIdentity, sameTable, tableLabel, type FunctionInfo, type Metadata, type RowFilter, type TableInfo } from './model';
+import { ModifyTable } from './ModifyTable';
+import { Relationships } from './Relationships';
 
 const TABS = [
-  { tab: 'browse', label: 'Browse rows' },
-  { tab: 'insert', label: 'Insert row' },
-  { tab: 'structure', label: 'Structure' },
+  { tab: 'browse', label: 'Browse rows', tracked: true },
+  { tab: 'insert', label: 'Insert row', tracked: true },
+  { tab: 'modify', label: 'Modify', tracked: false },
+  { tab: 'relationships', label: 'Relationships', tracked: true },
 ];
 
-export function TableView({ table, tab, metadata, onChanged }: { table: TableInfo; tab: string; metadata: Metadata; onChanged: () => void }) {
+export function TableView({ table, tables, functions, tab, metadata, onChanged }: {
+  table: TableInfo;
+  tables: TableInfo[];
+  functions: FunctionInfo[];
+  tab: string;
+  metadata: Metadata;
+  onChanged: () => void;
+}) {
   const tracked = metadata.tables.find((m) => sameTable(m.table, table));
+  const current = tab === 'structure' ? 'modify' : tab;
   return (
     <>
       <PageHeader title={tableLabel(table)}>
-        <Link to={`permissions/${encodeURIComponent(table.schema)}/${encodeURIComponent(table.name)}`}>Permissions</Link>
+        {tracked && <Link to={`permissions/${encodeURIComponent(table.schema)}/${encodeURIComponent(table.name)}`}>Permissions</Link>}
       </PageHeader>
       <nav aria-label="Table" className="tabs">
-        {TABS.map((t) => (
-          <Link key={t.tab} to={tableLink(table, t.tab)} aria-current={t.tab === tab ? 'page' : undefined}>{t.label}</Link>
+        {TABS.filter((t) => tracked || !t.tracked).map((t) => (
+          <Link key={t.tab} to={tableLink(table, t.tab)} aria-current={t.tab === current ? 'page' : undefined}>{t.label}</Link>
         ))}
       </nav>
-      {!tracked && tab !== 'structure' ? (
+      {!tracked && current !== 'modify' ? (
         <p>This {KIND_LABEL[table.kind] ?? 'table'} is not tracked: track it on the <Link to={`data/schema/${encodeURIComponent(table.schema)}`}>schema page</Link> to browse and edit its rows.</p>
-      ) : tab === 'insert' ? (
+      ) : current === 'insert' ? (
         <InsertRow table={table} />
-      ) : tab === 'structure' ? (
-        <Structure table={table} metadata={metadata} />
+      ) : current === 'modify' ? (
+        <ModifyTable key={`${table.schema}.${table.name}`} table={table} tables={tables} functions={functions} metadata={metadata} onChanged={onChanged} />
+      ) : current === 'relationships' ? (
+        <Relationships key={`${table.schema}.${table.name}`} table={table} tables={tables} metadata={metadata} onChanged={onChanged} />
       ) : (
         <Browse table={table} onChanged={onChanged} />
       )}
@@ -53,25 +66,6 @@ function InsertRow({ table }: { table: TableInfo }) {
       <Status message={action.done} />
       <RowForm key={key} columns={table.columns} submitLabel="Insert" busy={action.busy} onSubmit={insert} />
     </section>
-  );
-}
-
-function Structure({ table, metadata }: { table: TableInfo; metadata: Metadata }) {
-  const md = metadata.tables.find((m) => sameTable(m.table, table));
-  const rels = [...(md?.object_relationships ?? []).map((r) => ['object', r] as const), ...(md?.array_relationships ?? []).map((r) => ['array', r] as const)];
-  return (
-    <>
-      <ResultTable caption="Columns" columns={['name', 'type', 'nullable', 'default', 'primary key']}
-        rows={table.columns.map((c) => [c.name, c.type, c.nullable ? 'yes' : 'no', c.default, table.primary_key.includes(c.name) ? 'yes' : ''])} />
-      <h2>Foreign keys</h2>
-      {table.foreign_keys.length === 0 ? <p className="muted">none</p> : (
-        <ul>{table.foreign_keys.map((f) => <li key={f.name}><code>{f.name}</code>: ({f.columns.join(', ')}) → {f.ref_schema}.{f.ref_table} ({f.ref_columns.join(', ')})</li>)}</ul>
-      )}
-      <h2>Relationships</h2>
-      {rels.length === 0 ? <p className="muted">none</p> : (
-        <ul>{rels.map(([kind, r]) => <li key={r.name}><span className="badge">{kind}</span> <strong>{r.name}</strong> <code>{JSON.stringify(r.using)}</code></li>)}</ul>
-      )}
-    </>
   );
 }
 

@@ -1,6 +1,6 @@
 /** Reading the database's tables (run_sql, read-only) and the metadata; tracking tables. */
 import { query, runSql, sqlRows } from '../api';
-import { introspectionSql, SCHEMAS_SQL, type Metadata, type QualifiedName, type TableInfo } from './model';
+import { functionsSql, introspectionSql, SCHEMAS_SQL, type FunctionInfo, type Metadata, type QualifiedName, type TableInfo } from './model';
 
 export async function loadSchemas(): Promise<string[]> {
   return sqlRows(await runSql(SCHEMAS_SQL, { readOnly: true })).map((r) => r.nspname!);
@@ -9,6 +9,16 @@ export async function loadSchemas(): Promise<string[]> {
 export async function loadTables(schema?: string): Promise<TableInfo[]> {
   const rows = sqlRows(await runSql(introspectionSql(schema), { readOnly: true }));
   return JSON.parse(rows[0]?.tables ?? '[]') as TableInfo[];
+}
+
+export async function loadFunctions(): Promise<FunctionInfo[]> {
+  const rows = sqlRows(await runSql(functionsSql(), { readOnly: true }));
+  return JSON.parse(rows[0]?.functions ?? '[]') as FunctionInfo[];
+}
+
+/** Runs DDL (not read-only); `cascade` lets it drop the metadata that depends on what it drops. */
+export function runDdl(sql: string, cascade = false): Promise<unknown> {
+  return runSql(sql, { cascade });
 }
 
 export function loadMetadata(): Promise<Metadata> {

@@ -17,6 +17,27 @@ export interface ForeignKey {
   ref_schema: string;
   ref_table: string;
   ref_columns: string[];
+  /** referential actions as PostgreSQL names them ('no action', 'cascade', …) */
+  on_update?: string;
+  on_delete?: string;
+}
+
+export interface Constraint {
+  name: string;
+  /** p primary key, u unique, c check, f foreign key, x exclusion */
+  type: string;
+  columns: string[];
+  /** pg_get_constraintdef(), e.g. "CHECK ((price > 0))" */
+  definition: string;
+}
+
+export interface IndexInfo {
+  name: string;
+  /** pg_get_indexdef() */
+  definition: string;
+  unique: boolean;
+  /** the index backs a constraint (primary key, unique, exclusion): drop the constraint instead */
+  constraint: string | null;
 }
 
 export interface TableInfo {
@@ -27,6 +48,26 @@ export interface TableInfo {
   columns: ColumnInfo[];
   primary_key: string[];
   foreign_keys: ForeignKey[];
+  /** every constraint (read by the Modify tab; absent in tests that build TableInfo by hand) */
+  constraints?: Constraint[];
+  indexes?: IndexInfo[];
+  comment?: string | null;
+}
+
+/** A function of the database, as function tracking and computed fields need it. */
+export interface FunctionInfo {
+  schema: string;
+  name: string;
+  /** argument names and types (format_type) in order; unnamed arguments have '' */
+  args: Array<{ name: string; type: string }>;
+  /** the table whose rows it returns (schema.name of a composite return type), if any */
+  returns_table: QualifiedName | null;
+  return_type: string;
+  returns_set: boolean;
+  /** i immutable, s stable, v volatile */
+  volatility: string;
+  /** the table whose row type the first argument has, if any (a computed-field candidate) */
+  first_arg_table: QualifiedName | null;
 }
 
 export interface QualifiedName {
@@ -74,15 +115,28 @@ export interface RelationshipEntry {
   comment?: string | null;
 }
 
+export interface RemoteRelationshipEntry {
+  name: string;
+  definition: { svc_fields?: string[]; hasura_fields?: string[]; remote_schema: string; remote_field: Record<string, unknown> };
+}
+
+export interface TableConfiguration {
+  custom_root_fields?: Record<string, string | null>;
+  custom_column_names?: Record<string, string>;
+}
+
 export interface TableMetadata {
   table: QualifiedName;
+  is_enum?: boolean;
+  configuration?: TableConfiguration;
+  remote_relationships?: RemoteRelationshipEntry[];
   object_relationships?: RelationshipEntry[];
   array_relationships?: RelationshipEntry[];
   insert_permissions?: RoleEntry<InsertPermission>[];
   select_permissions?: RoleEntry<SelectPermission>[];
   update_permissions?: RoleEntry<UpdatePermission>[];
   delete_permissions?: RoleEntry<DeletePermission>[];
-  computed_fields?: Array<{ name: string }>;
+  computed_fields?: Array<{ name: string; definition?: { function: string | QualifiedName; table_argument?: string; session_argument?: string }; comment?: string | null }>;
   event_triggers?: unknown[];
 }
 
@@ -121,17 +175,44 @@ export function introspectionSql(schema?: string): string {
     where i.indrelid = c.oid and i.indisprimary)`;
   const names = (keys: string, rel: string) => `(select json_agg(a.attname order by u.ord) from unnest(${keys}) with ordinality u(num, ord)
       join pg_attribute a on a.attrelid = ${rel} and a.attnum = u.num)`;
+  const action = (col: string) => `case ${col} when 'r' then 'restrict' when 'c' then 'cascade' when 'n' then 'set null' when 'd' then 'set default' else 'no action' end`;
   const fks = `(select coalesce(json_agg(json_build_object('name', k.conname, 'columns', ${names('k.conkey', 'k.conrelid')},
-      'ref_schema', rn.nspname, 'ref_table', rc.relname, 'ref_columns', ${names('k.confkey', 'k.confrelid')}) order by k.conname), '[]')
+      'ref_schema', rn.nspname, 'ref_table', rc.relname, 'ref_columns', ${names('k.confkey', 'k.confrelid')},
+      'on_update', ${action('k.confupdtype')}, 'on_delete', ${action('k.confdeltype')}) order by k.conname), '[]')
     from pg_constraint k join pg_class rc on rc.oid = k.confrelid join pg_namespace rn on rn.oid = rc.relnamespace
     where k.conrelid = c.oid and k.contype = 'f')`;
+  const constraints = `(select coalesce(json_agg(json_build_object('name', k.conname, 'type', k.contype,
+      'columns', coalesce(${names('k.conkey', 'k.conrelid')}, '[]'), 'definition', pg_get_constraintdef(k.oid)) order by k.contype, k.conname), '[]')
+    from pg_constraint k where k.conrelid = c.oid)`;
+  const indexes = `(select coalesce(json_agg(json_build_object('name', ic.relname, 'definition', pg_get_indexdef(i.indexrelid),
+      'unique', i.indisunique, 'constraint', (select k.conname from pg_constraint k where k.conindid = i.indexrelid and k.conrelid = c.oid limit 1))
+      order by ic.relname), '[]')
+    from pg_index i join pg_class ic on ic.oid = i.indexrelid where i.indrelid = c.oid)`;
   const where = schema === undefined
     ? `n.nspname not in ('pg_catalog', 'information_schema', 'svc_catalog') and n.nspname not like 'pg\\_%'`
     : `n.nspname = ${sqlLiteral(schema)}`;
   return `select coalesce(json_agg(t order by t.schema, t.name), '[]') as tables from (
-  select n.nspname as schema, c.relname as name, c.relkind as kind, ${cols} as columns, ${pk} as primary_key, ${fks} as foreign_keys
+  select n.nspname as schema, c.relname as name, c.relkind as kind, ${cols} as columns, ${pk} as primary_key, ${fks} as foreign_keys,
+    ${constraints} as constraints, ${indexes} as indexes, obj_description(c.oid, 'pg_class') as comment
   from pg_class c join pg_namespace n on n.oid = c.relnamespace
   where c.relkind in ('r', 'v', 'm', 'f', 'p') and not c.relispartition and ${where}) t`;
+}
+
+/** One read-only statement returning the functions of every user schema as JSON. */
+export function functionsSql(): string {
+  const tableOf = (typ: string) => `(select json_build_object('schema', tn.nspname, 'name', tc.relname)
+      from pg_type tt join pg_class tc on tc.oid = tt.typrelid join pg_namespace tn on tn.oid = tc.relnamespace
+      where tt.oid = ${typ} and tc.relkind in ('r', 'v', 'm', 'f', 'p'))`;
+  return `select coalesce(json_agg(f order by f.schema, f.name), '[]') as functions from (
+  select n.nspname as schema, p.proname as name,
+    (select coalesce(json_agg(json_build_object('name', coalesce(p.proargnames[u.ord], ''), 'type', format_type(u.t, null)) order by u.ord), '[]')
+       from unnest(p.proargtypes::oid[]) with ordinality u(t, ord)) as args,
+    ${tableOf('p.prorettype')} as returns_table, format_type(p.prorettype, null) as return_type,
+    p.proretset as returns_set, p.provolatile as volatility,
+    ${tableOf('p.proargtypes[0]')} as first_arg_table
+  from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+  where p.prokind = 'f' and n.nspname not in ('pg_catalog', 'information_schema', 'svc_catalog') and n.nspname not like 'pg\\_%'
+    and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')) f`;
 }
 
 /** The user schemas of the database, one read-only statement. */
@@ -332,3 +413,29 @@ export function filtersWhere(filters: RowFilter[], columns: ColumnInfo[]): BoolE
   });
   return parts.length === 0 ? {} : parts.length === 1 ? parts[0]! : { _and: parts };
 }
+
+/**
+ * The `remote_field` of a remote relationship: a field path ("a.b": field b under field a) with
+ * arguments on its last field. An argument value `$column` joins on that column; other text is
+ * JSON when it parses ("1", "true", "[1]") and a string otherwise.
+ */
+export function remoteFieldOf(path: string, args: Array<{ name: string; value: string }>): Record<string, unknown> {
+  const parts = path.split('.').map((p) => p.trim()).filter((p) => p !== '');
+  const argObject = Object.fromEntries(args.filter((a) => a.name.trim()).map((a) => {
+    const v = a.value.trim();
+    if (v.startsWith('$')) return [a.name.trim(), v];
+    try {
+      return [a.name.trim(), JSON.parse(v) as unknown];
+    } catch {
+      return [a.name.trim(), a.value];
+    }
+  }));
+  let field: Record<string, unknown> = {};
+  parts.reverse().forEach((p, i) => {
+    field = { [p]: i === 0 ? { arguments: argObject } : { arguments: {}, field } };
+  });
+  return field;
+}
+
+/** The columns a remote relationship joins on (`svc_fields`, or upstream's `hasura_fields`). */
+export const remoteJoinColumns = (r: RemoteRelationshipEntry): string[] => r.definition.svc_fields ?? r.definition.hasura_fields ?? [];

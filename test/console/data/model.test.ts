@@ -78,3 +78,15 @@ describe('row browser conditions', () => {
     assert.throws(() => filtersWhere([{ column: 'id', op: '_eq', value: 'x' }], cols), /condition 1 \(id\): not a number/);
   });
 });
+
+describe('remote relationship field', () => {
+  test('a path with arguments on its last field; $column joins, JSON values parsed, other text kept', async () => {
+    const { remoteFieldOf } = await import('../../../console/src/data/model.ts');
+    assert.deepEqual(remoteFieldOf('user', [{ name: 'id', value: '$author_id' }, { name: 'limit', value: '2' }, { name: 'tag', value: 'a b' }, { name: '', value: 'x' }]), {
+      user: { arguments: { id: '$author_id', limit: 2, tag: 'a b' } },
+    });
+    assert.deepEqual(remoteFieldOf(' shop . product ', [{ name: 'sku', value: '$sku' }]), {
+      shop: { arguments: {}, field: { product: { arguments: { sku: '$sku' } } } },
+    });
+  });
+});
