@@ -1,8 +1,13 @@
-/** Permissions: pick a tracked table, then edit its role × operation matrix. /console/permissions/<schema>/<table> */
+/**
+ * Permissions: the roles × tables × operations overview, then per table its role × operation
+ * matrix and the form of one cell. /console/permissions and /console/permissions/<schema>/<table>
+ * (?role=<role>&op=<op> opens that cell's form).
+ */
 import { loadMetadata, loadTables } from '../data/load';
-import { sameTable, tableLabel } from '../data/model';
+import { sameTable, tableLabel, type Metadata, type TableMetadata } from '../data/model';
 import type { PageMeta, PageProps } from '../pages';
-import { PermissionEditor } from '../permissions/PermissionEditor';
+import { PermissionEditor, rolesOf } from '../permissions/PermissionEditor';
+import { accessLevel, PERM_OPS } from '../permissions/validate';
 import { Link, useTitle } from '../router';
 import { ErrorBox, Loading, PageHeader, useAsync } from '../ui';
 
@@ -42,7 +47,7 @@ export default function PermissionsPage({ path }: PageProps) {
       <div>
         <PageHeader title={table ? `Permissions of ${tableLabel(table)}` : 'Permissions'} />
         {!schema ? (
-          <p>Choose a table. Each cell of its matrix is the permission of a role for one operation; admin may always do everything.</p>
+          <Overview metadata={metadata} columnsOf={(t) => tables.find((x) => sameTable(x, t))?.columns.map((c) => c.name) ?? []} />
         ) : !table || !isTracked ? (
           <p>{schema}.{name} is not a tracked table.</p>
         ) : (
@@ -50,5 +55,53 @@ export default function PermissionsPage({ path }: PageProps) {
         )}
       </div>
     </div>
+  );
+}
+
+const SYMBOL = { full: '✔', partial: '◐', none: '✕' } as const;
+
+/** Every role's access to every tracked table, per operation; each cell opens that permission's form. */
+function Overview({ metadata, columnsOf }: { metadata: Metadata; columnsOf: (t: TableMetadata['table']) => string[] }) {
+  const roles = rolesOf(metadata);
+  const tables = [...metadata.tables].sort((a, b) => tableLabel(a.table).localeCompare(tableLabel(b.table)));
+  if (tables.length === 0) return <p>No tracked tables yet: track tables on the Data page.</p>;
+  return (
+    <>
+      <p>Each cell is one role's permission for one operation (i insert, s select, u update, d delete): ✔ every row and column, ◐ some, ✕ none. Choose a cell or a table to edit; admin may always do everything.</p>
+      {roles.length === 0 ? <p className="muted">No role has a permission yet: choose a table to add one.</p> : (
+        <div className="table-wrap">
+          <table className="grid matrix overview">
+            <caption>Permissions by role, table and operation</caption>
+            <thead>
+              <tr>
+                <th scope="col" rowSpan={2}>Table</th>
+                {roles.map((r) => <th scope="colgroup" colSpan={4} key={r}>{r}</th>)}
+              </tr>
+              <tr>{roles.map((r) => PERM_OPS.map((op) => <th scope="col" key={`${r}-${op}`} title={op}>{op[0]}</th>))}</tr>
+            </thead>
+            <tbody>
+              {tables.map((t) => {
+                const label = tableLabel(t.table);
+                const base = `permissions/${encodeURIComponent(t.table.schema)}/${encodeURIComponent(t.table.name)}`;
+                return (
+                  <tr key={label}>
+                    <th scope="row"><Link to={base}>{label}</Link></th>
+                    {roles.map((r) => PERM_OPS.map((op) => {
+                      const perm = ((t[`${op}_permissions` as const] ?? []) as Array<{ role: string; permission: Record<string, any> }>).find((p) => p.role === r)?.permission;
+                      const level = accessLevel(op, perm, columnsOf(t.table));
+                      return (
+                        <td key={`${r}-${op}`} className={`perm-${level}`}>
+                          <Link to={`${base}?role=${encodeURIComponent(r)}&op=${op}`} aria-label={`${op} permission of ${r} on ${label}: ${level}`}>{SYMBOL[level]}</Link>
+                        </td>
+                      );
+                    }))}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
   );
 }

@@ -1,8 +1,11 @@
 /** The role × operation matrix of one table and the form that edits one cell. */
-import { useId, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import { bulk, query } from '../api';
+import { useSearch } from '../router';
 import { qualified, sameTable, tableLabel, type Metadata, type TableInfo, type TableMetadata } from '../data/model';
 import { ConfirmButton, ErrorBox, Status, useAction } from '../ui';
+import { fromJson, toJson, type Cond } from './boolexp';
+import { BoolExpBuilder } from './Builder';
 import { accessLevel, buildPermission, checkBoolExpText, formOf, PERM_OPS, type PermissionFormState, type PermOp, type Problem, type TableContext, type TableLookup } from './validate';
 
 type Perms = Record<string, any> | undefined;
@@ -46,7 +49,16 @@ export function PermissionEditor({ table, tables, metadata, onChanged }: { table
   const md = metadata.tables.find((m) => sameTable(m.table, table));
   const [extraRoles, setExtraRoles] = useState<string[]>([]);
   const [newRole, setNewRole] = useState('');
+  const search = useSearch();
   const [open, setOpen] = useState<{ role: string; op: PermOp }>();
+  const askedRole = search.get('role');
+  const askedOp = search.get('op') as PermOp | null;
+  useEffect(() => {
+    if (askedRole && askedOp && PERM_OPS.includes(askedOp)) {
+      if (askedRole !== 'admin') setExtraRoles((x) => (x.includes(askedRole) ? x : [...x, askedRole]));
+      setOpen({ role: askedRole, op: askedOp });
+    }
+  }, [askedRole, askedOp]);
   const roles = [...new Set([...rolesOf(metadata), ...extraRoles])].filter((r) => r !== 'admin').sort();
   const allColumns = table.columns.map((c) => c.name);
   const permOf = (role: string, op: PermOp): Perms => permissionsOf(md, op).find((p) => p.role === role)?.permission;
@@ -62,6 +74,7 @@ export function PermissionEditor({ table, tables, metadata, onChanged }: { table
 
   return (
     <>
+      <div className="scroll-x">
       <table className="matrix">
         <caption className="sr-only">Permissions of {tableLabel(table)} by role and operation</caption>
         <thead>
@@ -91,6 +104,7 @@ export function PermissionEditor({ table, tables, metadata, onChanged }: { table
           ))}
         </tbody>
       </table>
+      </div>
       <form onSubmit={addRole} className="inline" aria-label="Add a role">
         <label htmlFor={`${id}-role`}>New role</label>
         <input id={`${id}-role`} value={newRole} onChange={(e) => setNewRole(e.target.value)} placeholder="e.g. user" pattern="[^\s]+" title="a role name without spaces" />
@@ -99,6 +113,7 @@ export function PermissionEditor({ table, tables, metadata, onChanged }: { table
       {open && (
         <PermissionForm key={`${open.role}:${open.op}`}
           table={table} tables={tables} metadata={metadata} role={open.role} op={open.op} existing={permOf(open.role, open.op)}
+          roles={roles} hasPermission={(r) => !!permOf(r, open.op)}
           onClose={() => setOpen(undefined)} onChanged={onChanged} />
       )}
     </>
@@ -114,40 +129,78 @@ function ProblemList({ id, problems }: { id: string; problems: Problem[] }) {
   );
 }
 
-function PermissionForm({ table, tables, metadata, role, op, existing, onClose, onChanged }: {
+function PermissionForm({ table, tables, metadata, role, op, existing, roles, hasPermission, onClose, onChanged }: {
   table: TableInfo;
   tables: TableInfo[];
   metadata: Metadata;
   role: string;
   op: PermOp;
   existing: Perms;
+  /** every role but admin (for "copy to") */
+  roles: string[];
+  hasPermission: (role: string) => boolean;
   onClose: () => void;
   onChanged: () => void;
 }) {
   const id = useId();
   const allColumns = table.columns.map((c) => c.name);
   const [form, setForm] = useState<PermissionFormState>(() => formOf(op, existing, allColumns));
-  const set = (patch: Partial<PermissionFormState>) => setForm((f) => ({ ...f, ...patch }));
+  // problems are shown once the person changed something or tried to save, not on a fresh form
+  const [touched, setTouched] = useState(false);
+  const set = (patch: Partial<PermissionFormState>) => {
+    setTouched(true);
+    setForm((f) => ({ ...f, ...patch }));
+  };
   const lookup = useMemo(() => contextFor(tables, metadata), [tables, metadata]);
   const ctx = lookup(table) ?? { columns: table.columns, relationships: {} };
+  const trackedTables = useMemo(() => metadata.tables.map((m) => qualified(m.table)), [metadata]);
+  const [tree, setTree] = useState<Cond>(() => fromJson(checkBoolExpText(form.filter, ctx, lookup).value ?? {}, ctx, lookup));
+  const setFromBuilder = (t: Cond) => {
+    setTree(t);
+    set({ filter: JSON.stringify(toJson(t, ctx, lookup), null, 2) });
+  };
+  const setFromJson = (text: string) => {
+    set({ filter: text });
+    try {
+      setTree(fromJson(text.trim() ? JSON.parse(text) : {}, ctx, lookup));
+    } catch {
+      /* not JSON yet: the builder keeps the last expression that was */
+    }
+  };
   const action = useAction();
 
-  const filterProblems = checkBoolExpText(form.filter, ctx, lookup).problems;
+  const filterProblems = touched ? checkBoolExpText(form.filter, ctx, lookup).problems : [];
   const checkProblems = op === 'update' && form.check.trim() ? checkBoolExpText(form.check, ctx, lookup).problems : [];
   const built = buildPermission(op, form, ctx, lookup);
   const otherProblems = built.problems.filter((p) => !p.path.startsWith('$.filter') && !p.path.startsWith('$.check'));
   const tableArg = { schema: table.schema, name: table.name };
   const computed = ctx.computedFields ?? [];
 
+  const replaceOps = (r: string, permission: Record<string, unknown>, exists: boolean) => [
+    ...(exists ? [{ type: `drop_${op}_permission`, args: { table: tableArg, role: r } }] : []),
+    { type: `create_${op}_permission`, args: { table: tableArg, role: r, permission } },
+  ];
   const save = (e: FormEvent) => {
     e.preventDefault();
+    setTouched(true);
     if (!built.permission) return;
-    const ops = [
-      ...(existing ? [{ type: `drop_${op}_permission`, args: { table: tableArg, role } }] : []),
-      { type: `create_${op}_permission`, args: { table: tableArg, role, permission: built.permission } },
-    ];
-    void action.run(() => bulk(ops), `Saved the ${op} permission of ${role}`).then((ok) => ok && onChanged());
+    void action.run(() => bulk(replaceOps(role, built.permission!, !!existing)), `Saved the ${op} permission of ${role}`).then((ok) => ok && onChanged());
   };
+  const [copyTo, setCopyTo] = useState<string[]>([]);
+  const [copyNew, setCopyNew] = useState('');
+  const targets = [...new Set([...copyTo, ...copyNew.split(',').map((r) => r.trim()).filter((r) => r && r !== 'admin')])].filter((r) => r !== role);
+  const copy = () => {
+    setTouched(true);
+    if (!built.permission || targets.length === 0) return;
+    void action.run(() => bulk(targets.flatMap((r) => replaceOps(r, built.permission!, hasPermission(r)))),
+      `Copied the ${op} permission of ${role} to ${targets.join(', ')}`).then((ok) => {
+      if (!ok) return;
+      setCopyTo([]);
+      setCopyNew('');
+      onChanged();
+    });
+  };
+  const showProblems = touched;
   const remove = () =>
     void action.run(() => query(`drop_${op}_permission`, { table: tableArg, role }), `Removed the ${op} permission of ${role}`).then((ok) => ok && onChanged());
 
@@ -160,18 +213,21 @@ function PermissionForm({ table, tables, metadata, role, op, existing, onClose, 
   return (
     <form onSubmit={save} className="perm-form" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{op} permission of role <em>{role}</em> on {tableLabel(table)}</h2>
-      <div className="field">
-        <label htmlFor={`${id}-filter`}>{rowLabel} <span className="hint">(JSON; {rowHint}; {'{}'} allows every row; session variables such as "X-Svc-User-Id" may be used as values)</span></label>
+      <fieldset>
+        <legend>{rowLabel} <span className="hint">({rowHint}; no conditions allows every row)</span></legend>
         <div className="inline">
-          <button type="button" onClick={() => set({ filter: '{}' })}>Without any checks</button>
-          <button type="button" onClick={() => set({ filter: JSON.stringify({ [table.primary_key[0] ?? allColumns[0] ?? 'id']: { _eq: 'X-Svc-User-Id' } }, null, 2) })}>
-            Example with a session variable
-          </button>
+          <button type="button" onClick={() => setFromJson('{}')}>Without any checks</button>
         </div>
-        <textarea id={`${id}-filter`} className="code" rows={6} value={form.filter} spellCheck={false}
-          onChange={(e) => set({ filter: e.target.value })} aria-invalid={filterProblems.length > 0} aria-describedby={filterProblems.length ? `${id}-filter-problems` : undefined} />
-        <ProblemList id={`${id}-filter-problems`} problems={filterProblems} />
-      </div>
+        <div className="perm-row">
+          <BoolExpBuilder label={rowLabel} tree={tree} onChange={setFromBuilder} table={ctx} lookup={lookup} tables={trackedTables} />
+          <div className="field">
+            <label htmlFor={`${id}-filter`}>{rowLabel} (JSON) <span className="hint">kept in step with the builder; session variables such as "X-Svc-User-Id" may be values</span></label>
+            <textarea id={`${id}-filter`} className="code" rows={12} value={form.filter} spellCheck={false}
+              onChange={(e) => setFromJson(e.target.value)} aria-invalid={filterProblems.length > 0} aria-describedby={filterProblems.length ? `${id}-filter-problems` : undefined} />
+            <ProblemList id={`${id}-filter-problems`} problems={filterProblems} />
+          </div>
+        </div>
+      </fieldset>
       {op === 'update' && (
         <div className="field">
           <label htmlFor={`${id}-check`}>Post-update check <span className="hint">(JSON, optional: updated rows must satisfy it)</span></label>
@@ -243,14 +299,27 @@ function PermissionForm({ table, tables, metadata, role, op, existing, onClose, 
       {op === 'insert' && (
         <label><input type="checkbox" checked={form.backendOnly} onChange={(e) => set({ backendOnly: e.target.checked })} /> Backend only (only with X-Svc-Use-Backend-Only-Permissions and the admin secret)</label>
       )}
-      <ProblemList id={`${id}-problems`} problems={otherProblems} />
+      <ProblemList id={`${id}-problems`} problems={showProblems ? otherProblems : []} />
       <ErrorBox error={action.error} title="The server refused" />
       <Status message={action.done} />
       <div className="inline">
-        <button type="submit" className="primary" disabled={!built.permission || action.busy}>Save permission</button>
+        <button type="submit" className="primary" disabled={action.busy || (showProblems && !built.permission)}>Save permission</button>
         {existing && <ConfirmButton label="Delete permission" danger question={`Remove the ${op} permission of ${role}?`} onConfirm={remove} />}
         <button type="button" onClick={onClose}>Close</button>
       </div>
+      <fieldset>
+        <legend>Copy this {op} permission to other roles <span className="hint">(replaces theirs)</span></legend>
+        <div className="checks">
+          {roles.filter((r) => r !== role).map((r) => (
+            <label key={r}><input type="checkbox" checked={copyTo.includes(r)} onChange={(e) => setCopyTo(e.target.checked ? [...copyTo, r] : copyTo.filter((x) => x !== r))} /> {r}{hasPermission(r) ? ' (has one)' : ''}</label>
+          ))}
+        </div>
+        <div className="inline">
+          <label htmlFor={`${id}-copy-new`}>Other roles <span className="hint">(comma-separated)</span></label>
+          <input id={`${id}-copy-new`} value={copyNew} onChange={(e) => setCopyNew(e.target.value)} placeholder="e.g. editor, manager" />
+          <button type="button" disabled={action.busy || targets.length === 0} onClick={copy}>{targets.length === 0 ? 'Copy' : `Copy to ${targets.length === 1 ? targets[0] : `${targets.length} roles`}`}</button>
+        </div>
+      </fieldset>
     </form>
   );
 }
