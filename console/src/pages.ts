@@ -12,6 +12,7 @@
  *   50 cron triggers and one-off scheduled events
  *   60 actions
  *   70 remote schemas
+ *   80 allow-list and query collections
  * Talk to the server through ./api.ts only (admin secret handling, error shapes); reuse ./ui.tsx.
  * A page whose code is heavy should lazy-load it (see pages/api-explorer.tsx) so that the
  * shared bundle, and with it every page's first paint, stays small.

@@ -5,7 +5,8 @@
  *
  * Counts, events and logs are read from svc_catalog.event_log and event_invocation_logs (the
  * tables of reference/catalog-tables.md) with read-only run_sql; changes go through the metadata
- * API (create_event_trigger, delete_event_trigger, redeliver_event, invoke_event_trigger).
+ * API (create_event_trigger, with replace: true to edit one; delete_event_trigger, redeliver_event,
+ * invoke_event_trigger).
  */
 import { useId, useState, type FormEvent } from 'react';
 import { query, runSql, sqlRows } from '../api';
@@ -13,7 +14,7 @@ import { loadMetadata } from '../data/load';
 import { qualified, sqlLiteral, tableLabel, type QualifiedName } from '../data/model';
 import type { PageMeta, PageProps } from '../pages';
 import { Link, navigate, useTitle } from '../router';
-import { ConfirmButton, ErrorBox, InvocationLogs, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
+import { ConfirmButton, ErrorBox, headerRowsOf, headersOf, HeaderRows, InvocationLogs, Loading, PageHeader, ResultTable, Status, useAction, useAsync, type HeaderRow } from '../ui';
 
 export const meta: PageMeta = {
   path: 'events',
@@ -28,6 +29,7 @@ interface TriggerDef {
   webhook?: string;
   webhook_from_env?: string;
   retry_conf?: { num_retries?: number; interval_sec?: number; timeout_sec?: number };
+  headers?: unknown[];
 }
 
 interface Trigger extends TriggerDef {
@@ -102,66 +104,88 @@ function TriggerList({ triggers, tables, onChanged }: { triggers: Trigger[]; tab
         columns={['name', 'table', 'operations', 'webhook', 'pending', 'delivered', 'failed']}
         rows={triggers.map((t) => [t.name, tableLabel(t.table), ops(t.definition), t.webhook ?? `from env ${t.webhook_from_env}`, t.pending, t.delivered, t.failed])}
       />
-      <CreateTrigger tables={tables} onCreated={onChanged} />
+      <section aria-labelledby="create-trigger">
+        <h2 id="create-trigger">Create an event trigger</h2>
+        <TriggerForm tables={tables} onSaved={onChanged} />
+      </section>
     </>
   );
 }
 
-function CreateTrigger({ tables, onCreated }: { tables: QualifiedName[]; onCreated: () => void }) {
+type OpSpec = { columns?: unknown; payload?: unknown };
+
+/**
+ * The form of a trigger: name and table when creating; webhook, operations, retries and headers
+ * always. Editing sends create_event_trigger with replace: true (same name and table); an
+ * operation that stays on keeps its column and payload spec.
+ */
+function TriggerForm({ tables, trigger, onSaved }: { tables: QualifiedName[]; trigger?: Trigger; onSaved: (name: string) => void }) {
   const id = useId();
   const action = useAction();
-  const [name, setName] = useState('');
-  const [table, setTable] = useState('');
-  const [webhook, setWebhook] = useState('');
-  const [opsOn, setOpsOn] = useState({ insert: true, update: false, delete: false, manual: false });
-  const [retries, setRetries] = useState('0');
-  const [interval, setRetryInterval] = useState('10');
-  const [timeout, setTimeoutSec] = useState('60');
+  const d = trigger?.definition;
+  const [name, setName] = useState(trigger?.name ?? '');
+  const [table, setTable] = useState(trigger ? tableLabel(trigger.table) : '');
+  const [webhook, setWebhook] = useState(trigger?.webhook ?? '');
+  const [opsOn, setOpsOn] = useState(d
+    ? { insert: !!d.insert, update: !!d.update, delete: !!d.delete, manual: !!d.enable_manual }
+    : { insert: true, update: false, delete: false, manual: false });
+  const [retries, setRetries] = useState(String(trigger?.retry_conf?.num_retries ?? 0));
+  const [interval, setRetryInterval] = useState(String(trigger?.retry_conf?.interval_sec ?? 10));
+  const [timeout, setTimeoutSec] = useState(String(trigger?.retry_conf?.timeout_sec ?? 60));
+  const [headers, setHeaders] = useState<HeaderRow[]>(() => headerRowsOf(trigger?.headers));
 
+  const spec = (op: 'insert' | 'update' | 'delete') => (opsOn[op] ? { [op]: (d?.[op] as OpSpec | undefined) ?? { columns: '*' } } : {});
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const t = tables.find((x) => tableLabel(x) === table);
+    const t = trigger ? trigger.table : tables.find((x) => tableLabel(x) === table);
     void action.run(async () => {
       await query('create_event_trigger', {
         name,
         table: t,
-        webhook,
-        ...(opsOn.insert ? { insert: { columns: '*' } } : {}),
-        ...(opsOn.update ? { update: { columns: '*' } } : {}),
-        ...(opsOn.delete ? { delete: { columns: '*' } } : {}),
+        ...(trigger?.webhook_from_env && !webhook ? { webhook_from_env: trigger.webhook_from_env } : { webhook }),
+        ...spec('insert'), ...spec('update'), ...spec('delete'),
         enable_manual: opsOn.manual,
         retry_conf: { num_retries: Number(retries), interval_sec: Number(interval), timeout_sec: Number(timeout) },
+        headers: headersOf(headers),
+        ...(trigger ? { replace: true } : {}),
       });
-      onCreated();
-    }, `Created event trigger ${name}`);
+      onSaved(name);
+    }, trigger ? `Saved event trigger ${name}` : `Created event trigger ${name}`);
   };
   const check = (k: keyof typeof opsOn, label: string) => (
     <label><input type="checkbox" checked={opsOn[k]} onChange={(e) => setOpsOn({ ...opsOn, [k]: e.target.checked })} /> {label}</label>
   );
   return (
-    <section aria-labelledby={`${id}-create`}>
-      <h2 id={`${id}-create`}>Create an event trigger</h2>
-      <form onSubmit={submit}>
-        <div className="field"><label htmlFor={`${id}-name`}>Name</label><input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required pattern="[A-Za-z0-9_\-]+" /></div>
+    <>
+      <form onSubmit={submit} aria-label={trigger ? `Edit event trigger ${trigger.name}` : 'Create an event trigger'}>
+        {!trigger && (
+          <>
+            <div className="field"><label htmlFor={`${id}-name`}>Name</label><input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required pattern="[A-Za-z0-9_\-]+" /></div>
+            <div className="field">
+              <label htmlFor={`${id}-table`}>Table</label>
+              <select id={`${id}-table`} value={table} onChange={(e) => setTable(e.target.value)} required>
+                <option value="">choose a tracked table</option>
+                {tables.map((t) => <option key={tableLabel(t)} value={tableLabel(t)}>{tableLabel(t)}</option>)}
+              </select>
+            </div>
+          </>
+        )}
         <div className="field">
-          <label htmlFor={`${id}-table`}>Table</label>
-          <select id={`${id}-table`} value={table} onChange={(e) => setTable(e.target.value)} required>
-            <option value="">choose a tracked table</option>
-            {tables.map((t) => <option key={tableLabel(t)} value={tableLabel(t)}>{tableLabel(t)}</option>)}
-          </select>
+          <label htmlFor={`${id}-webhook`}>Webhook URL <span className="hint">({'{{ENV_VAR}}'} templates allowed{trigger?.webhook_from_env ? `; empty keeps the URL from env ${trigger.webhook_from_env}` : ''})</span></label>
+          <input id={`${id}-webhook`} value={webhook} onChange={(e) => setWebhook(e.target.value)} required={!trigger?.webhook_from_env} />
         </div>
-        <div className="field"><label htmlFor={`${id}-webhook`}>Webhook URL <span className="hint">({'{{ENV_VAR}}'} templates allowed)</span></label><input id={`${id}-webhook`} value={webhook} onChange={(e) => setWebhook(e.target.value)} required /></div>
         <fieldset className="checks"><legend>Operations</legend>{check('insert', 'Insert')}{check('update', 'Update')}{check('delete', 'Delete')}{check('manual', 'Manual (invoke from the console)')}</fieldset>
         <div className="inline">
           <div className="field"><label htmlFor={`${id}-retries`}>Retries</label><input id={`${id}-retries`} type="number" min={0} value={retries} onChange={(e) => setRetries(e.target.value)} /></div>
           <div className="field"><label htmlFor={`${id}-interval`}>Retry interval (s)</label><input id={`${id}-interval`} type="number" min={0} value={interval} onChange={(e) => setRetryInterval(e.target.value)} /></div>
           <div className="field"><label htmlFor={`${id}-timeout`}>Timeout (s)</label><input id={`${id}-timeout`} type="number" min={1} value={timeout} onChange={(e) => setTimeoutSec(e.target.value)} /></div>
         </div>
-        <p><button type="submit" className="primary" disabled={action.busy}>Create event trigger</button></p>
+        <HeaderRows id={id} headers={headers} onChange={setHeaders} />
+        <p><button type="submit" className="primary" disabled={action.busy}>{trigger ? 'Save event trigger' : 'Create event trigger'}</button></p>
       </form>
-      <ErrorBox error={action.error} title="Not created" />
+      <ErrorBox error={action.error} title={trigger ? 'Not saved' : 'Not created'} />
       <Status message={action.done} />
-    </section>
+    </>
   );
 }
 
@@ -208,6 +232,10 @@ function TriggerDetail({ trigger, onChanged }: { trigger: Trigger; onChanged: ()
       <p>On {tableLabel(trigger.table)} ({ops(trigger.definition)}) → {trigger.webhook ?? `webhook from env ${trigger.webhook_from_env}`}; {trigger.pending} pending, {trigger.delivered} delivered, {trigger.failed} failed.</p>
       <ErrorBox error={action.error} />
       <Status message={action.done} />
+      <details className="edit">
+        <summary>Edit trigger</summary>
+        <TriggerForm key={trigger.name} tables={[]} trigger={trigger} onSaved={onChanged} />
+      </details>
 
       {trigger.definition.enable_manual && (
         <section aria-labelledby={`${id}-invoke`}>

@@ -5,14 +5,15 @@
  *
  * Read from the catalog tables of reference/catalog-tables.md (hdb_cron_triggers, hdb_cron_events,
  * hdb_scheduled_events and their invocation logs) with read-only run_sql; changes go through the
- * metadata API (create_cron_trigger, delete_cron_trigger, create_scheduled_event).
+ * metadata API (create_cron_trigger, with replace: true to edit one; delete_cron_trigger,
+ * create_scheduled_event).
  */
 import { useId, useState, type FormEvent } from 'react';
 import { query, runSql, sqlRows } from '../api';
 import { sqlLiteral } from '../data/model';
 import type { PageMeta, PageProps } from '../pages';
 import { Link, navigate, useTitle } from '../router';
-import { ConfirmButton, ErrorBox, InvocationLogs, Loading, PageHeader, ResultTable, Status, useAction, useAsync } from '../ui';
+import { ConfirmButton, ErrorBox, headerRowsOf, headersOf, HeaderRows, InvocationLogs, Loading, PageHeader, ResultTable, Status, useAction, useAsync, type HeaderRow } from '../ui';
 
 export const meta: PageMeta = {
   path: 'schedules',
@@ -24,6 +25,7 @@ export const meta: PageMeta = {
 async function loadCronTriggers() {
   return sqlRows(await runSql(
     `select t.name, t.cron_schedule, t.webhook_conf::text as webhook_conf, t.include_in_metadata, t.comment,
+            t.payload::text as payload, t.retry_conf::text as retry_conf, t.header_conf::text as header_conf,
             count(e.*) filter (where e.status = 'scheduled') as scheduled,
             count(e.*) filter (where e.status = 'delivered') as delivered,
             count(e.*) filter (where e.status in ('error', 'dead')) as failed
@@ -65,14 +67,17 @@ export default function SchedulesPage({ path }: PageProps) {
       </aside>
       <div>
         {kind === 'one-off' ? <OneOffEvents /> : kind === 'cron' && name ? (
-          <CronDetail name={name} known={triggers.some((t) => t.name === name)} onChanged={state.reload} />
+          <CronDetail name={name} row={triggers.find((t) => t.name === name)} onChanged={state.reload} />
         ) : (
           <>
             <PageHeader title="Cron triggers" />
             <ResultTable caption={`${triggers.length} cron trigger${triggers.length === 1 ? '' : 's'}`}
               columns={['name', 'schedule', 'webhook', 'in metadata', 'scheduled', 'delivered', 'failed or dead', 'comment']}
               rows={triggers.map((t) => [t.name, t.cron_schedule, webhookLabel(t.webhook_conf), t.include_in_metadata, t.scheduled, t.delivered, t.failed, t.comment])} />
-            <CreateCron onCreated={state.reload} />
+            <section aria-labelledby="create-cron">
+              <h2 id="create-cron">Create a cron trigger</h2>
+              <CronForm onSaved={state.reload} />
+            </section>
           </>
         )}
       </div>
@@ -100,37 +105,68 @@ function parsePayload(text: string): unknown {
   }
 }
 
-function CreateCron({ onCreated }: { onCreated: () => void }) {
+type CronRow = Awaited<ReturnType<typeof loadCronTriggers>>[number];
+
+const jsonOr = <T,>(text: string | null | undefined, fallback: T): T => {
+  try {
+    return text ? (JSON.parse(text) as T) : fallback;
+  } catch {
+    return fallback;
+  }
+};
+
+/** The webhook of a stored webhook_conf as the form edits it ({from_env: X} → {{X}}). */
+function webhookText(conf: string | null | undefined): string {
+  const v = jsonOr<unknown>(conf, '');
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object' && 'from_env' in v) return `{{${(v as { from_env: string }).from_env}}}`;
+  return '';
+}
+
+/**
+ * A cron trigger's form: creates one, or (with `existing`) edits it with create_cron_trigger
+ * replace: true (the name stays).
+ */
+function CronForm({ existing, onSaved }: { existing?: CronRow; onSaved: () => void }) {
   const id = useId();
   const action = useAction();
-  const [name, setName] = useState('');
-  const [webhook, setWebhook] = useState('');
-  const [schedule, setSchedule] = useState('* * * * *');
-  const [payload, setPayload] = useState('');
-  const [inMetadata, setInMetadata] = useState(true);
-  const [retry, setRetry] = useState(DEFAULT_RETRY);
+  const [name, setName] = useState(existing?.name ?? '');
+  const [webhook, setWebhook] = useState(webhookText(existing?.webhook_conf));
+  const [schedule, setSchedule] = useState(existing?.cron_schedule ?? '* * * * *');
+  const [payload, setPayload] = useState(existing?.payload && existing.payload !== 'null' ? JSON.stringify(JSON.parse(existing.payload), null, 2) : '');
+  const [inMetadata, setInMetadata] = useState(existing ? existing.include_in_metadata === 'true' || existing.include_in_metadata === 't' : true);
+  const [comment, setComment] = useState(existing?.comment ?? '');
+  const [retry, setRetry] = useState<RetryConf>(() => {
+    const r = jsonOr<Record<string, unknown>>(existing?.retry_conf, {});
+    return Object.fromEntries(Object.entries(DEFAULT_RETRY).map(([k, v]) => [k, r[k] === undefined || r[k] === null ? v : String(r[k])])) as unknown as RetryConf;
+  });
+  const [headers, setHeaders] = useState<HeaderRow[]>(() => headerRowsOf(jsonOr(existing?.header_conf, [])));
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void action.run(async () => {
-      await query('create_cron_trigger', { name, webhook, schedule, payload: parsePayload(payload), include_in_metadata: inMetadata, retry_conf: retryConf(retry) });
-      onCreated();
-    }, `Created cron trigger ${name}`);
+      await query('create_cron_trigger', {
+        name, webhook, schedule, payload: parsePayload(payload), include_in_metadata: inMetadata, retry_conf: retryConf(retry),
+        headers: headersOf(headers), ...(comment ? { comment } : {}), ...(existing ? { replace: true } : {}),
+      });
+      onSaved();
+    }, existing ? `Saved cron trigger ${name}` : `Created cron trigger ${name}`);
   };
   return (
-    <section aria-labelledby={`${id}-h`}>
-      <h2 id={`${id}-h`}>Create a cron trigger</h2>
-      <form onSubmit={submit}>
-        <div className="field"><label htmlFor={`${id}-name`}>Name</label><input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required /></div>
+    <>
+      <form onSubmit={submit} aria-label={existing ? `Edit cron trigger ${existing.name}` : 'Create a cron trigger'}>
+        {!existing && <div className="field"><label htmlFor={`${id}-name`}>Name</label><input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required /></div>}
         <div className="field"><label htmlFor={`${id}-webhook`}>Webhook URL</label><input id={`${id}-webhook`} value={webhook} onChange={(e) => setWebhook(e.target.value)} required /></div>
         <div className="field"><label htmlFor={`${id}-schedule`}>Cron schedule <span className="hint">(UTC; minute hour day month weekday)</span></label><input id={`${id}-schedule`} value={schedule} onChange={(e) => setSchedule(e.target.value)} required /></div>
         <div className="field"><label htmlFor={`${id}-payload`}>Payload (JSON, optional)</label><textarea id={`${id}-payload`} className="code" rows={3} value={payload} onChange={(e) => setPayload(e.target.value)} /></div>
+        <div className="field"><label htmlFor={`${id}-comment`}>Comment</label><input id={`${id}-comment`} value={comment} onChange={(e) => setComment(e.target.value)} /></div>
         <div className="checks"><label><input type="checkbox" checked={inMetadata} onChange={(e) => setInMetadata(e.target.checked)} /> Include in the exported metadata</label></div>
         <RetryFields id={id} value={retry} onChange={setRetry} />
-        <p><button type="submit" className="primary" disabled={action.busy}>Create cron trigger</button></p>
+        <HeaderRows id={id} headers={headers} onChange={setHeaders} />
+        <p><button type="submit" className="primary" disabled={action.busy}>{existing ? 'Save cron trigger' : 'Create cron trigger'}</button></p>
       </form>
-      <ErrorBox error={action.error} title="Not created" />
+      <ErrorBox error={action.error} title={existing ? 'Not saved' : 'Not created'} />
       <Status message={action.done} />
-    </section>
+    </>
   );
 }
 
@@ -169,9 +205,9 @@ function EventTable({ table, logTable, where, caption }: { table: string; logTab
   );
 }
 
-function CronDetail({ name, known, onChanged }: { name: string; known: boolean; onChanged: () => void }) {
+function CronDetail({ name, row, onChanged }: { name: string; row: CronRow | undefined; onChanged: () => void }) {
   const action = useAction();
-  if (!known) return <><PageHeader title="Cron trigger" /><p>There is no cron trigger named {name}.</p></>;
+  if (!row) return <><PageHeader title="Cron trigger" /><p>There is no cron trigger named {name}.</p></>;
   return (
     <>
       <PageHeader title={`Cron trigger ${name}`}>
@@ -179,6 +215,11 @@ function CronDetail({ name, known, onChanged }: { name: string; known: boolean; 
           onConfirm={() => void action.run(async () => { await query('delete_cron_trigger', { name }); onChanged(); navigate('schedules'); })} />
       </PageHeader>
       <ErrorBox error={action.error} />
+      <p>{row.cron_schedule} → {webhookLabel(row.webhook_conf)}{row.comment ? ` (${row.comment})` : ''}</p>
+      <details className="edit">
+        <summary>Edit trigger</summary>
+        <CronForm key={row.name} existing={row} onSaved={onChanged} />
+      </details>
       <EventTable table="hdb_cron_events" logTable="hdb_cron_event_invocation_logs" where={`trigger_name = ${sqlLiteral(name)}`} caption="Events" />
     </>
   );
