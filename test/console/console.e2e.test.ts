@@ -6,66 +6,42 @@
  * and explain it. Every page is screenshotted to test/artifacts/ and its first contentful paint
  * (Performance API) is measured on a full page load and reported.
  *
- * The console is built first (scripts/console.mjs: a hash check when it is up to date). Without
- * /usr/bin/chromium the test is skipped with a message; `.ci/run` installs it.
+ * Set-up (console build, server, Chromium, no request outside the server): ./browser.ts.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { ROOT } from '../helpers/process.js';
+import type { Page } from 'playwright-core';
 import { sql } from '../helpers/db.js';
-import { query, startTestServer, type TestServer } from '../helpers/server.js';
+import { query, type TestServer } from '../helpers/server.js';
 import { Receiver } from '../helpers/receiver.js';
 import { helloSchema } from '../fixtures/remote/schemas.js';
 import { startGraphQLServer } from '../fixtures/remote/server.js';
+import { ARTIFACTS, BROWSER_SKIP, openConsole, type ConsoleSession } from './browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run the browser test`;
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 const SECRET = 'console-e2e-secret';
 /** the goal is under 1 s on loopback; twice that fails the test, so that a busy machine does not */
 const FCP_LIMIT_MS = Number(process.env.SVC_CONSOLE_FCP_LIMIT_MS || 2000);
 
-describe('web console in Chromium', { skip: SKIP }, () => {
+describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
+  let session: ConsoleSession;
   let server: TestServer;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
   const paints: Array<{ page: string; path: string; fcp: number; ready: number }> = [];
 
   before(async () => {
-    const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'console.mjs'), '--quiet'], { cwd: ROOT, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
-    assert.equal(built.status, 0, `console build failed:\n${built.stderr}`);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    server = await startTestServer({ adminSecret: SECRET, enableConsole: true });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      timeout: 60_000,
-    });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    context.setDefaultTimeout(20_000);
-    // nothing may leave the server: no CDN, no fonts from elsewhere
-    await context.route((url) => !url.href.startsWith(server.url) && !url.href.startsWith('data:') && !url.href.startsWith('blob:'), (route) => {
-      pageErrors.push(`request outside the server: ${route.request().url()}`);
-      return route.abort();
-    });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(`page error: ${e.message}`));
+    session = await openConsole({ secret: SECRET, viewport: { width: 1400, height: 900 }, signIn: false });
+    ({ server, page } = session);
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await session?.close();
     if (paints.length) writeFileSync(join(ARTIFACTS, 'first-paint.json'), `${JSON.stringify(paints, null, 2)}\n`);
   });
 
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-  const status = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).first().waitFor();
+  const shot = (name: string) => session.shot(name);
+  const status = (text: string | RegExp) => session.status(text);
 
   /** A full page load of `path`; waits for `ready`, records FCP and the time until `ready` is visible. */
   async function load(name: string, path: string, ready: () => ReturnType<Page['locator']>) {
@@ -396,7 +372,7 @@ describe('web console in Chromium', { skip: SKIP }, () => {
   });
 
   test('no page error and no request outside the server; first paint per page', (t) => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.problems, []);
     for (const p of paints) t.diagnostic(`first contentful paint ${p.page} (${p.path}): ${p.fcp} ms; content ready ${p.ready} ms`);
   });
 });
