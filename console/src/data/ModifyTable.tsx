@@ -14,7 +14,7 @@ import {
 } from './ddl';
 import { ColumnFields, ForeignKeyFields, newColumn, newForeignKey, TypeList } from './forms';
 import { runDdl } from './load';
-import { qualified, sameTable, tableLabel, type FunctionInfo, type Metadata, type TableInfo, type TableMetadata } from './model';
+import { KIND_LABEL, qualified, sameTable, tableLabel, type FunctionInfo, type Metadata, type TableInfo, type TableMetadata } from './model';
 import { tableLink } from './SchemaView';
 
 type Run = (fn: () => Promise<unknown>, done: string) => Promise<boolean>;
@@ -37,6 +37,7 @@ export function ModifyTable({ table, tables, functions, metadata, onChanged }: {
 }) {
   const action = useAction();
   const md = metadata.tables.find((m) => sameTable(m.table, table));
+  const isTable = table.kind === 'r' || table.kind === 'p';
   const run: Run = (fn, done) => action.run(fn, done).then((ok) => {
     if (ok) onChanged();
     return ok;
@@ -45,10 +46,20 @@ export function ModifyTable({ table, tables, functions, metadata, onChanged }: {
     <>
       <ErrorBox error={action.error} title="Not changed" />
       <Status message={action.done} />
-      <TableSection table={table} run={run} busy={action.busy} />
-      <ColumnsSection table={table} run={run} busy={action.busy} />
-      <ConstraintsSection table={table} tables={tables} run={run} busy={action.busy} />
-      <IndexesSection table={table} run={run} busy={action.busy} />
+      {isTable ? (
+        <>
+          <TableSection table={table} run={run} busy={action.busy} />
+          <ColumnsSection table={table} run={run} busy={action.busy} />
+          <ConstraintsSection table={table} tables={tables} run={run} busy={action.busy} />
+          <IndexesSection table={table} run={run} busy={action.busy} />
+        </>
+      ) : (
+        <>
+          <p>This is a {KIND_LABEL[table.kind] ?? table.kind}: change its definition with SQL (SQL runner).</p>
+          <ResultTable caption={`Columns of ${tableLabel(table)}`} columns={['name', 'type', 'nullable']}
+            rows={table.columns.map((c) => [c.name, c.type, c.nullable ? 'yes' : 'no'])} />
+        </>
+      )}
       {md && (
         <>
           <ComputedFields table={table} md={md} functions={functions} run={run} busy={action.busy} />
