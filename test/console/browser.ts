@@ -24,7 +24,8 @@ export interface ConsoleSession {
   browser: Browser;
   context: BrowserContext;
   page: Page;
-  secret: string;
+  /** null: a server without an admin secret */
+  secret: string | null;
   /** page errors and requests outside the server, in order */
   problems: string[];
   /** a full-page screenshot to test/artifacts/<name>.png */
@@ -41,7 +42,8 @@ export interface ConsoleSession {
 }
 
 export async function openConsole(opts: {
-  secret?: string;
+  /** the server's admin secret (default console-test-secret); null: none, nothing to sign in to */
+  secret?: string | null;
   viewport?: { width: number; height: number };
   server?: Parameters<typeof startTestServer>[0];
   /** false: stay on no page (the caller signs in) */
@@ -50,8 +52,9 @@ export async function openConsole(opts: {
   const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'console.mjs'), '--quiet'], { cwd: ROOT, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
   assert.equal(built.status, 0, `console build failed:\n${built.stderr}`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  const secret = opts.secret ?? 'console-test-secret';
-  const server = await startTestServer({ adminSecret: secret, enableConsole: true, ...opts.server });
+  const secret = opts.secret === null ? null : opts.secret ?? 'console-test-secret';
+  const server = await startTestServer({ ...(secret === null ? {} : { adminSecret: secret }), enableConsole: true, ...opts.server });
+  const adminHeaders: Record<string, string> = secret === null ? {} : { 'x-svc-admin-secret': secret };
   const problems: string[] = [];
   let browser: Browser | undefined;
   try {
@@ -70,7 +73,7 @@ export async function openConsole(opts: {
     });
     const page = await context.newPage();
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    if (opts.signIn !== false) {
+    if (opts.signIn !== false && secret !== null) {
       // sign in once: the secret lives in the tab's sessionStorage
       await page.goto(`${server.url}/console`);
       await page.getByLabel('Admin secret').fill(secret);
@@ -91,7 +94,7 @@ export async function openConsole(opts: {
         await l.waitFor();
         return l;
       },
-      admin: (type, args) => query(server.url, { type, args }, { 'x-svc-admin-secret': secret }),
+      admin: (type, args) => query(server.url, { type, args }, adminHeaders),
       open: async (path, ready) => {
         await page.goto(server.url + path);
         await (ready ? ready() : page.locator('#page-title')).first().waitFor();
@@ -112,7 +115,7 @@ export async function openConsole(opts: {
 export async function graphqlAs(s: ConsoleSession, q: string, headers: Record<string, string>, variables?: unknown): Promise<any> {
   const res = await fetch(`${s.server.url}/v1/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-svc-admin-secret': s.secret, ...headers },
+    headers: { 'content-type': 'application/json', ...(s.secret === null ? {} : { 'x-svc-admin-secret': s.secret }), ...headers },
     body: JSON.stringify({ query: q, variables }),
   });
   return res.json();

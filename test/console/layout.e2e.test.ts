@@ -162,6 +162,27 @@ describe('console layout at 1280 and 800 px', { skip: BROWSER_SKIP }, () => {
     }
   });
 
+  test('without an admin secret: the warning sits in the one-line header at 800 px', async () => {
+    const open = await openConsole({ secret: null, viewport: { width: 800, height: 900 } });
+    try {
+      await open.open('/console/data/schema/public');
+      const badge = open.page.locator('.server .warn');
+      assert.equal(await badge.textContent(), 'no admin secret');
+      const m = await open.page.evaluate(() => ({
+        bar: document.querySelector('.topbar')!.getBoundingClientRect().height,
+        server: document.querySelector('.server')!.getBoundingClientRect().height,
+        scroll: document.documentElement.scrollWidth,
+        width: window.innerWidth,
+      }));
+      assert.ok(m.bar <= 49 && m.server <= 26, JSON.stringify(m));
+      assert.ok(m.scroll <= m.width, JSON.stringify(m));
+      await open.shot('layout-no-secret-800');
+      assert.deepEqual(open.problems, []);
+    } finally {
+      await open.close();
+    }
+  });
+
   test('no page error and no request outside the server', () => {
     assert.deepEqual(s.problems, []);
   });
