@@ -68,7 +68,7 @@ export class HttpClient implements QueryClient {
     if (status === 200) return json;
     const e = json as { code?: unknown; error?: unknown; path?: unknown; internal?: unknown };
     if (!e || typeof e !== 'object' || typeof e.code !== 'string') throw notSvc(this.target, status, text);
-    if (status === 401 || (e.code === 'access-denied' && /admin.?secret|access.?key/i.test(String(e.error)))) throw unauthorized(this.target, String(e.error), !!this.opts.adminSecret);
+    if (status === 401 || (e.code === 'access-denied' && /admin.?secret|access.?key|admin only/i.test(String(e.error)))) throw unauthorized(this.target, String(e.error), !!this.opts.adminSecret);
     throw new QueryFailure(status, e.code, String(e.error ?? ''), typeof e.path === 'string' ? e.path : '$', e.internal);
   }
 

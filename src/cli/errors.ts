@@ -34,6 +34,8 @@ export class CliError extends Error {
     readonly details: string[] = [],
     /** extra members of the JSON error */
     readonly data: Record<string, unknown> = {},
+    /** members of the JSON document beside `error` (what was done before the failure) */
+    public result: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'CliError';

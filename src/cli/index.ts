@@ -84,7 +84,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
     return await spec.run(ctx);
   } catch (e) {
     if (e instanceof CliError) {
-      out.error(e.message, e.details, { code: e.code, message: e.message, ...(e.details.length ? { details: e.details } : {}), ...e.data });
+      out.error(e.message, e.details, { code: e.code, message: e.message, ...(e.details.length ? { details: e.details } : {}), ...e.data }, e.result);
       return e.exitCode;
     }
     const err = e as Error;

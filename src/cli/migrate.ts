@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { CommandSpec } from './args.js';
 import type { Context } from './context.js';
-import { EXIT, QueryFailure } from './errors.js';
+import { CliError, EXIT, QueryFailure } from './errors.js';
 import { badCount, badName, badVersion, conflictingFlags, appliedNotLocal, fileError, noDownStep, noUpStep, notLocal, nothingToSquash, pgDumpNotSupported, rejected, squashPartlyApplied } from './messages.js';
 import {
   MIGRATION_LOCK_KEY,
@@ -209,7 +209,7 @@ const apply: CommandSpec = {
         if (r.executed) for (const s of steps) if (s.empty) ctx.out.warn(`${s.file} is empty: only the bookkeeping row changed`);
       });
     } catch (e) {
-      if (ctx.out.json && results.length) ctx.out.result({ applied: results.map(stepJson) });
+      if (e instanceof CliError) e.result = { applied: results.map(stepJson) };
       throw e;
     }
     const n = results.filter((r) => !r.concurrent).length;

@@ -49,10 +49,11 @@ export class Output {
     this.streams.stderr.write(`${text}\n`);
   }
 
-  error(message: string, details: string[], json: Record<string, unknown> | undefined): void {
+  /** The failure: text on stderr; with --output json also the one JSON document on stdout (`result` beside `error`). */
+  error(message: string, details: string[], json: Record<string, unknown> | undefined, result: Record<string, unknown> = {}): void {
     this.streams.stderr.write(`${this.errPaint.red('svc: error:')} ${message}\n`);
     for (const d of details) this.streams.stderr.write(`  ${d}\n`);
-    if (this.json && json) this.streams.stdout.write(`${JSON.stringify({ error: json }, null, 2)}\n`);
+    if (this.json && json) this.streams.stdout.write(`${JSON.stringify({ ...result, error: json }, null, 2)}\n`);
   }
 }
 

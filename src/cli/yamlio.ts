@@ -13,11 +13,11 @@ export function toYaml(value: unknown): string {
 }
 
 export function parseYaml(text: string, file: string): unknown {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { uniqueKeys: true });
   const err = doc.errors[0];
   if (err) {
     const at = err.linePos?.[0];
-    throw fileError(file, `${at ? `${at.line}:${at.col}: ` : ''}${err.message.split('\n')[0]}`);
+    throw fileError(file, `${at ? `${at.line}:${at.col}: ` : ''}${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   }
   return doc.toJS({ maxAliasCount: 100 });
 }

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { cleanEnv, freePort, startSvcProcess, type SvcProcess } from '../helpers/process.js';
+import { HttpClient } from '../../src/cli/client.js';
+import { applyOne, ensureMigrationsTable, type Migration } from '../../src/cli/migrations.js';
 import { svc, svcOk, tempDir } from './helpers.js';
 
 let db: TestDatabase;
@@ -118,6 +120,7 @@ test('a failing migration leaves nothing half-applied, names the file and Postgr
   assert.equal(e.code, 'migration-failed');
   assert.equal(e.file, `migrations/${bad}/up.sql`);
   assert.equal(e.postgres.status_code, '42601');
+  assert.deepEqual(j.json().applied, [], 'what was applied before the failure, in the same JSON document');
   rmSync(join(project, 'migrations', bad), { recursive: true });
 });
 
@@ -143,6 +146,29 @@ test('--version, --type, --skip-execution, --goto', async () => {
   rmSync(join(project, 'migrations', migrationDirs().find((d) => d.endsWith('_mark_only'))!), { recursive: true });
   await svcOk(['migrate', 'apply', '--version', v, '--type', 'down', '--skip-execution'], inProject);
   await sql(db.url, 'drop table never_run');
+});
+
+test('one migration applied by two parties at once runs once: the other sees the bookkeeping row and skips', async () => {
+  const client = new HttpClient({ endpoint: url, queryPath: 'v1/query', pgDumpPath: 'v1alpha1/pg_dump' });
+  await ensureMigrationsTable(client);
+  await sql(db.url, 'create table race_log (at timestamptz default clock_timestamp())');
+  const m: Migration = {
+    version: 42n,
+    name: 'race',
+    id: '42_race',
+    location: '',
+    up: [{ file: 'up.sql', requests: [{ type: 'run_sql', args: { sql: 'select pg_sleep(0.5); insert into race_log default values;' } }], empty: false }],
+    down: [{ file: 'down.sql', requests: [{ type: 'run_sql', args: { sql: 'insert into race_log default values;' } }], empty: false }],
+    files: [],
+  };
+  const ups = await Promise.all([applyOne(client, m, 'up', false, 0), applyOne(client, m, 'up', false, 0)]);
+  assert.deepEqual(ups.map((r) => r.concurrent).sort(), [false, true]);
+  assert.equal((await sql(db.url, 'select * from race_log')).length, 1);
+  const downs = await Promise.all([applyOne(client, m, 'down', false, 0), applyOne(client, m, 'down', false, 0)]);
+  assert.deepEqual(downs.map((r) => r.concurrent).sort(), [false, true]);
+  assert.equal((await sql(db.url, 'select * from race_log')).length, 2);
+  assert.equal((await sql(db.url, 'select * from svc_catalog.schema_migrations where version = 42')).length, 0);
+  await sql(db.url, 'drop table race_log');
 });
 
 test('squash --delete-source: one migration replaces the sources, in the files and on the server', async () => {
