@@ -157,7 +157,7 @@ export const pgDumpNotSupported = (f: QueryFailure) =>
 
 export function migrationFailed(id: string, direction: string, file: string, f: QueryFailure, applied: number): CliError {
   const pg = f.postgres();
-  const details = [`file: ${file}`, pg ? `error: ${pg.message}${pg.status_code ? ` (SQLSTATE ${pg.status_code})` : ''}` : `error: ${f.error} (${f.code} at ${f.path})`];
+  const details = [`file: ${file}`, pg ? `error: ${pg.message}${pg.status_code ? ` (SQLSTATE ${pg.status_code})` : ''}` : `error: ${f.error} (${f.code})`];
   if (pg?.description) details.push(`detail: ${pg.description}`);
   if (pg?.hint) details.push(`hint: ${pg.hint}`);
   const inconsistent = Array.isArray(f.internal) ? (f.internal as Array<{ type?: string; reason?: string; definition?: unknown }>) : [];

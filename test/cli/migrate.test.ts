@@ -5,11 +5,12 @@
  * seeds; the exit codes of user errors.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { cleanEnv, freePort, startSvcProcess, type SvcProcess } from '../helpers/process.js';
+import { query } from '../helpers/server.js';
 import { HttpClient } from '../../src/cli/client.js';
 import { applyOne, ensureMigrationsTable, type Migration } from '../../src/cli/migrations.js';
 import { svc, svcOk, tempDir } from './helpers.js';
@@ -194,6 +195,29 @@ test('squash --delete-source: one migration replaces the sources, in the files a
   assert.deepEqual(await sql(db.url, "select column_name from information_schema.columns where table_name in ('author', 'book') and column_name in ('bio', 'isbn')"), []);
   await svcOk(['migrate', 'apply'], inProject);
   assert.equal((await sql(db.url, "select column_name from information_schema.columns where table_name in ('author', 'book') and column_name in ('bio', 'isbn')")).length, 2);
+});
+
+test('up.yaml / down.yaml steps (/v1/query requests) run with the SQL in the same transaction', async () => {
+  const dir = join(project, 'migrations', '9999999999999_tags');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'up.sql'), 'create table tag (id serial primary key, label text);\n');
+  writeFileSync(join(dir, 'up.yaml'), '- type: track_table\n  args:\n    table: tag\n');
+  writeFileSync(join(dir, 'down.yaml'), '- type: untrack_table\n  args:\n    table: tag\n');
+  writeFileSync(join(dir, 'down.sql'), 'drop table tag;\n');
+  await svcOk(['migrate', 'apply'], inProject);
+  const tracked = async () => (await query(url, { type: 'export_metadata', args: {} })).tables?.some((t: { table: { name: string } }) => t.table.name === 'tag') ?? false;
+  assert.equal(await tracked(), true);
+  // down: untrack (down.yaml) before the drop (down.sql)
+  await svcOk(['migrate', 'apply', '--down', '1'], inProject);
+  assert.equal(await tracked(), false);
+  assert.equal(await tableExists('tag'), false);
+  // a failing YAML step rolls back the SQL before it too, and is named
+  writeFileSync(join(dir, 'up.yaml'), '- type: track_table\n  args:\n    table: no_such_table\n');
+  const r = await svc(['migrate', 'apply'], inProject);
+  assert.equal(r.code, 5, r.stderr);
+  assert.match(r.stderr, /file: migrations\/9999999999999_tags\/up\.yaml\n {2}error: no such table\/view exists in postgres : "no_such_table" \(not-exists at \$\.args\[2\]\.args\)/);
+  assert.equal(await tableExists('tag'), false);
+  rmSync(dir, { recursive: true });
 });
 
 test('seeds: create and apply, all or nothing', async () => {
