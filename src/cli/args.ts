@@ -35,6 +35,8 @@ export interface CommandSpec {
   server: boolean;
   /** exit codes this command uses besides 0 (documented in --help) */
   exits: number[];
+  /** what an exit code means for this command, where the general text is not enough */
+  exitNotes?: Record<number, string>;
   run(ctx: Context): Promise<number>;
 }
 
@@ -142,7 +144,8 @@ function flagLines(flags: FlagSpec[]): string[] {
   return flags.map((f, i) => `  ${left[i]!.padEnd(width)}${f.description}`);
 }
 
-export function commandHelp(spec: CommandSpec, exitNotes: Record<number, string> = {}): string {
+export function commandHelp(spec: CommandSpec): string {
+  const exitNotes = spec.exitNotes ?? {};
   const out = [`${spec.summary}`, '', 'Usage:', `  ${spec.usage}`];
   if (spec.aliases?.length) out.push('', `Aliases: ${spec.aliases.join(', ')}`);
   if (spec.description) out.push('', ...spec.description.split('\n'));

@@ -175,6 +175,7 @@ const diffCmd: CommandSpec = {
   args: { min: 0, max: 2 },
   server: true,
   exits: [EXIT.CHECK_FAILED, ...SERVER_EXITS],
+  exitNotes: { [EXIT.OK]: 'no differences', [EXIT.CHECK_FAILED]: 'the two sides differ (the diff is printed)' },
   async run(ctx) {
     let a: MetadataDoc;
     let b: MetadataDoc;
@@ -296,6 +297,7 @@ const icStatus: CommandSpec = {
   args: { min: 0, max: 0 },
   server: true,
   exits: [EXIT.CHECK_FAILED, EXIT.SERVER, EXIT.REJECTED],
+  exitNotes: { [EXIT.OK]: 'the metadata is consistent', [EXIT.CHECK_FAILED]: 'some metadata objects are inconsistent' },
   async run(ctx) {
     const objs = await inconsistencies(ctx);
     if (objs.length) ctx.out.line(`metadata is inconsistent (${objs.length} object${objs.length === 1 ? '' : 's'}): see svc metadata inconsistency list`);
