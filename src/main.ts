@@ -1,9 +1,18 @@
 /** `svc serve`: flags + env → Config → boot. Bad configuration exits 1 with a message, not a stack trace. */
 import { ConfigError, helpText, parseConfig } from './config/config.js';
-import { createLogger, startSvc } from './server/start.js';
 import { VERSION } from './version.js';
+import { CLI_COMMANDS, cliOverview } from './cli/names.js';
+import type { Engine } from './engine.js';
 
 async function main(): Promise<void> {
+  // the CLI for metadata and migrations (svc init | metadata | migrate | seed): src/cli
+  const argv = process.argv.slice(2);
+  const cliArgv = argv[0] === 'help' && argv[1] && CLI_COMMANDS.includes(argv[1]) ? [...argv.slice(1), '--help'] : argv;
+  if (cliArgv[0] && CLI_COMMANDS.includes(cliArgv[0])) {
+    const { runCli } = await import('./cli/index.js');
+    process.exitCode = await runCli(cliArgv);
+    return;
+  }
   let parsed;
   try {
     parsed = parseConfig(process.argv.slice(2), process.env);
@@ -15,17 +24,24 @@ async function main(): Promise<void> {
     throw e;
   }
   if (parsed.command === 'help') {
-    process.stdout.write(`${helpText()}\n`);
+    process.stdout.write(`${cliOverview()}\n\n${helpText()}\n`);
     return;
   }
   if (parsed.command === 'version') {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  // loaded here, not at the top: the CLI commands above do not load the server
+  const { createLogger, startSvc } = await import('./server/start.js');
   const log = createLogger(parsed.config);
   let svc;
   try {
-    svc = await startSvc(parsed.config, log);
+    const { migrationsDir, metadataDir } = parsed.config;
+    const beforeListen =
+      migrationsDir !== undefined || metadataDir !== undefined
+        ? async (engine: Engine) => (await import('./cli/startup.js')).applyAtStartup(engine, { migrationsDir, metadataDir }, log)
+        : undefined;
+    svc = await startSvc(parsed.config, log, beforeListen ? { beforeListen } : {});
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     log.error({ type: 'startup', err: msg }, 'failed to start');

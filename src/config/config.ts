@@ -80,6 +80,10 @@ export interface Config {
   maxNestingDepth: number;
   /** memory budget of the plan cache */
   planCacheMaxBytes: number;
+  /** start-up: apply the pending migrations of this directory before serving (src/cli/startup.ts) */
+  migrationsDir?: string;
+  /** start-up: apply this metadata directory (after the migrations) before serving */
+  metadataDir?: string;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -142,6 +146,8 @@ export const OPTIONS: readonly Option[] = [
   { key: 'maxQueryAliases', flag: 'max-query-aliases', env: 'SVC_GRAPHQL_MAX_QUERY_ALIASES', kind: 'int', description: 'maximum aliased fields in a document (default 1000)' },
   { key: 'maxNestingDepth', flag: 'max-nesting-depth', env: 'SVC_GRAPHQL_MAX_NESTING_DEPTH', kind: 'int', description: 'maximum nesting of JSON inputs: where, bulk, variables (default 256)' },
   { key: 'planCacheMaxBytes', flag: 'plan-cache-max-bytes', env: 'SVC_GRAPHQL_PLAN_CACHE_MAX_BYTES', kind: 'int', description: 'memory budget of the plan cache in bytes (default 67108864)' },
+  { key: 'migrationsDir', flag: 'migrations-dir', env: 'SVC_GRAPHQL_MIGRATIONS_DIR', kind: 'string', description: 'apply the pending migrations of this directory (svc migrate) before serving; refuse to start if one fails' },
+  { key: 'metadataDir', flag: 'metadata-dir', env: 'SVC_GRAPHQL_METADATA_DIR', kind: 'string', description: 'apply this metadata directory (svc metadata export) before serving, after the migrations; refuse to start if it fails' },
 ];
 
 export function defaultConfig(): Config {

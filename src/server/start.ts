@@ -26,7 +26,8 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
   ) as unknown as Logger;
 }
 
-export async function startSvc(config: Config, log: Logger = createLogger(config)): Promise<RunningSvc> {
+/** `beforeListen`: runs once the engine is up and before the port is opened; its failure stops the start. */
+export async function startSvc(config: Config, log: Logger = createLogger(config), opts: { beforeListen?: (engine: Engine) => Promise<void> } = {}): Promise<RunningSvc> {
   // configuration errors of auth surface before anything is opened
   const auth = createSessionResolver(config, log);
   let engine: Engine;
@@ -36,6 +37,15 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
   } catch (e) {
     auth.close?.();
     throw e;
+  }
+  if (opts.beforeListen) {
+    try {
+      await opts.beforeListen(engine);
+    } catch (e) {
+      auth.close?.();
+      await engine.close();
+      throw e;
+    }
   }
   const app = await buildApp(engine, auth, graphqlHandlers);
   let address: string;

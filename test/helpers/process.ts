@@ -168,10 +168,13 @@ export async function expectStartupLine(proc: SvcProcess, port: number, graceMs 
   }
 }
 
-/** Runs a process to completion (bounded) and returns its exit code and output. */
-export function runToExit(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Runs a process to completion (bounded) and returns its exit code and output. `cwd`: where it runs
+ * (tsx is loaded by its absolute URL, so any directory works).
+ */
+export function runToExit(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 30_000, cwd = ROOT): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
