@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
+import { postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { sql } from '../helpers/db.js';
 import { Receiver } from '../helpers/receiver.js';
 

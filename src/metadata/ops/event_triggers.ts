@@ -51,7 +51,6 @@ export const RETRY_CONF_RANGES: Readonly<Record<string, readonly [number, number
 
 /** A header name is an HTTP token; a value has no control characters but tab (no CR/LF: no header injection). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// eslint-disable-next-line no-control-regex
 const HEADER_VALUE_BAD = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 /** Configured headers: each `{name, value}` or `{name, value_from_env}`. */
