@@ -8,6 +8,7 @@ import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_CHANNEL } from './catalog/catalog.js';
 import { syncEventTriggers } from './events/triggers.js';
+import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -85,6 +86,7 @@ export class Engine {
       await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
       // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
+      const hosts = new HostGates(Math.max(1, config.eventsHttpMaxConnectionsPerHost));
       const delivery = (queue: DeliveryQueue, clock?: Clock) =>
         new DeliveryWorker({
           db,
@@ -95,6 +97,7 @@ export class Engine {
           concurrency: Math.max(1, config.eventsHttpPoolSize),
           leaseSec: Math.max(1, config.eventsLeaseSeconds),
           logTries: config.enabledLogTypes.includes('webhook-log'),
+          hosts,
           ...(clock ? { clock } : {}),
         });
       engine.events = delivery(new EventTriggerQueue(() => engine.deliverableTriggers()));

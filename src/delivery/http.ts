@@ -6,6 +6,7 @@
 import { describeFetchError, postLimited, redactUrl, USER_AGENT } from '../http/client.js';
 import { SvcError } from '../errors.js';
 import { clampNumber, MAX_TIMEOUT_SEC } from './limits.js';
+import type { HostGates } from './hosts.js';
 
 export interface DeliveryRequest {
   url: string;
@@ -57,14 +58,23 @@ export function parseRetryAfter(v: string | null, now = Date.now()): number | un
   return clampNumber(Math.ceil((d - now) / 1000), 0, MAX_RETRY_AFTER_SEC, MAX_RETRY_AFTER_SEC);
 }
 
-export async function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
+/**
+ * One try. With `hosts`, it first waits for a slot of the webhook's host (that wait is not part of
+ * the timeout, nor is connecting: the deadline counts from when the request is sent) and reports
+ * back how the host did.
+ */
+export async function deliver(req: DeliveryRequest, hosts?: HostGates): Promise<DeliveryOutcome> {
+  // a timeout a Node timer can hold (a longer one would fire after 1 ms)
+  const timeoutMs = clampNumber(req.timeoutMs, 1, MAX_TIMEOUT_SEC * 1000, 60_000);
+  const release = hosts ? await hosts.acquire(req.url) : undefined;
   const t0 = Date.now();
+  let sentAt = t0;
+  const report = (responded: boolean) => release?.({ responded, latencyMs: Date.now() - sentAt, timeoutMs });
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
   try {
-    // a timeout a Node timer can hold (a longer one would fire after 1 ms)
-    const timeoutMs = clampNumber(req.timeoutMs, 1, MAX_TIMEOUT_SEC * 1000, 60_000);
-    const res = await postLimited(req.url, headers, req.body, { timeoutMs, maxBytes: RESPONSE_READ_MAX });
+    const res = await postLimited(req.url, headers, req.body, { timeoutMs, maxBytes: RESPONSE_READ_MAX, timeoutFromConnect: true, onSent: () => (sentAt = Date.now()) });
+    report(true);
     const ok = res.status >= 200 && res.status < 300;
     const responseHeaders: Array<{ name: string; value: string }> = [];
     res.headers.forEach((value, name) => responseHeaders.push({ name, value }));
@@ -78,6 +88,7 @@ export async function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
       latencyMs: Date.now() - t0,
     };
   } catch (e) {
+    report(false);
     return { ok: false, status: null, error: describeFetchError(e), latencyMs: Date.now() - t0 };
   }
 }

@@ -23,6 +23,7 @@ import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
 import { clampNumber, MAX_DELAY_SEC } from './limits.js';
+import type { HostGates } from './hosts.js';
 import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, type DeliveryOutcome, type DeliveryRequest } from './http.js';
 
 /** One claimed row, ready to send. */
@@ -96,6 +97,8 @@ export interface DeliveryWorkerOptions {
   stats?: DeliveryStats;
   /** ms since the epoch for retry times and latencies (default Date.now; tests inject a simulated clock) */
   clock?: () => number;
+  /** connections per webhook host, opened gradually (shared by the workers of a process) */
+  hosts?: HostGates;
 }
 
 /**
@@ -246,7 +249,7 @@ export class DeliveryWorker implements Worker {
   }
 
   private async attempt(job: DeliveryJob): Promise<void> {
-    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job);
+    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job, this.o.hosts);
     const now = this.o.clock?.() ?? Date.now();
     const next = nextStep(job, outcome, now);
     if (next.kind === 'delivered') {
