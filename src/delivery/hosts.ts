@@ -9,9 +9,10 @@
  *   wait here, in order, and that wait is not part of their timeout (it starts when the request is
  *   sent, see postLimited's `timeoutFromConnect`);
  * - the limit starts at INITIAL_PER_HOST and follows what the host shows (`nextLimit`, a pure step
- *   function): +1 after a response that came back within a quarter of its timeout, halved after a
- *   timeout, a connection error or a response slower than half its timeout, never below 1 nor above
- *   the configured maximum (`--events-http-max-connections-per-host`);
+ *   function): +1 after a response that came back within an eighth of its timeout; halved after a
+ *   timeout or a connection error (down to 1) or after a response slower than half its timeout (down
+ *   to INITIAL_PER_HOST: a webhook may simply be slow); never above the configured maximum
+ *   (`--events-http-max-connections-per-host`);
  * - a host not used for IDLE_FORGET_MS is forgotten (the map stays small).
  */
 
@@ -30,8 +31,10 @@ export interface HostSignal {
 
 /** The host's next limit after a request (AIMD on latency: grow while fast, halve when slow or failing). */
 export function nextLimit(limit: number, s: HostSignal, max: number): number {
-  if (!s.responded || s.latencyMs > s.timeoutMs / 2) return Math.max(1, Math.floor(limit / 2));
-  if (s.latencyMs <= s.timeoutMs / 4) return Math.min(max, limit + 1);
+  if (!s.responded) return Math.max(1, Math.floor(limit / 2));
+  // a slow answer: fewer at once, but not below the start (a webhook may simply be slow)
+  if (s.latencyMs > s.timeoutMs / 2) return Math.max(Math.min(limit, INITIAL_PER_HOST), Math.floor(limit / 2));
+  if (s.latencyMs <= s.timeoutMs / 8) return Math.min(max, limit + 1);
   return limit;
 }
 
