@@ -68,3 +68,35 @@ test('a stored timeout_sec of 30 days (imported) waits for a slow webhook instea
   const [log] = await rows('select status from svc_catalog.event_invocation_logs where event_id = $1', [event_id]);
   assert.equal(log!.status, 200);
 });
+
+test('one row whose write-back fails: the others are recorded once; it ends error with the reason, not re-sent', async () => {
+  rx.respond = () => ({ status: 200 });
+  await run({ type: 'create_event_trigger', args: { name: 'mixed', table: 't', webhook: `${rx.url}/mixed`, insert: { columns: '*' } } });
+  // PostgreSQL refuses the invocation log of one event (a constraint of the operator's, a full disk …)
+  await rows(`create function public.refuse_one() returns trigger language plpgsql as $$
+    begin
+      if new.status <> 1000 and exists (select 1 from svc_catalog.event_log e where e.id = new.event_id and e.payload->'data'->'new'->>'id' = '103') then
+        raise exception 'refused for the test';
+      end if;
+      return new;
+    end $$`);
+  await rows('create trigger refuse_one before insert on svc_catalog.event_invocation_logs for each row execute procedure public.refuse_one()');
+  try {
+    await run({ type: 'run_sql', args: { sql: 'insert into t select generate_series(101, 108)' } });
+    await rx.waitFor(8);
+    await waitFor('every event finished', async () => Number((await rows("select count(*)::int as n from svc_catalog.event_log where trigger_name = 'mixed' and (delivered or error)"))[0]!.n) === 8, 10_000);
+    // three leases' time: nothing is sent again
+    await new Promise((r) => setTimeout(r, 3000));
+    const sent = rx.requests.map((r) => r.body.event.data.new.id).sort((a, b) => a - b);
+    assert.deepEqual(sent, [101, 102, 103, 104, 105, 106, 107, 108], 'each event once');
+    const state = await rows("select e.payload->'data'->'new'->>'id' as id, e.delivered, e.error, e.locked, (select json_agg(i.status) from svc_catalog.event_invocation_logs i where i.event_id = e.id) as logs, (select min(i.response->'data'->>'message') from svc_catalog.event_invocation_logs i where i.event_id = e.id) as why from svc_catalog.event_log e where trigger_name = 'mixed' order by 1");
+    for (const e of state) {
+      if (e.id === '103') {
+        assert.deepEqual([e.delivered, e.error, e.locked, e.logs], [false, true, false, [1000]]);
+        assert.match(String(e.why), /could not be recorded \(refused for the test\)/);
+      } else assert.deepEqual([e.delivered, e.error, e.locked, e.logs], [true, false, false, [200]], `event ${String(e.id)}`);
+    }
+  } finally {
+    await rows('drop trigger refuse_one on svc_catalog.event_invocation_logs; drop function public.refuse_one()');
+  }
+});
