@@ -6,7 +6,9 @@ import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
 import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
-import { initCatalog, loadMetadata, loadResourceVersion, METADATA_CHANNEL } from './catalog/catalog.js';
+import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_CHANNEL } from './catalog/catalog.js';
+import { syncEventTriggers } from './events/triggers.js';
+import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -81,8 +83,10 @@ export class Engine {
       await initCatalog(db);
       const engine = new Engine(db, config, log);
       await engine.reloadFromCatalog();
+      await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
       // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
+      const hosts = new HostGates(Math.max(1, config.eventsHttpMaxConnectionsPerHost));
       const delivery = (queue: DeliveryQueue, clock?: Clock) =>
         new DeliveryWorker({
           db,
@@ -93,6 +97,7 @@ export class Engine {
           concurrency: Math.max(1, config.eventsHttpPoolSize),
           leaseSec: Math.max(1, config.eventsLeaseSeconds),
           logTries: config.enabledLogTypes.includes('webhook-log'),
+          hosts,
           ...(clock ? { clock } : {}),
         });
       engine.events = delivery(new EventTriggerQueue(() => engine.deliverableTriggers()));
@@ -166,6 +171,24 @@ export class Engine {
   committingVersion(version: number): () => void {
     this.ownVersions.add(version);
     return () => this.ownVersions.delete(version);
+  }
+
+  /**
+   * Start-up: the database objects of the event triggers are brought in line with the metadata
+   * (objects of an older naming replaced, missing ones re-installed), under the metadata row's lock
+   * so that instances starting together do it once. A failure is logged, not fatal.
+   */
+  async repairEventTriggers(): Promise<void> {
+    try {
+      await this.db.tx(async (c) => {
+        await lockMetadata(c);
+        const { metadata } = await loadMetadata(c);
+        const tables = this.current.db.tables;
+        await syncEventTriggers(c, metadata, metadata, (t) => tables.has(`${t.schema}.${t.name}`));
+      });
+    } catch (e) {
+      this.log.error({ type: 'startup', detail: { error: e instanceof Error ? e.message : String(e) } }, 'could not bring the event triggers\' database objects in line with the metadata');
+    }
   }
 
   /** Rebuild from the stored metadata (start-up, or another instance changed it). */

@@ -6,6 +6,7 @@
  * from replace_metadata is an inconsistent action, not a crash.
  */
 import { SvcError } from '../errors.js';
+import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
 import { ArgReader, expectArray } from '../metadata/args.js';
 
 const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
@@ -53,6 +54,8 @@ export function parseActionDefinition(v: unknown, path: string): Record<string, 
   const timeout = d.int('timeout');
   if (timeout !== undefined) {
     if (timeout <= 0) throw parseFailed('timeout must be a positive number of seconds', d.sub('timeout'));
+    // Node's timers hold at most 24.8 days; a longer timeout would fire at once
+    if (timeout > MAX_TIMEOUT_SEC) throw parseFailed(`timeout must be at most ${MAX_TIMEOUT_SEC} seconds`, d.sub('timeout'));
     out.timeout = timeout;
   }
   return out;

@@ -4,6 +4,7 @@
  * missing or whose handler/header variables are unset is an inconsistent object, not a crash.
  */
 import { Kind, parseType, type TypeNode } from 'graphql';
+import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
 import { type ActionMetadata, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
 import type { InconsistentObject, RelationshipModel, TableModel } from '../schema/model.js';
 import { SvcError } from '../errors.js';
@@ -218,7 +219,7 @@ function resolveAction(a: ActionMetadata, types: CustomTypesModel, pgScalars: Se
     handler: d.handler,
     headers: d.headers ?? [],
     forwardClientHeaders: !!d.forward_client_headers,
-    timeoutSec: typeof d.timeout === 'number' && d.timeout > 0 ? d.timeout : DEFAULT_ACTION_TIMEOUT_SEC,
+    timeoutSec: typeof d.timeout === 'number' && d.timeout > 0 ? Math.min(d.timeout, MAX_TIMEOUT_SEC) : DEFAULT_ACTION_TIMEOUT_SEC,
     roles: new Set((Array.isArray(a.permissions) ? a.permissions : []).map((p) => p?.role).filter((r): r is string => typeof r === 'string')),
     comment: a.comment ?? null,
   };

@@ -48,6 +48,8 @@ export interface Config {
   devMode: boolean;
   adminInternalErrors: boolean;
   eventsHttpPoolSize: number;
+  /** deliveries in flight to one webhook host at most (reached gradually) */
+  eventsHttpMaxConnectionsPerHost: number;
   eventsFetchInterval: number;
   eventsLeaseSeconds: number;
   /** testing: the scheduler's simulated clock (src/scheduled/clock.ts); unset = the system clock */
@@ -128,6 +130,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'devMode', flag: 'dev-mode', env: 'SVC_GRAPHQL_DEV_MODE', kind: 'bool', switch: true, description: 'include internal error details in GraphQL errors' },
   { key: 'adminInternalErrors', flag: 'admin-internal-errors', env: 'SVC_GRAPHQL_ADMIN_INTERNAL_ERRORS', kind: 'bool', description: 'include internal error details for admin (default true)' },
   { key: 'eventsHttpPoolSize', flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', kind: 'int', description: 'concurrent event deliveries (default 100)' },
+  { key: 'eventsHttpMaxConnectionsPerHost', flag: 'events-http-max-connections-per-host', env: 'SVC_GRAPHQL_EVENTS_HTTP_MAX_CONNECTIONS_PER_HOST', kind: 'int', description: 'webhook deliveries in flight to one host at most; reached gradually from 4, while the host answers fast (default 100)' },
   { key: 'eventsFetchInterval', flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', kind: 'int', description: 'ms between event polls when idle (default 1000)' },
   { key: 'eventsLeaseSeconds', flag: 'events-lease-seconds', env: 'SVC_GRAPHQL_EVENTS_LEASE_SECONDS', kind: 'int', description: 'seconds a claimed delivery stays leased to its process without renewal; a killed process\'s deliveries are retried after this (default 30)' },
   { key: 'schedulerClock', flag: 'scheduler-clock', env: 'SVC_GRAPHQL_SCHEDULER_CLOCK', kind: 'string', description: 'testing only: run scheduled triggers on a simulated clock, <ISO time>[@<epoch ms>][x<rate>] (default: the system clock)' },
@@ -172,6 +175,7 @@ export function defaultConfig(): Config {
     devMode: false,
     adminInternalErrors: true,
     eventsHttpPoolSize: 100,
+    eventsHttpMaxConnectionsPerHost: 100,
     eventsFetchInterval: 1000,
     eventsLeaseSeconds: 30,
     bodyLimit: 100 * 1024 * 1024,

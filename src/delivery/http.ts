@@ -5,6 +5,8 @@
  */
 import { describeFetchError, postLimited, redactUrl, USER_AGENT } from '../http/client.js';
 import { SvcError } from '../errors.js';
+import { clampNumber, MAX_TIMEOUT_SEC } from './limits.js';
+import type { HostGates } from './hosts.js';
 
 export interface DeliveryRequest {
   url: string;
@@ -40,22 +42,39 @@ const RESPONSE_READ_MAX = 1024 * 1024;
 /** The status invocation logs record for a client error (upstream's convention). */
 export const CLIENT_ERROR_STATUS = 1000;
 
-/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unparseable. */
+/** The longest Retry-After honoured, in seconds (a week); longer ones are cut to it. */
+export const MAX_RETRY_AFTER_SEC = 7 * 24 * 3600;
+
+/**
+ * Retry-After as delay-seconds or an HTTP date, clamped to [0, MAX_RETRY_AFTER_SEC] whatever the
+ * response says (a date in the year 275760, a 400-digit number); undefined when absent or unparseable.
+ */
 export function parseRetryAfter(v: string | null, now = Date.now()): number | undefined {
   if (v === null) return undefined;
-  const t = v.trim();
-  if (/^\d+$/.test(t)) return Math.min(Number(t), 7 * 24 * 3600);
+  const t = v.trim().slice(0, 200);
+  if (/^\d+$/.test(t)) return clampNumber(Number(t), 0, MAX_RETRY_AFTER_SEC, MAX_RETRY_AFTER_SEC);
   const d = Date.parse(t);
   if (Number.isNaN(d)) return undefined;
-  return Math.max(0, Math.ceil((d - now) / 1000));
+  return clampNumber(Math.ceil((d - now) / 1000), 0, MAX_RETRY_AFTER_SEC, MAX_RETRY_AFTER_SEC);
 }
 
-export async function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
+/**
+ * One try. With `hosts`, it first waits for a slot of the webhook's host (that wait is not part of
+ * the timeout, nor is connecting: the deadline counts from when the request is sent) and reports
+ * back how the host did.
+ */
+export async function deliver(req: DeliveryRequest, hosts?: HostGates): Promise<DeliveryOutcome> {
+  // a timeout a Node timer can hold (a longer one would fire after 1 ms)
+  const timeoutMs = clampNumber(req.timeoutMs, 1, MAX_TIMEOUT_SEC * 1000, 60_000);
+  const release = hosts ? await hosts.acquire(req.url) : undefined;
   const t0 = Date.now();
+  let sentAt = t0;
+  const report = (responded: boolean) => release?.({ responded, latencyMs: Date.now() - sentAt, timeoutMs });
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
   try {
-    const res = await postLimited(req.url, headers, req.body, { timeoutMs: req.timeoutMs, maxBytes: RESPONSE_READ_MAX });
+    const res = await postLimited(req.url, headers, req.body, { timeoutMs, maxBytes: RESPONSE_READ_MAX, timeoutFromConnect: true, onSent: () => (sentAt = Date.now()) });
+    report(true);
     const ok = res.status >= 200 && res.status < 300;
     const responseHeaders: Array<{ name: string; value: string }> = [];
     res.headers.forEach((value, name) => responseHeaders.push({ name, value }));
@@ -69,6 +88,7 @@ export async function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
       latencyMs: Date.now() - t0,
     };
   } catch (e) {
+    report(false);
     return { ok: false, status: null, error: describeFetchError(e), latencyMs: Date.now() - t0 };
   }
 }

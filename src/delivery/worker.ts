@@ -13,10 +13,17 @@
  *   and releases (unlocks) the rest.
  * Each try is written back with its invocation log row in one statement, conditional on the lease
  * still being ours.
+ * - Every time and count taken from a row or a response is clamped (src/delivery/limits.ts) before
+ *   use, so the next retry time can always be computed and stored;
+ * - one row never fails the others: when a batch's write-back fails, its tries are written one by
+ *   one, and a try that still cannot be written is recorded as a failed try with the reason, the
+ *   row marked `error` (it is never left leased to be sent again and again without a log).
  */
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
+import { clampNumber, MAX_DELAY_SEC } from './limits.js';
+import type { HostGates } from './hosts.js';
 import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, type DeliveryOutcome, type DeliveryRequest } from './http.js';
 
 /** One claimed row, ready to send. */
@@ -90,6 +97,8 @@ export interface DeliveryWorkerOptions {
   stats?: DeliveryStats;
   /** ms since the epoch for retry times and latencies (default Date.now; tests inject a simulated clock) */
   clock?: () => number;
+  /** connections per webhook host, opened gradually (shared by the workers of a process) */
+  hosts?: HostGates;
 }
 
 /**
@@ -107,14 +116,28 @@ export function triedColumns(done: FinishedTry[]): { ids: string[]; retryAt: Arr
   };
 }
 
-/** The next step after a try, as upstream decides it (Retry-After honoured once past the retries). */
+/**
+ * The next step after a try, as upstream decides it (Retry-After honoured once past the retries).
+ * The delay is clamped to [0, MAX_DELAY_SEC] (a non-number is the default 10 s): the retry time is
+ * always a valid date PostgreSQL can store.
+ */
 export function nextStep(job: DeliveryJob, outcome: DeliveryOutcome, now = Date.now()): NextStep {
   if (outcome.ok) return { kind: 'delivered' };
   const exhausted = job.tries >= job.maxRetries;
   const after = outcome.retryAfterSec;
   if (exhausted && (after === undefined || job.tries > job.maxRetries)) return { kind: 'error' };
-  const delaySec = after ?? job.retryIntervalSec;
+  const delaySec = clampNumber(after ?? job.retryIntervalSec, 0, MAX_DELAY_SEC, 10);
   return { kind: 'retry', at: new Date(now + delaySec * 1000) };
+}
+
+/** A try whose write-back failed, as a failed try that says why (and ends the row: `error`). */
+export function unrecordable(t: FinishedTry, e: unknown): FinishedTry {
+  const why = e instanceof Error ? e.message : String(e);
+  return {
+    job: { ...t.job, body: 'null' },
+    outcome: { ok: false, status: null, error: `the try could not be recorded (${why}); the event is not tried again`, latencyMs: t.outcome.latencyMs },
+    next: { kind: 'error' },
+  };
 }
 
 export class DeliveryWorker implements Worker {
@@ -226,7 +249,7 @@ export class DeliveryWorker implements Worker {
   }
 
   private async attempt(job: DeliveryJob): Promise<void> {
-    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job);
+    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job, this.o.hosts);
     const now = this.o.clock?.() ?? Date.now();
     const next = nextStep(job, outcome, now);
     if (next.kind === 'delivered') {
@@ -262,13 +285,30 @@ export class DeliveryWorker implements Worker {
         try {
           await this.o.queue.finish(this.o.db, this.o.owner, batch);
         } catch (e) {
-          // the rows stay leased: they are tried again when the lease runs out
-          this.o.log.error({ type: 'delivery', detail: { queue: this.o.queue.kind, events: batch.length, error: e instanceof Error ? e.message : String(e) } }, 'could not record deliveries');
+          this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, events: batch.length, error: e instanceof Error ? e.message : String(e) } }, 'could not record deliveries in one statement; recording them one by one');
+          await this.finishOneByOne(batch);
         }
         for (const b of batch) b.resolve();
       }
     } finally {
       this.flushing = false;
+    }
+  }
+
+  /** The tries of a batch that failed, each alone: one bad row fails only itself. */
+  private async finishOneByOne(batch: FinishedTry[]): Promise<void> {
+    for (const t of batch) {
+      try {
+        await this.o.queue.finish(this.o.db, this.o.owner, [t]);
+      } catch (e) {
+        try {
+          await this.o.queue.finish(this.o.db, this.o.owner, [unrecordable(t, e)]);
+          this.o.log.error({ type: 'delivery', detail: { queue: this.o.queue.kind, event_id: t.job.id, error: e instanceof Error ? e.message : String(e) } }, 'could not record a try; the event is marked error');
+        } catch (e2) {
+          // the database is unreachable: the row stays leased and is tried again when the lease runs out
+          this.o.log.error({ type: 'delivery', detail: { queue: this.o.queue.kind, event_id: t.job.id, error: e2 instanceof Error ? e2.message : String(e2) } }, 'could not record a try');
+        }
+      }
     }
   }
 

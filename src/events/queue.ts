@@ -8,6 +8,7 @@ import type { Db } from '../db/db.js';
 import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import type { EventTriggerDef, QualifiedTable } from '../metadata/types.js';
+import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
 
 export interface DeliverableTrigger {
   def: EventTriggerDef;
@@ -93,11 +94,12 @@ export class EventTriggerQueue implements DeliveryQueue {
         url,
         headers,
         body,
-        timeoutMs: rc.timeout_sec * 1000,
+        // clamped: a stored configuration (replace_metadata does not range-check it) never overflows a timer or a date
+        timeoutMs: timerMs(rc.timeout_sec),
         logUrl: redactUrl(url),
         tries,
-        maxRetries: rc.num_retries,
-        retryIntervalSec: rc.interval_sec,
+        maxRetries: clampNumber(rc.num_retries, 0, 1_000_000, 0),
+        retryIntervalSec: clampNumber(rc.interval_sec, 0, MAX_DELAY_SEC, 10),
         createdAt: new Date(Number(row.created_ms)),
       });
     }

@@ -141,9 +141,15 @@ const keepAlive = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), h
 /**
  * POST on `node:http(s)` with keep-alive agents: the webhook deliveries' client (it costs about
  * half the CPU of `fetch` per request; see README, "Outbound HTTP"). Same contract as
- * fetchLimited: a deadline over connection, headers and body, a body cap, no redirects followed.
+ * fetchLimited: a deadline over connection, headers and body (or, with `timeoutFromConnect`, from
+ * when the request is sent), a body cap, no redirects followed.
  */
-export function postLimited(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; maxBytes: number }): Promise<LimitedResponse> {
+export function postLimited(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void },
+): Promise<LimitedResponse> {
   return new Promise((resolve, reject) => {
     let u: RequestTarget;
     try {
@@ -184,10 +190,25 @@ export function postLimited(url: string, headers: Record<string, string>, body: 
         });
       },
     );
-    const timer = setTimeout(() => {
-      reject(Object.assign(new Error('timed out'), { name: 'TimeoutError' }));
+    const timedOut = (what: string) => () => {
+      reject(Object.assign(new Error(what), { name: 'TimeoutError' }));
       req.destroy();
-    }, opts.timeoutMs);
+    };
+    // `timeoutFromConnect`: the deadline counts from when the request is sent on a connected socket;
+    // waiting for a socket of the agent and connecting are bounded separately (by the same time)
+    let timer = setTimeout(timedOut(opts.timeoutFromConnect ? 'timed out connecting' : 'timed out'), opts.timeoutMs);
+    if (opts.timeoutFromConnect || opts.onSent) {
+      req.once('socket', (sock) => {
+        const sent = () => {
+          opts.onSent?.();
+          if (!opts.timeoutFromConnect) return;
+          clearTimeout(timer);
+          timer = setTimeout(timedOut('timed out'), opts.timeoutMs);
+        };
+        if (sock.connecting) sock.once('connect', sent);
+        else sent();
+      });
+    }
     req.on('error', (e) => {
       clearTimeout(timer);
       reject(e);

@@ -15,6 +15,7 @@ import type { Db } from '../db/db.js';
 import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { SvcError } from '../errors.js';
+import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
 import type { Clock } from './clock.js';
 
 /** RetryConfST (SPEC §2.9). */
@@ -71,7 +72,8 @@ const ONE_OFF: Source = {
 // an event waiting: scheduled, or locked by a process whose lease ran out (it died)
 const WAITING = `(e.status = 'scheduled' or (e.status = 'locked' and e.locked_until < now()))`;
 const DUE_AT = 'coalesce(e.next_retry_at, e.scheduled_time)';
-const TOLERANCE = `make_interval(secs => coalesce((c.retry_conf->>'tolerance_seconds')::float8, ${DEFAULT_ST_RETRY_CONF.tolerance_seconds}))`;
+// read defensively: a row's tolerance that is not a number, or out of range, never fails the claim
+const TOLERANCE = `make_interval(secs => least(greatest(coalesce(case when json_typeof(c.retry_conf->'tolerance_seconds') = 'number' then (c.retry_conf->>'tolerance_seconds')::numeric end, ${DEFAULT_ST_RETRY_CONF.tolerance_seconds}), 0), ${MAX_DELAY_SEC})::float8)`;
 
 // One statement per poll: marks the events past their tolerance `dead`, claims the due ones (FOR
 // UPDATE SKIP LOCKED, a lease), and says when the next waiting event falls due. It always returns
@@ -180,9 +182,23 @@ export class ScheduledEventQueue implements DeliveryQueue {
     return this.nextDueMs === undefined ? undefined : Math.max(5, this.nextDueMs - this.clock());
   }
 
+  /**
+   * The job of a claimed row. A row whose values cannot be used (not what the API stores: written by
+   * hand or by an older version) is not sent: a failed try with the reason, and the row ends `error`.
+   */
   private job(row: Record<string, unknown>): DeliveryJob {
+    try {
+      return this.sendable(row);
+    } catch (e) {
+      const id = String(row.id);
+      return { id, url: '', headers: [], body: 'null', timeoutMs: 1, logUrl: '', tries: Number(row.tries) || 0, maxRetries: 0, retryIntervalSec: 0, failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+
+  private sendable(row: Record<string, unknown>): DeliveryJob {
     const id = String(row.id);
-    const rc: STRetryConf = { ...DEFAULT_ST_RETRY_CONF, ...(row.retry_conf ? (JSON.parse(String(row.retry_conf)) as Partial<STRetryConf>) : {}) };
+    const stored = (row.retry_conf ? JSON.parse(String(row.retry_conf)) : {}) as Record<string, unknown> | null;
+    const rc: STRetryConf = { ...DEFAULT_ST_RETRY_CONF, ...(stored && typeof stored === 'object' ? (stored as Partial<STRetryConf>) : {}) };
     const name = row.trigger_name === null ? '' : `,"name":${JSON.stringify(String(row.trigger_name))}`;
     const comment = row.comment === null || row.comment === undefined ? '' : `,"comment":${JSON.stringify(String(row.comment))}`;
     const body = `{"id":${JSON.stringify(id)}${name},"scheduled_time":"${isoText(String(row.scheduled_time))}","payload":${row.payload === null ? 'null' : String(row.payload)}${comment},"created_at":"${isoText(String(row.created_at))}"}`;
@@ -201,11 +217,11 @@ export class ScheduledEventQueue implements DeliveryQueue {
       url,
       headers,
       body,
-      timeoutMs: rc.timeout_seconds * 1000,
+      timeoutMs: timerMs(rc.timeout_seconds),
       logUrl: url ? redactUrl(url) : '',
       tries: Number(row.tries),
-      maxRetries: rc.num_retries,
-      retryIntervalSec: rc.retry_interval_seconds,
+      maxRetries: clampNumber(rc.num_retries, 0, 1_000_000, 0),
+      retryIntervalSec: clampNumber(rc.retry_interval_seconds, 0, MAX_DELAY_SEC, 10),
       // the lag metric: from the time the event was due
       createdAt: new Date(Number(row.due_ms)),
       ...(failure !== undefined ? { failure } : {}),

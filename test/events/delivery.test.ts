@@ -258,7 +258,7 @@ describe('operations', () => {
       ['not http', { ...base, webhook: 'ftp://127.0.0.1/x' }, /http or https/],
       ['value and value_from_env', { ...base, headers: [{ name: 'X', value: 'a', value_from_env: 'SVC_TEST_EVENT_HEADER' }] }, /exactly one of "value" or "value_from_env"/],
       ['unset header variable', { ...base, headers: [{ name: 'X', value_from_env: 'SVC_TEST_NOT_SET' }] }, /environment variable "SVC_TEST_NOT_SET" not set/],
-      ['negative retries', { ...base, retry_conf: { num_retries: -1 } }, /num_retries must be a non-negative integer/],
+      ['negative retries', { ...base, retry_conf: { num_retries: -1 } }, /num_retries must be an integer from 0 to 1000000/],
       ['non-integer interval', { ...base, retry_conf: { interval_sec: 1.5 } }, /parsing Int failed/],
       ['untracked table', { ...base, table: 'untracked' }, /untracked/],
       ['unset webhook_from_env', { name: 'bad', table: 'item', insert: { columns: '*' }, webhook_from_env: 'SVC_TEST_NOT_SET' }, /environment variable "SVC_TEST_NOT_SET" not set/],

@@ -10,6 +10,9 @@ import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import type { EventTriggerDef } from '../types.js';
 import { findTable } from './tables.js';
+import { checkStorable, unstorable } from '../storable.js';
+import { MAX_TRIGGER_NAME_LENGTH, TRIGGER_NAME_RE } from '../../events/triggers.js';
+import { MAX_DELAY_SEC, MAX_INT32, MAX_TIMEOUT_SEC } from '../../delivery/limits.js';
 
 function parseSpec(v: unknown, path: string) {
   if (v === undefined || v === null) return undefined;
@@ -21,8 +24,9 @@ function parseSpec(v: unknown, path: string) {
 }
 
 /**
- * A retry configuration: the integer members of `defaults` (each optional, none negative, the
- * timeout at least 1); anything else is a 400 naming the member.
+ * A retry configuration: the integer members of `defaults` (each optional), each within its range
+ * of RETRY_CONF_RANGES (the timeout at least 1 s and at most MAX_TIMEOUT_SEC); anything else is a
+ * 400 naming the member.
  */
 export function parseRetryConf<T extends Record<string, number>>(v: unknown, path: string, defaults: T, timeoutKey: keyof T & string): T {
   const out: Record<string, number> = { ...defaults };
@@ -31,11 +35,23 @@ export function parseRetryConf<T extends Record<string, number>>(v: unknown, pat
   for (const k of Object.keys(defaults)) out[k] = r.int(k) ?? defaults[k]!;
   r.done();
   for (const [k, n] of Object.entries(out)) {
-    if (n < 0) throw new SvcError(400, 'parse-failed', `${k} must be a non-negative integer`, `${path}.${k}`);
+    const [min, max] = k === timeoutKey ? [1, MAX_TIMEOUT_SEC] : RETRY_CONF_RANGES[k] ?? [0, MAX_INT32];
+    if (n < min || n > max) throw new SvcError(400, 'parse-failed', `${k} must be an integer from ${min} to ${max}`, `${path}.${k}`);
   }
-  if (out[timeoutKey]! < 1) throw new SvcError(400, 'parse-failed', `${timeoutKey} must be at least 1`, `${path}.${timeoutKey}`);
   return out as T;
 }
+
+/** The ranges of retry configuration members (seconds, or a count). */
+export const RETRY_CONF_RANGES: Readonly<Record<string, readonly [number, number]>> = {
+  num_retries: [0, 1_000_000],
+  interval_sec: [0, MAX_DELAY_SEC],
+  retry_interval_seconds: [0, MAX_DELAY_SEC],
+  tolerance_seconds: [0, MAX_DELAY_SEC],
+};
+
+/** A header name is an HTTP token; a value has no control characters but tab (no CR/LF: no header injection). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE_BAD = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 /** Configured headers: each `{name, value}` or `{name, value_from_env}`. */
 export function parseHeaders(v: unknown, path: string): EventTriggerDef['headers'] {
@@ -46,16 +62,28 @@ export function parseHeaders(v: unknown, path: string): EventTriggerDef['headers
     const value = a.string('value', true);
     const fromEnv = a.string('value_from_env', true);
     a.done();
+    if (!HEADER_NAME.test(name)) throw new SvcError(400, 'parse-failed', `invalid header name ${JSON.stringify(name)}`, `${path}[${i}].name`);
+    if (value !== undefined && (HEADER_VALUE_BAD.test(value) || unstorable(value))) {
+      throw new SvcError(400, 'parse-failed', 'a header value must not contain control characters (CR, LF, NUL …) or lone surrogates', `${path}[${i}].value`);
+    }
     if ((value === undefined) === (fromEnv === undefined)) throw new SvcError(400, 'parse-failed', 'expecting exactly one of "value" or "value_from_env"', `${path}[${i}]`);
     return value !== undefined ? { name, value } : { name, value_from_env: fromEnv! };
   });
 }
 
+/** upstream's rule for event trigger names (its messages; aeson parse failures of the args, at `$`) */
+export function checkTriggerName(name: string): void {
+  if (!TRIGGER_NAME_RE.test(name)) throw new SvcError(400, 'parse-failed', 'only alphanumeric and underscore and hyphens allowed for name', '$');
+  if (name.length > MAX_TRIGGER_NAME_LENGTH) throw new SvcError(400, 'parse-failed', `event trigger name can be at most ${MAX_TRIGGER_NAME_LENGTH} characters`, '$');
+}
+
 defineOp('create_event_trigger', {
   kind: 'metadata',
   async run(ctx, args) {
+    checkStorable(args, '$');
     const a = reader(args);
     const name = a.name('name');
+    checkTriggerName(name);
     const table = a.table();
     const webhook = a.string('webhook', true);
     const webhookFromEnv = a.string('webhook_from_env', true);
@@ -127,6 +155,7 @@ defineOp('redeliver_event', {
   kind: 'data',
   locksMetadata: () => false,
   async run(ctx, args) {
+    checkStorable(args, '$');
     const a = reader(args);
     const id = a.string('event_id');
     a.done();
@@ -150,6 +179,7 @@ defineOp('invoke_event_trigger', {
   kind: 'data',
   locksMetadata: () => false,
   async run(ctx, args) {
+    checkStorable(args, '$');
     const a = reader(args);
     const name = a.name('name');
     const payload = a.required('payload');

@@ -10,6 +10,7 @@ import { ArgReader, jsonKind, reader } from '../args.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import type { CronTriggerMetadata } from '../types.js';
 import { parseHeaders, parseRetryConf } from './event_triggers.js';
+import { checkStorable } from '../storable.js';
 
 /** `webhook`: a URL (with `{{ENV}}` templates) or `{from_env}`; it must resolve, now, to an http(s) URL. */
 function parseWebhook(a: ArgReader): WebhookConf {
@@ -76,6 +77,7 @@ export function parseCronTrigger(a: ArgReader): CronTriggerMetadata {
 defineOp('create_cron_trigger', {
   kind: 'metadata',
   async run(ctx, args) {
+    checkStorable(args, '$');
     const a = reader(args);
     const def = parseCronTrigger(a);
     const replace = a.bool('replace', false);
@@ -107,15 +109,19 @@ defineOp('delete_cron_trigger', {
   },
 });
 
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-](\d{2})(?::?(\d{2}))?)?$/i;
 
-/** An ISO 8601 timestamp (a zone-less one is UTC), as PostgreSQL text; undefined when it is not one. */
+/**
+ * An ISO 8601 timestamp (a zone-less one is UTC), as PostgreSQL text; undefined when it is not one:
+ * every field in its range, a UTC offset of at most ±14:59 (real offsets are within ±14:00) and a
+ * year from 0001 to 9999, so that PostgreSQL always accepts it.
+ */
 export function parseTimestamp(s: string): string | undefined {
   const m = TIMESTAMP.exec(s.trim());
   if (!m) return undefined;
-  const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, sec, oh, om] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number, number, number];
   const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || sec > 59) return undefined;
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || sec > 59 || oh > 14 || om > 59) return undefined;
   return m[8] ? s.trim() : `${s.trim()}Z`;
 }
 
@@ -123,6 +129,7 @@ defineOp('create_scheduled_event', {
   kind: 'data',
   locksMetadata: () => false,
   async run(ctx, args) {
+    checkStorable(args, '$');
     const a = reader(args);
     const webhook = parseWebhook(a);
     const at = a.string('schedule_at');
@@ -141,5 +148,26 @@ defineOp('create_scheduled_event', {
     );
     ctx.state.queuedDeliveries = true;
     return { ...SUCCESS, event_id: String((r.rows[0] as { id: unknown }).id) };
+  },
+});
+
+/**
+ * delete_scheduled_event (Hasura v2's op): `{type: "one_off" | "cron", event_id}` removes one event
+ * with its invocation logs, whatever its state (an event in flight is not retried: its write-back
+ * finds no row). Like upstream, an unknown id is not an error.
+ */
+defineOp('delete_scheduled_event', {
+  kind: 'data',
+  locksMetadata: () => false,
+  async run(ctx, args) {
+    checkStorable(args, '$');
+    const a = reader(args);
+    const type = a.string('type');
+    const id = a.string('event_id');
+    a.done();
+    if (type !== 'one_off' && type !== 'cron') throw new SvcError(400, 'parse-failed', `expected "one_off" or "cron", but found ${JSON.stringify(type)}`, a.sub('type'));
+    const table = type === 'cron' ? 'svc_catalog.hdb_cron_events' : 'svc_catalog.hdb_scheduled_events';
+    await ctx.conn.query(`delete from ${table} where id = $1`, [id]);
+    return SUCCESS;
   },
 });
