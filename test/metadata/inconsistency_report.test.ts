@@ -110,6 +110,22 @@ describe('track_function: what the function cannot be is an inconsistency of the
     assert.deepEqual((await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'text_result').select_permissions, undefined);
   });
 
+  test('create_event_trigger with a variable that is not set: the trigger is inconsistent, the same shape', async () => {
+    const before = await exported();
+    for (const [args, where] of [
+      [{ webhook_from_env: 'SVC_TEST_METAMSG_UNSET' }, 'SVC_TEST_METAMSG_UNSET'],
+      [{ webhook: 'http://127.0.0.1:9/x', headers: [{ name: 'X', value_from_env: 'SVC_TEST_METAMSG_UNSET_H' }] }, 'SVC_TEST_METAMSG_UNSET_H'],
+    ] as const) {
+      const r = await postQuery(s.url, { type: 'create_event_trigger', args: { name: 'unset_env', table: 'text_result', insert: { columns: '*' }, ...args } });
+      const error = `in table "text_result": in event trigger "unset_env": environment variable "${where}" not set`;
+      assert.deepEqual({ status: r.status, path: r.body.path, error: r.body.error, code: r.body.code }, { status: 400, path: '$.args', error, code: 'constraint-violation' });
+      assert.deepEqual(r.body.internal.map((o: any) => [o.type, o.definition.table, o.definition.configuration.name, o.reason]), [
+        ['event_trigger', { schema: 'public', name: 'text_result' }, 'unset_env', error],
+      ]);
+    }
+    assert.deepEqual(await exported(), before);
+  });
+
   test('a trackable function still tracks (v2, json session argument)', async () => {
     await query(s.url, { type: 'track_function', version: 2, args: { function: 'get_session_var_value', configuration: { session_argument: 'svc_session' } } });
     assert.deepEqual((await exported()).functions, [{ function: fn('get_session_var_value'), configuration: { session_argument: 'svc_session' } }]);
