@@ -237,3 +237,45 @@ describe('a tracked table dropped behind the server\'s back', () => {
     assert.deepEqual({ rels: t.array_relationships, perms: t.select_permissions }, { rels: undefined, perms: undefined });
   });
 });
+
+describe('the console drops the objects of a dropped table one by one (Metadata page)', () => {
+  before(async () => {
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        {
+          type: 'run_sql',
+          args: {
+            sql: `create table writer (id serial primary key, name text);
+              create table post (id serial primary key, writer_id integer not null references writer (id));`,
+          },
+        },
+        { type: 'track_table', args: { table: 'writer' } },
+        { type: 'track_table', args: { table: 'post' } },
+        { type: 'create_object_relationship', args: { table: 'post', name: 'writer', using: { foreign_key_constraint_on: 'writer_id' } } },
+        { type: 'create_array_relationship', args: { table: 'writer', name: 'posts', using: { foreign_key_constraint_on: { table: 'post', column: 'writer_id' } } } },
+        { type: 'create_select_permission', args: { table: 'writer', role: 'user', permission: { columns: ['id'], filter: { posts: { id: { _gt: 0 } } } } } },
+        { type: 'create_event_trigger', args: { table: 'post', name: 'post_changes', insert: { columns: '*' }, webhook: 'http://127.0.0.1:9/hook' } },
+      ],
+    });
+    await sqlDirect('drop table post');
+    await query(s.url, { type: 'reload_metadata', args: {} });
+  });
+
+  test('each row\'s Drop (console/src/metadata/inconsistency.ts) works until the metadata is consistent', async () => {
+    const { describeObject, dropOperation } = await import('../../console/src/metadata/inconsistency.ts');
+    const dropped: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const report = await query(s.url, { type: 'get_inconsistent_metadata', args: {} });
+      if (report.is_consistent) break;
+      const o = report.inconsistent_objects[0];
+      const op = dropOperation(o);
+      assert.ok(op, `no drop operation for ${JSON.stringify(o)}`);
+      dropped.push(`${o.type} ${describeObject(o)}`);
+      await query(s.url, op);
+    }
+    // the table goes with its own objects; the objects of other tables that stood on it are dropped next
+    assert.deepEqual(dropped, ['table public.post', 'array_relation public.writer · posts', 'select_permission public.writer · user']);
+    assert.deepEqual(await query(s.url, { type: 'get_inconsistent_metadata', args: {} }), { is_consistent: true, inconsistent_objects: [] });
+  });
+});
