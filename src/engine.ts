@@ -12,6 +12,7 @@ import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
+import { inconsistentRef } from './metadata/dependencies.js';
 import type { SchemaCache } from './schema/model.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -149,7 +150,7 @@ export class Engine {
   deliverableTriggers(): Map<string, DeliverableTrigger> {
     const c = this.current;
     if (this.deliverable?.version === c.resourceVersion) return this.deliverable.triggers;
-    const bad = new Set(c.inconsistent.filter((i) => i.type === 'event_trigger').map((i) => (i.definition as { name?: string }).name));
+    const bad = new Set(c.inconsistent.map(inconsistentRef).filter((r) => r?.kind === 'event_trigger').map((r) => (r as { name: string }).name));
     const triggers = new Map<string, DeliverableTrigger>();
     for (const t of c.metadata.tables) {
       for (const def of t.event_triggers) {

@@ -141,8 +141,12 @@ export function objectName(def: unknown): string {
   if (!def || typeof def !== 'object') return JSON.stringify(def);
   const d = def as Record<string, unknown>;
   const q = (v: unknown) => (v && typeof v === 'object' ? `${(v as { schema?: string }).schema ?? 'public'}.${(v as { name?: string }).name}` : String(v));
-  if (d.table && (d.name || d.role)) return `${q(d.table)}.${String(d.name ?? d.role)}`;
+  // an event trigger's definition is {table, configuration} (the trigger as stored)
+  const name = d.name ?? d.role ?? (d.configuration as { name?: unknown } | undefined)?.name;
+  if (d.table && name) return `${q(d.table)}.${String(name)}`;
   if (d.table) return q(d.table);
+  // a table or a function: its {schema, name}
+  if (typeof d.schema === 'string' && typeof d.name === 'string') return q(d);
   if (d.function) return q(d.function);
   if (typeof d.name === 'string') return d.name;
   return JSON.stringify(def).slice(0, 80);

@@ -138,7 +138,8 @@ export function inconsistentRef(o: InconsistentObject): MetadataRef | undefined 
     case 'delete_permission':
       return { kind: 'permission', table, role: d.role, perm: o.type.replace('_permission', '') as 'select' };
     case 'event_trigger':
-      return { kind: 'event_trigger', table, name: d.name };
+      // upstream's definition of an event trigger: {table, configuration} (the trigger as stored)
+      return { kind: 'event_trigger', table, name: d.configuration?.name ?? d.name };
     case 'remote_relationship':
       return { kind: 'remote_relationship', table, name: d.name };
     default:

@@ -62,7 +62,8 @@ export function applySchemaDiff(md: Metadata, cache: SchemaCache, before: DbIntr
   const tracked = md.functions.map((f) => f.function).filter((f) => cache.functions.has(qualifiedKey(f)));
   const overloaded = tracked.filter((f) => named(f).length > 1);
   if (overloaded.length) {
-    throw new SvcError(400, 'not-supported', `the following tracked function(s) cannot be overloaded: ${overloaded.map(quoted).join(', ')}`, path);
+    // the names without quotes, as upstream v1.3 (`reportFuncs = T.intercalate ", " . map dquoteTxt`)
+    throw new SvcError(400, 'not-supported', `the following tracked function(s) cannot be overloaded: ${overloaded.map(displayName).join(', ')}`, path);
   }
   const droppedFunctions = tracked.filter((f) => !after.functionsByOid.has(cache.functions.get(qualifiedKey(f))!.info.oid));
 

@@ -113,48 +113,48 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
     });
   }
 
-  // 2. relationships
-  for (const tm of md.tables) {
-    const table = lookup(tm.table);
-    const prefix = `in table ${JSON.stringify(displayName(tm.table))}: `;
-    for (const [kind, defs] of [['object', tm.object_relationships], ['array', tm.array_relationships]] as const) {
-      for (const def of defs) {
-        const definition = { using: def.using, name: def.name, comment: def.comment ?? null, table: tm.table };
-        const type = kind === 'object' ? 'object_relation' : 'array_relation';
-        if (!table) {
-          inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type });
-          continue;
-        }
-        attempt(type, definition, `${prefix}in relationship ${JSON.stringify(def.name)}: `, () => {
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored relationship definition, validated when it was added
-          const rel = resolveRelationship(table, kind, def.name, def.using as Record<string, any>, def.comment ?? null, db, lookup);
-          checkFieldConflicts(table, def.name);
-          if (table.relationships.has(def.name)) fail(`relationship ${JSON.stringify(def.name)} already exists`);
-          table.relationships.set(def.name, rel);
-          const dependent = `relationship ${displayName(tm.table)}.${def.name}`;
-          const ref = { kind: 'relationship' as const, table: tm.table, name: def.name };
-          for (const [l, r] of rel.mapping) {
-            dependencies.push({ dependent, ref, on: { kind: 'column', table: tm.table, column: l } });
-            dependencies.push({ dependent, ref, on: { kind: 'column', table: rel.remoteTable, column: r } });
-          }
-          dependencies.push({ dependent, ref, on: { kind: 'table', table: rel.remoteTable } });
-          if (rel.constraint) dependencies.push({ dependent, ref, on: { kind: 'constraint', ...rel.constraint } });
-        });
-      }
+  // 2–5. the objects of each table. In upstream v1.3's order (Cache.hs: alignExtraTableInfo, then
+  // per table): first the relationships and then the computed fields of tables that are not there,
+  // then each table's relationships and computed fields; then the permissions and then the event
+  // triggers of tables that are not there, then each table's permissions and event triggers. So an
+  // inconsistency report (get_inconsistent_metadata, the errors of metadata operations) lists a
+  // dropped table, its own objects, and then the objects of other tables that depended on it.
+  const missing = md.tables.filter((tm) => !lookup(tm.table));
+  const notThere = (tm: TableMetadata) => `table ${JSON.stringify(displayName(tm.table))} does not exist`;
+  for (const tm of missing) {
+    for (const [kind, def] of relationshipDefs(tm)) {
+      inconsistent.push({ definition: relationshipDefinition(tm, def), reason: notThere(tm), type: kind === 'object' ? 'object_relation' : 'array_relation' });
     }
   }
-
-  // 3. computed fields
+  for (const tm of missing) {
+    for (const def of tm.computed_fields) inconsistent.push({ definition: computedFieldDefinition(tm, def), reason: notThere(tm), type: 'computed_field' });
+  }
   for (const tm of md.tables) {
     const table = lookup(tm.table);
+    if (!table) continue;
     const prefix = `in table ${JSON.stringify(displayName(tm.table))}: `;
+    // relationships
+    for (const [kind, def] of relationshipDefs(tm)) {
+      const type = kind === 'object' ? 'object_relation' : 'array_relation';
+      attempt(type, relationshipDefinition(tm, def), `${prefix}in relationship ${JSON.stringify(def.name)}: `, () => {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored relationship definition, validated when it was added
+        const rel = resolveRelationship(table, kind, def.name, def.using as Record<string, any>, def.comment ?? null, db, lookup);
+        checkFieldConflicts(table, def.name);
+        if (table.relationships.has(def.name)) fail(`relationship ${JSON.stringify(def.name)} already exists`);
+        table.relationships.set(def.name, rel);
+        const dependent = `relationship ${displayName(tm.table)}.${def.name}`;
+        const ref = { kind: 'relationship' as const, table: tm.table, name: def.name };
+        for (const [l, r] of rel.mapping) {
+          dependencies.push({ dependent, ref, on: { kind: 'column', table: tm.table, column: l } });
+          dependencies.push({ dependent, ref, on: { kind: 'column', table: rel.remoteTable, column: r } });
+        }
+        dependencies.push({ dependent, ref, on: { kind: 'table', table: rel.remoteTable } });
+        if (rel.constraint) dependencies.push({ dependent, ref, on: { kind: 'constraint', ...rel.constraint } });
+      });
+    }
+    // computed fields
     for (const def of tm.computed_fields) {
-      const definition = { definition: def.definition, name: def.name, comment: def.comment ?? null, table: tm.table };
-      if (!table) {
-        inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type: 'computed_field' });
-        continue;
-      }
-      attempt('computed_field', definition, `${prefix}in computed field ${JSON.stringify(def.name)}: `, () => {
+      attempt('computed_field', computedFieldDefinition(tm, def), `${prefix}in computed field ${JSON.stringify(def.name)}: `, () => {
         checkFieldConflicts(table, def.name);
         if (table.relationships.has(def.name)) fail(`conflicting definitions for field ${JSON.stringify(def.name)}`);
         const cf = resolveComputedField(table, def, db);
@@ -171,19 +171,25 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
     }
   }
 
-  // 4. permissions
+  for (const tm of missing) {
+    for (const kind of PERMISSION_KINDS) {
+      for (const def of tm[`${kind}_permissions`]) {
+        inconsistent.push({ definition: permissionDefinition(tm, kind, def), reason: notThere(tm), type: `${kind}_permission` });
+      }
+    }
+  }
+  for (const tm of missing) {
+    for (const et of tm.event_triggers) inconsistent.push({ definition: eventTriggerDefinition(tm, et), reason: notThere(tm), type: 'event_trigger' });
+  }
   for (const tm of md.tables) {
     const table = lookup(tm.table);
+    if (!table) continue;
     const prefix = `in table ${JSON.stringify(displayName(tm.table))}: `;
-    for (const kind of ['insert', 'select', 'update', 'delete'] as const) {
+    // permissions
+    for (const kind of PERMISSION_KINDS) {
       for (const def of tm[`${kind}_permissions`]) {
-        const definition = { role: def.role, comment: def.comment ?? null, permission: normalizePermission(kind, def.permission), table: tm.table };
         const type = `${kind}_permission` as InconsistentType;
-        if (!table) {
-          inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type });
-          continue;
-        }
-        attempt(type, definition, `${prefix}in permission for role ${JSON.stringify(def.role)}: `, () => {
+        attempt(type, permissionDefinition(tm, kind, def), `${prefix}in permission for role ${JSON.stringify(def.role)}: `, () => {
           if (def.role === 'admin') fail('cannot define permission for admin role');
           const perms: RolePermissions = table.permissions.get(def.role) ?? {};
           // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored permission definition, validated when it was added
@@ -211,18 +217,9 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
         });
       }
     }
-  }
-
-  // 5. event triggers: the columns they listen to and send must exist
-  for (const tm of md.tables) {
-    const table = lookup(tm.table);
+    // event triggers: the columns they listen to and send must exist
     for (const et of tm.event_triggers) {
-      const definition = { ...et, table: tm.table };
-      if (!table) {
-        inconsistent.push({ definition, reason: `table ${JSON.stringify(displayName(tm.table))} does not exist`, type: 'event_trigger' });
-        continue;
-      }
-      attempt('event_trigger', definition, `in table ${JSON.stringify(displayName(tm.table))}: in event trigger ${JSON.stringify(et.name)}: `, () => {
+      attempt('event_trigger', eventTriggerDefinition(tm, et), `${prefix}in event trigger ${JSON.stringify(et.name)}: `, () => {
         const ref = { kind: 'event_trigger' as const, table: tm.table, name: et.name };
         // a webhook (or header) from an environment variable that is not set cannot be delivered
         for (const v of [et.webhook_from_env, ...(et.headers ?? []).map((h) => h.value_from_env)]) {
@@ -245,7 +242,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
 
   // 6. functions
   for (const fm of md.functions) {
-    attempt('function', fm.function, '', () => {
+    attempt('function', fm.function, `in function ${JSON.stringify(displayName(fm.function))}: `, () => {
       const info = db.functions.get(qualifiedKey(fm.function));
       if (!info) fail(`no such function exists in postgres : ${JSON.stringify(displayName(fm.function))}`);
       const sessionArgument = fm.configuration?.session_argument;
@@ -491,6 +488,33 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
  * schema build reports it as the function's inconsistency; track_function answers it as
  * `not-supported` before changing anything (upstream's mkFunctionInfo).
  */
+const PERMISSION_KINDS = ['insert', 'select', 'update', 'delete'] as const;
+
+function relationshipDefs(tm: TableMetadata) {
+  return [
+    ...tm.object_relationships.map((def) => ['object', def] as const),
+    ...tm.array_relationships.map((def) => ['array', def] as const),
+  ];
+}
+
+/** The definitions inconsistency reports show (upstream's: the object as stored, with its table). */
+function relationshipDefinition(tm: TableMetadata, def: TableMetadata['object_relationships'][number] | TableMetadata['array_relationships'][number]) {
+  return { using: def.using, name: def.name, comment: def.comment ?? null, table: tm.table };
+}
+
+function computedFieldDefinition(tm: TableMetadata, def: TableMetadata['computed_fields'][number]) {
+  return { definition: def.definition, name: def.name, comment: def.comment ?? null, table: tm.table };
+}
+
+/** upstream v1.3's (mkEventTriggerMetadataObject): the table and the trigger's configuration as stored */
+function eventTriggerDefinition(tm: TableMetadata, et: TableMetadata['event_triggers'][number]) {
+  return { table: tm.table, configuration: et };
+}
+
+function permissionDefinition(tm: TableMetadata, kind: PermissionKind, def: { role: string; comment?: string | null; permission: object }) {
+  return { role: def.role, comment: def.comment ?? null, permission: normalizePermission(kind, def.permission as Record<string, unknown>), table: tm.table };
+}
+
 export function functionTrackingProblem(f: FunctionIntrospection, sessionArgument: string | undefined, lookup: (t: QualifiedTable) => TableModel | undefined): string | undefined {
   const name = JSON.stringify(displayName(f));
   if (f.overloaded) return `function ${name} is overloaded. Overloaded functions are not supported`;

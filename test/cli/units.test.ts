@@ -11,6 +11,7 @@ import { CliError } from '../../src/cli/errors.js';
 import { parseMetadataFiles, renderMetadata, roundTripLoss } from '../../src/cli/metadata_files.js';
 import { nextVersion, planApply } from '../../src/cli/migrate.js';
 import { readMigrations, sqlIsEmpty, type Migration } from '../../src/cli/migrations.js';
+import { objectName } from '../../src/cli/messages.js';
 import { painter } from '../../src/cli/output.js';
 import { readEnvFile } from '../../src/cli/project.js';
 import { diffLines, unifiedDiff } from '../../src/cli/textdiff.js';
@@ -190,4 +191,13 @@ test('readEnvFile: .env syntax', () => {
   } finally {
     t.remove();
   }
+});
+
+test('objectName: how a refused request names the inconsistent objects of its internal list', () => {
+  const table = { schema: 'public', name: 'article' };
+  assert.equal(objectName(table), 'public.article');
+  assert.equal(objectName({ table, name: 'author', using: {} }), 'public.article.author');
+  assert.equal(objectName({ table, role: 'user', permission: {} }), 'public.article.user');
+  // an event trigger: {table, configuration} (as upstream v1.3 reports it)
+  assert.equal(objectName({ table, configuration: { name: 'article_changes' } }), 'public.article.article_changes');
 });

@@ -239,7 +239,7 @@ describe('operations', () => {
       await run({ type: 'reload_metadata', args: {} });
       const inc = await run({ type: 'get_inconsistent_metadata', args: {} });
       assert.equal(inc.is_consistent, false);
-      const names = inc.inconsistent_objects.map((o: any) => o.definition.name).sort();
+      const names = inc.inconsistent_objects.map((o: any) => o.definition.configuration.name).sort();
       assert.deepEqual(names, ['from_env']);
       assert.match(inc.inconsistent_objects[0].reason, /environment variable "SVC_TEST_EVENT_URL" not set/);
     } finally {

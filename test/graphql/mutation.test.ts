@@ -190,6 +190,17 @@ describe('nested inserts', () => {
     ]);
   });
 
+  test('an object relationship whose column is also given: upstream\'s message, "relation ship" (sic)', async () => {
+    const r = await run('mutation { insert_article(objects: [{title: "t", author_id: 1, author: {data: {name: "both"}}}]) { affected_rows } }');
+    assert.deepEqual(r.errors, [
+      {
+        extensions: { path: '$.selectionSet.insert_article.args.objects[0].author', code: 'validation-failed' },
+        message: 'cannot insert object relation ship "author" as "author_id" column values are already determined',
+      },
+    ]);
+    assert.equal(await count(`select count(*) as n from author where name = 'both'`), 0);
+  });
+
   test('a parent upsert that writes nothing cannot take children', async () => {
     await newAuthor('exists already');
     const r = await run(`mutation { insert_author(objects: [{name: "exists already", articles: {data: [{title: "orphan"}]}}],

@@ -424,9 +424,9 @@ const CELLS: Cell[] = [
   // tracked functions
   { row: 'tracked function', ddl: 'drop function', fixture: 'function', sql: 'drop function search_authors(text)', expect: (md) => dropFunction(md, 'search_authors') },
   { row: 'tracked function', ddl: 'rename function', fixture: 'function', sql: 'alter function search_authors(text) rename to find_authors',
-    expect: newInconsistency({ type: 'function', reason: 'no such function exists in postgres : "search_authors"' }) },
+    expect: newInconsistency({ type: 'function', reason: 'in function "search_authors": no such function exists in postgres : "search_authors"' }) },
   { row: 'tracked function', ddl: 'rename function', fixture: 'function', sql: 'alter function search_authors(text) rename to find_authors', cascade: true,
-    expect: newInconsistency({ type: 'function', reason: 'no such function exists in postgres : "search_authors"' }) },
+    expect: newInconsistency({ type: 'function', reason: 'in function "search_authors": no such function exists in postgres : "search_authors"' }) },
   { row: 'tracked function', ddl: 'replace function (other signature)', fixture: 'function',
     sql: `drop function search_authors(text); create function search_authors(q text, lim int) returns setof author language sql stable as $$ select * from author limit lim $$`,
     expect: (md) => dropFunction(md, 'search_authors') },
@@ -438,10 +438,10 @@ const CELLS: Cell[] = [
     expect: notSupported('type of function "search_authors" is altered to "VOLATILE" which is not supported now') },
   { row: 'tracked function', ddl: 'add overload', fixture: 'function',
     sql: `create function search_authors(q text, lim int) returns setof author language sql stable as $$ select * from author limit lim $$`,
-    expect: notSupported('the following tracked function(s) cannot be overloaded: "search_authors"') },
+    expect: notSupported('the following tracked function(s) cannot be overloaded: search_authors') },
   { row: 'tracked function', ddl: 'add overload', fixture: 'function', cascade: true,
     sql: `create function search_authors(q text, lim int) returns setof author language sql stable as $$ select * from author limit lim $$`,
-    expect: notSupported('the following tracked function(s) cannot be overloaded: "search_authors"') },
+    expect: notSupported('the following tracked function(s) cannot be overloaded: search_authors') },
   { row: 'tracked function', ddl: 'change column type (returned table)', fixture: 'function', sql: 'alter table author alter column rating type bigint', expect: unchanged },
   { row: 'tracked function', ddl: 'drop returned table', fixture: 'function', sql: 'drop table author cascade', expect: (md) => { dropTable(md, 'author'); dropFunction(md, 'search_authors'); } },
   { row: 'tracked function', ddl: 'rename returned table', fixture: 'function', sql: 'alter table author rename to writer', expect: (md) => renameTable(md, 'author', 'writer'),
@@ -449,7 +449,7 @@ const CELLS: Cell[] = [
       .__schema.queryType.fields.find((f: any) => f.name === 'search_authors').type.ofType.ofType.ofType.name, 'writer') },
   { row: 'tracked function', ddl: 'drop schema', fixture: 'other_function', sql: 'drop schema other cascade', expect: (md) => { dropTable(md, 'thing', 'other'); dropFunction(md, 'things', 'other'); } },
   { row: 'tracked function', ddl: 'rename schema', fixture: 'other_function', sql: 'alter schema other rename to other2',
-    expect: newInconsistency({ type: 'function', reason: 'no such function exists in postgres : "other.things"' }) },
+    expect: newInconsistency({ type: 'function', reason: 'in function "other.things": no such function exists in postgres : "other.things"' }) },
 
   // event triggers
   { row: 'event trigger (columns, payload)', ddl: 'drop column (listened to)', fixture: 'event_trigger', sql: 'alter table author drop column name', expect: depError('event-trigger author.author_changes') },

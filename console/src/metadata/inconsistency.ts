@@ -44,6 +44,7 @@ export function describeObject(o: InconsistentObject): string {
   if (o.type === 'table') return table(d.table ?? d);
   if (o.type === 'function') return table(d.function ?? d);
   if (o.type.endsWith('_permission')) return `${table(d.table)} · ${d.role}`;
-  if (d.table) return `${table(d.table)} · ${d.name ?? ''}`;
+  // an event trigger's definition is {table, configuration} (the trigger as stored)
+  if (d.table) return `${table(d.table)} · ${d.name ?? d.configuration?.name ?? ''}`;
   return String(d.name ?? o.name ?? JSON.stringify(d));
 }

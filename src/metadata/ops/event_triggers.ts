@@ -101,17 +101,12 @@ defineOp('create_event_trigger', {
     if ((webhook === undefined) === (webhookFromEnv === undefined)) {
       throw new SvcError(400, 'parse-failed', 'must provide webhook or webhook_from_env', '$');
     }
-    if (webhookFromEnv !== undefined && process.env[webhookFromEnv] === undefined) {
-      throw new SvcError(400, 'not-exists', `environment variable ${JSON.stringify(webhookFromEnv)} not set`, ctx.path);
-    }
-    // the URL (after {{ENV}} templates) must be an http(s) URL; checked now, not at the first delivery
+    // the URL (after {{ENV}} templates) must be an http(s) URL; checked now, not at the first delivery.
+    // A webhook_from_env or header variable that is not set makes the trigger inconsistent: the
+    // schema builder says so when the runner rebuilds (constraint-violation, the trigger in
+    // `internal`), as for every object a metadata change makes inconsistent.
     if (webhook !== undefined) checkWebhookUrl(resolveUrlTemplate(webhook), a.sub('webhook'));
-    else checkWebhookUrl(process.env[webhookFromEnv!]!, a.sub('webhook_from_env'));
-    for (const h of headers ?? []) {
-      if (h.value_from_env !== undefined && process.env[h.value_from_env] === undefined) {
-        throw new SvcError(400, 'not-exists', `environment variable ${JSON.stringify(h.value_from_env)} not set`, a.sub('headers'));
-      }
-    }
+    else if (process.env[webhookFromEnv!] !== undefined) checkWebhookUrl(process.env[webhookFromEnv!]!, a.sub('webhook_from_env'));
     const t = findTable(ctx, table);
     const md = ctx.state.metadata;
     const existing = md.tables.find((x) => x.event_triggers.some((e) => e.name === name));

@@ -6,8 +6,14 @@ import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { displayName, sameName, type QualifiedFunction } from '../types.js';
 import { findTable } from './tables.js';
-import { functionTrackingProblem } from '../../schema/build.js';
 
+/**
+ * Only what upstream's trackFunctionP1 checks is checked here (already tracked, a table of that name);
+ * the function itself — missing, overloaded, not trackable, a bad session argument — is checked by the
+ * schema builder when the runner rebuilds the cache (src/metadata/run.ts): it answers as for any
+ * object a change makes inconsistent, `constraint-violation` with the reasons ("in function "f": …")
+ * and the inconsistent object in `internal`, as upstream's buildSchemaCacheFor.
+ */
 function track(ctx: OpContext, fn: QualifiedFunction, configuration?: { session_argument?: string }) {
   const md = ctx.state.metadata;
   if (md.functions.some((f) => sameName(f.function, fn))) {
@@ -16,13 +22,6 @@ function track(ctx: OpContext, fn: QualifiedFunction, configuration?: { session_
   if (md.tables.some((t) => sameName(t.table, fn))) {
     throw new SvcError(400, 'not-supported', `table with name ${JSON.stringify(displayName(fn))} already exists`, ctx.path);
   }
-  const info = ctx.state.cache.db.functions.get(`${fn.schema}.${fn.name}`);
-  if (!info) {
-    throw notExists(`no such function exists in postgres : ${JSON.stringify(displayName(fn))}`, ctx.path);
-  }
-  const cache = ctx.state.cache;
-  const problem = functionTrackingProblem(info, configuration?.session_argument, (t) => cache.tables.get(`${t.schema}.${t.name}`));
-  if (problem) throw new SvcError(400, 'not-supported', problem, ctx.path);
   md.functions.push(configuration && Object.keys(configuration).length ? { function: fn, configuration } : { function: fn });
   return SUCCESS;
 }

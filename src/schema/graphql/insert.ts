@@ -101,7 +101,8 @@ function parseInsertObject(
       const local = r.rel.mapping.map(([l]) => l);
       const clash = local.filter((c) => given.includes(c) || determined.has(c));
       if (clash.length > 0) {
-        throw validationError(`cannot insert object relationship ${JSON.stringify(r.rel.name)} as ${showColumns(clash)} column values are already determined`, p);
+        // upstream v1.3's words, its spelling "relation ship" included (clients compare the text)
+        throw validationError(`cannot insert object relation ship ${JSON.stringify(r.rel.name)} as ${showColumns(clash)} column values are already determined`, p);
       }
       row.objectRels.push({ rel: r.rel, insert: parser(ctx, x, p, new Set()) });
     } else {
