@@ -31,7 +31,7 @@ export type InVal =
   | { kind: 'object'; type: GraphQLInputObjectType; fields: Array<[string, InVal]> };
 
 export { validationError, parseError } from './messages.js';
-const { validationError, parseError } = M;
+const { parseError } = M;
 
 export interface VariableScope {
   /** coerced variable values */
