@@ -1,7 +1,8 @@
 import { SvcError } from './errors.js';
 /** aeson's name for the kind of a JSON value, as Hasura's error messages spell it. */
 export function jsonKind(v: unknown): string {
-  if (v === null) return 'Null';
+  // undefined: a value that is not there (never "Object")
+  if (v === null || v === undefined) return 'Null';
   if (Array.isArray(v)) return 'Array';
   switch (typeof v) {
     case 'string':

@@ -154,3 +154,23 @@ describe('invalid JSON', () => {
     }
   });
 });
+
+describe('bodies that are JSON but not a request', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s?.close());
+
+  test('null, a batch holding null, a string: never "expected Object, but encountered Object"', async () => {
+    for (const path of ['/v1/graphql', '/v1/query']) {
+      for (const body of ['null', '[null]', '"x"']) {
+        const r = await post(s.url, path, body, { 'x-svc-role': 'admin' });
+        assert.doesNotMatch(r.text, /encountered Object/, `${path} ${body}: ${r.text}`);
+        assert.match(r.text, /encountered (Null|String|Array)/, `${path} ${body}: ${r.text}`);
+      }
+    }
+    const g = await post(s.url, '/v1/graphql', 'null', {});
+    assert.deepEqual(g.body, { errors: [{ extensions: { path: '$.query', code: 'parse-failed' }, message: 'parsing Text failed, expected String, but encountered Null' }] });
+  });
+});
