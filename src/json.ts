@@ -1,6 +1,8 @@
+import { SvcError } from './errors.js';
 /** aeson's name for the kind of a JSON value, as Hasura's error messages spell it. */
 export function jsonKind(v: unknown): string {
-  if (v === null) return 'Null';
+  // undefined: a value that is not there (never "Object")
+  if (v === null || v === undefined) return 'Null';
   if (Array.isArray(v)) return 'Array';
   switch (typeof v) {
     case 'string':
@@ -30,4 +32,36 @@ export function jsonDeeperThan(v: unknown, max: number): boolean {
     for (const c of children) if (c !== null && typeof c === 'object') stack.push([c, d + 1]);
   }
   return false;
+}
+
+/**
+ * The `invalid-json` message of a body that does not parse, in the shape of upstream's aeson
+ * (`eitherDecode'`): `Error in $: not enough input` for an empty or truncated body, else
+ * `Error in $: Failed reading: <what the parser found and where>`. Bounded: the body itself is
+ * never echoed (JSON.parse's message quotes it).
+ */
+export function jsonSyntaxMessage(text: string): string {
+  if (text.trim() === '') return 'Error in $: not enough input';
+  try {
+    JSON.parse(text);
+    return 'Error in $: not enough input';
+  } catch (e) {
+    const m = e instanceof Error ? e.message : String(e);
+    const at = /at position (\d+)/.exec(m);
+    if (/Unexpected end of JSON input/i.test(m) || (at && Number(at[1]) >= text.trimEnd().length)) return 'Error in $: not enough input';
+    const detail = m.replace(/, ".*" is not valid JSON$/s, '').slice(0, 200);
+    return `Error in $: Failed reading: ${detail}`;
+  }
+}
+
+/** A request body as JSON: `invalid-json` (400) with the parser's detail when it is empty or malformed. */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() !== '') {
+    try {
+      return JSON.parse(text);
+    } catch {
+      /* the message below */
+    }
+  }
+  throw new SvcError(400, 'invalid-json', jsonSyntaxMessage(text));
 }

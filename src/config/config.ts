@@ -113,7 +113,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'unauthorizedRole', flag: 'unauthorized-role', env: 'SVC_GRAPHQL_UNAUTHORIZED_ROLE', kind: 'string', description: 'role for requests without credentials' },
   { key: 'corsDomain', flag: 'cors-domain', env: 'SVC_GRAPHQL_CORS_DOMAIN', kind: 'list', description: 'CSV of allowed CORS origins, wildcards allowed (default *)' },
   { key: 'disableCors', flag: 'disable-cors', env: 'SVC_GRAPHQL_DISABLE_CORS', kind: 'bool', switch: true, description: 'send no CORS headers' },
-  { key: 'wsReadCookie', flag: 'ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', kind: 'bool', description: 'read cookies on websocket handshake even when CORS is disabled' },
+  { key: 'wsReadCookie', flag: 'ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', kind: 'bool', description: 'read cookies on websocket handshake even when CORS is disabled (default false: with --disable-cors the Cookie header of the handshake is dropped)' },
   { key: 'pgConnections', flag: 'connections', short: 'c', env: 'SVC_GRAPHQL_PG_CONNECTIONS', kind: 'int', description: 'maximum PostgreSQL connections (default 50)' },
   { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
   { key: 'usePreparedStatements', flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', kind: 'bool', description: 'use prepared statements (default true)' },

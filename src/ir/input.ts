@@ -31,7 +31,7 @@ export type InVal =
   | { kind: 'object'; type: GraphQLInputObjectType; fields: Array<[string, InVal]> };
 
 export { validationError, parseError } from './messages.js';
-const { validationError, parseError } = M;
+const { parseError } = M;
 
 export interface VariableScope {
   /** coerced variable values */
@@ -309,10 +309,10 @@ export const ANY_JSON_SCALAR = { svcAnyJson: true } as const;
 const acceptsAnyJson = (s: GraphQLScalarType) => (s.extensions as { svcAnyJson?: boolean } | undefined)?.svcAnyJson === true;
 
 const INT_NAMES: Record<string, string> = { Int: 'Int32', smallint: 'Int16', bigint: 'Int64' };
-const INT_BOUNDS: Record<string, [number, number]> = {
-  Int: [-(2 ** 31), 2 ** 31 - 1],
-  smallint: [-(2 ** 15), 2 ** 15 - 1],
-  bigint: [-(2 ** 63), 2 ** 63 - 1],
+const INT_BOUNDS: Record<string, [bigint, bigint]> = {
+  Int: [-(2n ** 31n), 2n ** 31n - 1n],
+  smallint: [-(2n ** 15n), 2n ** 15n - 1n],
+  bigint: [-(2n ** 63n), 2n ** 63n - 1n],
 };
 
 const FLOAT_NAMES: Record<string, string> = { Float: 'Float', float8: 'Double', numeric: 'Scientific', money: 'Scientific' };
@@ -320,35 +320,75 @@ const TEXT_NAMES = new Set(['String', 'citext', 'bpchar', 'ID']);
 const ANY_JSON = new Set(['json', 'jsonb']);
 const GEO = new Set(['geometry', 'geography']);
 
+/**
+ * Strings the database would accept for a type, checked before any SQL runs (PostgreSQL's input
+ * syntax: ints and floats with surrounding blanks and a sign, NaN/Infinity for floats; uuids as
+ * 32 hex digits with hyphens after any group of four and optional braces). Dates and times accept
+ * PostgreSQL's many input styles, so only what cannot be one is refused (no digit and no special
+ * word such as `now` or `infinity`).
+ */
+const INT_TEXT = /^\s*[+-]?\d+\s*$/;
+const FLOAT_TEXT = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|infinity|inf))\s*$/i;
+const UUID_TEXT = /^\s*(?:\{(?:[0-9a-f]{4}-?){7}[0-9a-f]{4}\}|(?:[0-9a-f]{4}-?){7}[0-9a-f]{4})\s*$/i;
+const DATETIME_WORDS = /^\s*(?:now|today|tomorrow|yesterday|epoch|[+-]?infinity|allballs)\s*$/i;
+const DATETIME_TEXT = /^[\s0-9A-Za-z:.+\-/,_]*\d[\s0-9A-Za-z:.+\-/,_]*$/;
+const DATETIME_NAMES: Record<string, string> = { timestamptz: 'UTCTime', timestamp: 'LocalTime', date: 'Day', time: 'TimeOfDay', timetz: 'ZonedTimeOfDay' };
+
+const outOfBounds = (shown: string, path: string) =>
+  parseError(`The value ${shown} lies outside the bounds or is not an integer.  Maybe it is a float, or is there integer overflow?`, path);
 
 /**
- * Scalar values follow Hasura: a string is accepted for every type (the
- * database casts it); other JSON values must fit the type.
+ * Coerces a scalar's JSON value (a variable's, or a literal's) against its type before any SQL
+ * runs, as GraphQL's CoerceVariableValues asks; every refusal is M.scalarMismatch (validation-failed
+ * at the variable's or argument's path) or, for an integer out of range, upstream's parse-failed.
+ * json/jsonb take any JSON; other database types not named here take a string (the database
+ * parses it).
  */
 export function checkScalar(name: string, value: unknown, path: string): void {
   if (value === null || ANY_JSON.has(name)) return;
   const kind = jsonKind(value);
-  const fail = (expected: string) => {
-    throw validationError(`expected ${expected}, encountered ${kind}`, path);
+  const fail = (expected: string, shown?: string): never => {
+    throw M.scalarMismatch(expected, kind, path, shown);
   };
   if (name === 'Boolean') {
     if (kind !== 'Boolean') fail('Bool');
     return;
   }
-  if (kind === 'String') return;
   if (INT_NAMES[name]) {
-    if (kind !== 'Number') fail(INT_NAMES[name]!);
     const [lo, hi] = INT_BOUNDS[name]!;
-    const n = value as number;
-    if (!Number.isInteger(n) || n < lo || n > hi) {
-      throw parseError(`The value ${scientificShow(String(n)) ?? String(n)} lies outside the bounds or is not an integer.  Maybe it is a float, or is there integer overflow?`, path);
+    if (kind === 'String') {
+      const text = value as string;
+      if (!INT_TEXT.test(text)) fail(INT_NAMES[name]!, text);
+      const n = BigInt(text.trim());
+      if (n < lo || n > hi) throw outOfBounds(text.trim(), path);
+      return;
     }
+    if (kind !== 'Number') fail(INT_NAMES[name]!);
+    const n = value as number;
+    if (!Number.isInteger(n) || BigInt(n) < lo || BigInt(n) > hi) throw outOfBounds(scientificShow(String(n)) ?? String(n), path);
     return;
   }
   if (FLOAT_NAMES[name]) {
+    if (kind === 'String') {
+      // money also takes a currency format ("$1,000.00"): the database parses it
+      if (name !== 'money' && !FLOAT_TEXT.test(value as string)) fail(FLOAT_NAMES[name]!, value as string);
+      return;
+    }
     if (kind !== 'Number') fail(FLOAT_NAMES[name]!);
     return;
   }
+  if (name === 'uuid') {
+    if (kind !== 'String') fail('UUID');
+    if (!UUID_TEXT.test(value as string)) fail('UUID', value as string);
+    return;
+  }
+  if (DATETIME_NAMES[name]) {
+    if (kind !== 'String') fail(DATETIME_NAMES[name]!);
+    const text = value as string;
+    if (!DATETIME_WORDS.test(text) && !DATETIME_TEXT.test(text)) fail(DATETIME_NAMES[name]!, text);
+    return;
+  }
+  if (kind === 'String') return;
   if (GEO.has(name)) {
     if (kind !== 'Object') fail('Object');
     checkGeoJson(value, path);

@@ -77,6 +77,13 @@ export const unexpectedDirective = (name: string, path: string) => validationErr
 
 // ---- input values (InputValue.hs) ---------------------------------------------------------
 
+/**
+ * A scalar value that does not fit its type, a variable's or a literal's (the one builder for every
+ * scalar): aeson's `expected Int32, encountered String`, with the refused text when a string was
+ * given in the wrong format (`expected UUID, encountered String "abc"`; at most 100 characters).
+ */
+export const scalarMismatch = (expected: string, found: string, path: string, text?: string) =>
+  validationError(`expected ${expected}, encountered ${found}${text === undefined ? '' : ` ${JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text)}`}`, path);
 export const nullForNonNullable = (type: string, path: string) => validationError(`null value found for non-nullable type: ${type}`, path);
 /** a literal where an input object is expected */
 export const expectingObject = (path: string) => validationError('expecting an object', path);

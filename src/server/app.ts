@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
-import { jsonDeeperThan } from '../json.js';
+import { jsonDeeperThan, jsonSyntaxMessage } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { LiveQueryPlan } from '../execute/subscription.js';
 import { runQueryRequest } from '../metadata/run.js';
@@ -65,11 +65,11 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
-    if (text === '') return done(null, undefined);
+    if (text.trim() === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(null, { __invalidJson: true, text: text.length > 4096 ? `${text.slice(0, 4096)}…` : text });
+      done(null, { __invalidJson: true, message: jsonSyntaxMessage(text), text: text.length > 4096 ? `${text.slice(0, 4096)}…` : text });
     }
   });
 
@@ -154,8 +154,8 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);
     let session: Session | undefined;
     try {
-      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
       session = await resolve(req, reply);
+      jsonBody(req);
       const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
       reply.code(200).type('application/json').send(JSON.stringify(result ?? null));
     } catch (e) {
@@ -168,8 +168,8 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);
     let session: Session | undefined;
     try {
-      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
       session = await resolve(req, reply);
+      jsonBody(req);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
       if (jsonDeeperThan(req.body, config.maxNestingDepth)) throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${config.maxNestingDepth} levels`, '$');
       const result = await gql.explain(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
@@ -183,8 +183,8 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   app.post('/v1alpha1/pg_dump', async (req, reply) => {
     if (!enabled('pgdump')) return sendQueryError(reply, notFound(), true);
     try {
-      if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
       const session = await resolve(req, reply);
+      jsonBody(req);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
       const { opts, clean } = parsePgDumpArgs(req.body);
       if (!config.databaseUrl) throw new SvcError(400, 'not-supported', 'pg_dump is not available on the embedded database');
@@ -232,6 +232,17 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   registerConsole(app, config, engine.log);
   attachWebsocket(app, engine, auth, gql);
   return app;
+}
+
+/**
+ * A POST route's body must be JSON: an empty body is upstream's `Error in $: not enough input`, a
+ * malformed one names what the parser found (code invalid-json, HTTP 400). Checked after
+ * authentication, as upstream (Server/App.hs parses the body once the caller is known).
+ */
+function jsonBody(req: FastifyRequest): void {
+  const body = req.body as { __invalidJson?: boolean; message?: string } | undefined;
+  if (body === undefined) throw new SvcError(400, 'invalid-json', jsonSyntaxMessage(''));
+  if (body?.__invalidJson) throw new SvcError(400, 'invalid-json', body.message ?? jsonSyntaxMessage(''));
 }
 
 /** What the http-log line needs from a reply: its error and the caller. */

@@ -8,7 +8,8 @@
  * primary-key lookup.
  *
  * Behaviour is the Fastify routes' one: CORS headers, body limit (413),
- * malformed JSON (400 invalid-json), batched requests, gzip when accepted,
+ * malformed JSON (invalid-json: HTTP 200 on /v1/graphql and /v1beta1/relay as every error there, 400 on
+ * /v1alpha1/graphql), batched requests, gzip when accepted,
  * the http-log line, 503 while closing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,7 +17,7 @@ import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
 import { keyNotFound, typeMismatch } from '../metadata/args.js';
 import { CancelToken } from '../core/cancel.js';
-import { jsonDeeperThan } from '../json.js';
+import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
@@ -108,7 +109,7 @@ export function graphqlHttp(
   const failed = (e: unknown, session: Session | undefined, v1alpha1: boolean, query?: unknown): Answer => {
     const err = toSvcError(e);
     if (err.status >= 500) engine.log.error({ type: 'http-log', err: String(err.internal ?? err.message) }, 'graphql request failed');
-    const status = err.code === 'invalid-json' ? err.status : v1alpha1 ? Math.max(err.status, 400) : 200;
+    const status = v1alpha1 ? Math.max(err.status, 400) : 200;
     return { status, body: JSON.stringify(graphqlErrorBody(err, showInternal(session))), error: err, session, query };
   };
 
@@ -138,39 +139,38 @@ export function graphqlHttp(
    */
   const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
-    let session: Session | undefined;
-    let body: unknown;
-    try {
-      if (text !== '') {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          return { ...failed(new SvcError(400, 'invalid-json', 'invalid json'), undefined, v1alpha1), rawQuery: text.length > 4096 ? `${text.slice(0, 4096)}…` : text };
-        }
+    // upstream authenticates first, then parses the body (Server/App.hs mkSpockAction)
+    const parsed = (session: Session): Answer | Promise<Answer> => {
+      let body: unknown;
+      try {
+        body = parseJsonBody(text);
+      } catch (e) {
+        return { ...failed(e, session, v1alpha1), rawQuery: text.length > 4096 ? `${text.slice(0, 4096)}…` : text };
       }
       try {
-        session = auth.resolveNow?.(headers);
+        return withSession(body, session, headers, endpoint, requestId, signal);
       } catch (e) {
-        return authFailed(e, v1alpha1, body);
+        return failed(e, session, v1alpha1, body);
       }
-      if (session) return withSession(body, session, headers, endpoint, requestId, signal);
-      return auth.resolve(headers, rawHeaders).then(
-        (s) => withSession(body, s, headers, endpoint, requestId, signal),
-        (e) => authFailed(e, v1alpha1, body),
-      );
+    };
+    let session: Session | undefined;
+    try {
+      session = auth.resolveNow?.(headers);
     } catch (e) {
-      return failed(e, session, v1alpha1, body);
+      return authFailed(e, v1alpha1, undefined);
     }
+    if (session) return parsed(session);
+    return auth.resolve(headers, rawHeaders).then(parsed, (e) => authFailed(e, v1alpha1, undefined));
   };
 
   /**
-   * Authentication failed: the error's own status (401, 400 of a bad JWT, 500 of a failing webhook)
-   * on both endpoints, as upstream. A malformed x-svc-use-backend-only-permissions value is not an
-   * authentication failure upstream (it is read while the request runs): HTTP 200 on /v1/graphql.
+   * Authentication failed: on /v1/graphql and /v1beta1/relay HTTP 200 like every other error
+   * (upstream's `allMod200` modifier in Server/App.hs); /v1alpha1/graphql keeps the error's own
+   * status (401, 400 of a bad JWT, 500 of a failing webhook).
    */
   const authFailed = (e: unknown, v1alpha1: boolean, body: unknown): Answer => {
     const a = failed(e, undefined, v1alpha1, body);
-    return a.error && a.error.code !== 'bad-request' ? { ...a, status: a.error.status } : a;
+    return v1alpha1 && a.error ? { ...a, status: a.error.status } : a;
   };
 
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {

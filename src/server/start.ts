@@ -48,14 +48,15 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
     }
   }
   const app = await buildApp(engine, auth, graphqlHandlers);
-  let address: string;
   try {
-    address = await app.listen({ port: config.port, host: config.host === '*' ? '0.0.0.0' : config.host });
+    await app.listen({ port: config.port, host: config.host === '*' ? '0.0.0.0' : config.host });
   } catch (e) {
     await engine.close();
     throw e;
   }
-  const port = (app.server.address() as { port: number }).port;
+  const bound = app.server.address() as { address: string; port: number; family: string };
+  const port = bound.port;
+  const where = listeningOn(bound, config.enableConsole);
   log.info(
     {
       type: 'startup',
@@ -64,6 +65,8 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
         info: {
           port,
           server_host: config.host,
+          bound_address: where.url,
+          console_url: where.console ?? null,
           database: config.databaseUrl ? 'postgres' : `embedded (PGlite, data dir ${config.dataDir})`,
           admin_secret_set: !!config.adminSecret,
           auth_hook: config.authHook ?? null,
@@ -82,7 +85,7 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
         },
       },
     },
-    `svc listening on ${address}`,
+    where.message,
   );
   (log as { flush?: () => void }).flush?.();
   let closing: Promise<void> | undefined;
@@ -98,4 +101,21 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
       })()),
     forceClose: () => app.server.closeAllConnections(),
   };
+}
+
+/**
+ * Where the server listens, as the startup line says it: the bound address (`0.0.0.0` or `::` means
+ * every interface; then a local URL to open is added) and, with the console enabled, its URL.
+ */
+export function listeningOn(bound: { address: string; port: number; family: string }, console: boolean): { url: string; console?: string; message: string } {
+  const v6 = bound.family === 'IPv6' || bound.family === '6' || bound.address.includes(':');
+  const host = v6 ? `[${bound.address}]` : bound.address;
+  const url = `http://${host}:${bound.port}`;
+  const any = bound.address === '0.0.0.0' || bound.address === '::';
+  const local = any ? `http://localhost:${bound.port}` : url;
+  const consoleUrl = console ? `${local}/console` : undefined;
+  let message = `svc listening on ${url}`;
+  if (any) message += ` (all interfaces; ${local} from this machine)`;
+  if (consoleUrl) message += `, console at ${consoleUrl}`;
+  return { url, ...(consoleUrl ? { console: consoleUrl } : {}), message };
 }

@@ -27,8 +27,18 @@
  * - backpressure: a live result for a client whose socket buffer holds more than 1 MiB waits, and
  *   a newer result of the same operation replaces it (a slow client gets the latest, memory stays
  *   bounded by one pending result per operation);
- * - shutdown closes every socket with 1001 before the HTTP server waits for its requests.
+ * - shutdown closes every socket with 1001 before the HTTP server waits for its requests;
+ * - with `--disable-cors` the handshake's Cookie header is not passed on (to the auth webhook)
+ *   unless `--ws-read-cookie`: a page on another site could otherwise open a socket with the
+ *   user's cookies (cross-site websocket hijacking), as upstream.
+ *
+ * `websocket-log` lines (deployment/logging.rst): `accepted` when a socket opens, `rejected` when
+ * its connection_init fails authentication (4403 / connection_error), `operation` with
+ * `started` / `completed` / `stopped` / `query_err` (request id, operation id and name, query),
+ * `closed` with the close code and reason; each with `connection_info` (websocket id, JWT expiry,
+ * msg) and the session's `user_vars`.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -124,12 +134,34 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     await live.close();
   });
 
+  const wsLogOn = config.enabledLogTypes.includes('websocket-log');
+
   function onConnection(ws: WebSocket, req: IncomingMessage, endpoint: GraphQLEndpoint): void {
     const { v1alpha1, relay } = endpoint;
     const transport = ws.protocol === TRANSPORT;
     const upgradeHeaders = { ...req.headers };
+    if (config.disableCors && !config.wsReadCookie) delete upgradeHeaders.cookie;
+    const websocketId = randomUUID();
     let headers: Record<string, string | string[] | undefined> = upgradeHeaders;
     let session: Session | undefined;
+    /** one websocket-log line (upstream's WSLog: event, connection_info, user_vars) */
+    const wsLog = (event: Record<string, unknown>, msg: string | null = null) => {
+      if (!wsLogOn) return;
+      const jwtExpiry = session?.expiresAt !== undefined ? new Date(session.expiresAt).toISOString() : null;
+      engine.log.info({ type: 'websocket-log', detail: { event, connection_info: { websocket_id: websocketId, jwt_expiry: jwtExpiry, msg }, user_vars: session?.vars ?? null } });
+    };
+    /** an `operation` event */
+    const opLog = (opId: string, operationType: Record<string, unknown>, op?: { requestId: string; request: GraphQLRequest }) =>
+      wsLog({
+        type: 'operation',
+        detail: {
+          request_id: op?.requestId ?? null,
+          operation_id: opId,
+          query: op ? { variables: op.request.variables ?? {}, query: op.request.query } : null,
+          operation_type: operationType,
+          operation_name: op?.request.operationName ?? null,
+        },
+      });
     /** while connection_init is being authenticated, later messages wait here */
     let queue: ClientMessage[] | undefined;
     const ops = new Map<string, () => void>();
@@ -175,7 +207,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     /** a live result: sent now, or kept (replacing an older one) until the socket drains */
     const sendLive = (id: string, payloadJson: string) => {
       if (ws.readyState !== ws.OPEN || !ops.has(id)) return;
-      const frame = dataFrame(id, payloadJson);
+      const frame = dataFrame(id, withData(payloadJson));
       if (pending.size === 0 && ws.bufferedAmount <= HIGH_WATER_BYTES) {
         ws.send(frame);
         return;
@@ -184,6 +216,11 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       pending.set(id, frame);
       scheduleFlush();
     };
+    /**
+     * legacy protocol on /v1alpha1/graphql: an execution error's payload carries `"data": null`
+     * beside its errors, as upstream's GQExecError encodes it
+     */
+    const withData = (payloadJson: string) => (v1alpha1 && !transport && payloadJson.startsWith('{"errors":') ? `{"data":null,${payloadJson.slice(1)}` : payloadJson);
     const errorFormat = (): ErrorFormat => {
       const admin = session?.role === ADMIN_ROLE;
       return { v1alpha1, legacy: v1alpha1, includeInternal: engine.config.devMode || (admin && engine.config.adminInternalErrors) };
@@ -212,6 +249,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       if (stop) {
         stop();
         ops.delete(id);
+        opLog(id, { type: 'stopped' });
       }
       pending.delete(id);
     };
@@ -234,8 +272,13 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       // a close reason is at most 123 bytes
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
     };
-    ws.on('close', cleanup);
+    ws.on('close', (code, reason) => {
+      const wasClosed = closed;
+      cleanup();
+      wsLog({ type: 'closed' }, `${code}${reason.length ? ` ${reason.toString()}` : ''}${wasClosed ? '' : ' (by the client)'}`);
+    });
     ws.on('error', cleanup);
+    wsLog({ type: 'accepted' }, `${transport ? TRANSPORT : LEGACY} on ${req.url ?? ''}`);
 
     /** ends the connection when the session expires, as upstream does */
     const armExpiry = (s: Session) => {
@@ -249,7 +292,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
           expiry.unref();
           return;
         }
-        engine.log.info({ type: 'websocket-log', detail: { event: 'session-expired' } });
+        wsLog({ type: 'session_expired' }, 'session expired');
         if (transport) return end(CloseCode.Forbidden, 'Forbidden: session expired');
         send({ type: 'connection_error', payload: 'session expired' });
         end(1000, 'session expired');
@@ -274,8 +317,10 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
         session = await auth.resolve(headers);
       } catch (e) {
         if (closed) return;
-        if (transport) return end(CloseCode.Forbidden, `Forbidden: ${toSvcError(e).message}`);
-        send({ type: 'connection_error', payload: toSvcError(e).message });
+        const err = toSvcError(e);
+        wsLog({ type: 'rejected', detail: { path: err.path, error: err.message, code: err.code } }, transport ? `${CloseCode.Forbidden} Forbidden: ${err.message}` : `connection_error: ${err.message}`);
+        if (transport) return end(CloseCode.Forbidden, `Forbidden: ${err.message}`);
+        send({ type: 'connection_error', payload: err.message });
         end(1000, 'connection_init failed');
         return;
       }
@@ -301,22 +346,29 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       const stop = () => (cancelled = true);
       ops.set(id, stop);
       const current = () => !cancelled && ops.get(id) === stop;
+      const sent = headers['x-request-id'];
+      const op = { requestId: typeof sent === 'string' && sent !== '' ? sent : randomUUID(), request };
+      opLog(id, { type: 'started' }, op);
       // the first run tells a request that fails before execution (an `error` message) from one
       // that runs; a subscription then becomes a live query that starts from that first result
       void run(s, request, true).then((first) => {
         if (!current()) return;
         if (first instanceof SvcError) {
           ops.delete(id);
+          opLog(id, { type: 'query_err', detail: { path: first.path, error: first.message, code: first.code } }, op);
           preExecError(id, first, true);
           return;
         }
         if (operationKind(request) !== 'subscription') {
           ops.delete(id);
-          sendData(id, first);
+          const failed = executionError(first);
+          if (failed) opLog(id, { type: 'query_err', detail: failed }, op);
+          sendData(id, withData(first));
           send({ type: 'complete', id });
+          opLog(id, { type: 'completed' }, op);
           return;
         }
-        sendData(id, first);
+        sendData(id, withData(first));
         const h = liveQuery(id, s, request, first);
         ops.set(id, () => h.stop());
       });
@@ -360,7 +412,8 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
         return;
       }
       if (!session) {
-        send({ type: 'connection_error', payload: 'start received before the connection is initialised' });
+        // upstream's sendStartErr: an `error` for this id, code start-failed
+        preExecError(id, new SvcError(400, 'start-failed', 'start received before the connection is initialised', '$'), false);
         return;
       }
       if (ops.has(id)) return opError(id, `an operation already exists with this id: ${id}`);
@@ -494,6 +547,18 @@ function operationKind(req: GraphQLRequest): string | undefined {
     const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
     const op = req.operationName ? ops.find((o) => o.name?.value === req.operationName) : ops[0];
     return op?.operation;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first error of an execution's response text (for the websocket-log line), if it failed. */
+function executionError(text: string): Record<string, unknown> | undefined {
+  if (!text.startsWith('{"errors":')) return undefined;
+  try {
+    const e = (JSON.parse(text) as { errors: Array<Record<string, unknown> & { extensions?: { path?: string; code?: string }; message?: string }> }).errors[0];
+    if (!e) return undefined;
+    return e.extensions ? { path: e.extensions.path, error: e.message, code: e.extensions.code } : e;
   } catch {
     return undefined;
   }

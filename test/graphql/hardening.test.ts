@@ -126,9 +126,9 @@ describe('hostile input', () => {
     assert.equal(undeclared.body.errors[0].extensions.code, 'validation-failed');
     const wrongType = await postGraphql(s.url, { query: 'query ($x: Int) { author(where: {id: {_eq: $x}}) { id } }', variables: { x: { a: 1 } } });
     assert.equal(wrongType.body.errors[0].extensions.code, 'validation-failed');
-    // as in Hasura, a string is handed to PostgreSQL to cast: a data error, not a server error
+    // a string that is no integer is refused before any SQL (issue 28: variables coerced against their type)
     const badString = await postGraphql(s.url, { query: 'query ($x: Int) { author(where: {id: {_eq: $x}}) { id } }', variables: { x: 'one' } });
-    assert.equal(badString.body.errors[0].extensions.code, 'data-exception');
+    assert.deepEqual(badString.body.errors[0], { extensions: { path: '$.variableValues.x', code: 'validation-failed' }, message: 'expected Int32, encountered String "one"' });
     const missing = await postGraphql(s.url, { query: 'query ($x: Int!) { author(where: {id: {_eq: $x}}) { id } }', variables: {} });
     assert.equal(missing.body.errors[0].extensions.code, 'validation-failed');
     const notObject = await postGraphql(s.url, { query: '{ author { id } }', variables: 'nope' });

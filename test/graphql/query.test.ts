@@ -186,10 +186,11 @@ describe('validation errors', () => {
     const e = await err('{ search_articles(args: {lim: 1}) { id } }');
     assert.deepEqual(e, { extensions: { path: '$.selectionSet.search_articles.args.args', code: 'not-supported' }, message: 'Non default arguments cannot be omitted' });
   });
-  test('postgres data errors', async () => {
+  test('a string that is no integer is refused before SQL; what only the database can judge is a data error', async () => {
     const e = await err('{ author(where: {id: {_eq: "x"}}) { id } }');
-    assert.equal(e.extensions.code, 'data-exception');
-    assert.match(e.message, /invalid input syntax for type integer/);
+    assert.deepEqual(e, { extensions: { path: '$.selectionSet.author.args.where.id._eq', code: 'validation-failed' }, message: 'expected Int32, encountered String "x"' });
+    const d = await err('{ author(where: {id: {_eq: "99999999999999999999"}}) { id } }');
+    assert.equal(d.extensions.code, 'parse-failed');
   });
 });
 

@@ -33,9 +33,15 @@ function assertError(r: HttpResult, status: number, code: string, what: string):
 
 describe('malformed requests', () => {
   test('malformed JSON → 400 invalid-json', async () => {
-    for (const body of ['{bad', '{"type": "run_sql", "args": {"sql": "select 1"}', '{"type":"run_sql"} trailing', "{'type':'x'}"]) {
+    for (const [body, error] of [
+      ['', 'Error in $: not enough input'],
+      ['{bad', "Error in $: Failed reading: Expected property name or '}' in JSON at position 1"],
+      ['{"type": "run_sql", "args": {"sql": "select 1"}', 'Error in $: not enough input'],
+      ['{"type":"run_sql"} trailing', 'Error in $: Failed reading: Unexpected non-whitespace character after JSON at position 19'],
+      ["{'type':'x'}", "Error in $: Failed reading: Expected property name or '}' in JSON at position 1"],
+    ]) {
       const r = await postQuery(server.url, body);
-      assert.deepEqual({ status: r.status, body: r.body }, { status: 400, body: { path: '$', error: 'invalid json', code: 'invalid-json' } }, body);
+      assert.deepEqual({ status: r.status, body: r.body }, { status: 400, body: { path: '$', error, code: 'invalid-json' } }, body);
     }
   });
 

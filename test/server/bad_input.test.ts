@@ -73,14 +73,17 @@ test('variables or operationName of the wrong type: parse-failed', async () => {
   }
 });
 
-test('an auth webhook answering 500: HTTP 500 with code unexpected on /v1/graphql', async () => {
+test('an auth webhook answering 500: code unexpected, HTTP 200 on /v1/graphql (as every error there) and 500 on /v1alpha1/graphql', async () => {
   const hook = createHttpServer((_q, res) => res.writeHead(500).end('{}'));
   await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
   const t = await startTestServer({ adminSecret: 'x', authHook: `http://127.0.0.1:${(hook.address() as { port: number }).port}/` });
   try {
     const r = await postGraphql(t.url, { query: '{ __typename }' });
-    assert.equal(r.status, 500);
+    assert.equal(r.status, 200);
     assert.equal(r.body.errors[0].extensions.code, 'unexpected');
+    const a = await post(t.url, '/v1alpha1/graphql', { query: '{ __typename }' });
+    assert.equal(a.status, 500);
+    assert.equal(a.body.errors[0].extensions.code, 'unexpected');
   } finally {
     await t.close();
     await new Promise<void>((r) => hook.close(() => r()));

@@ -55,10 +55,12 @@ describe('GraphQL over HTTP', () => {
     assert.equal(r.text.replace(/\s/g, ''), '{"data":{"a":"query_root","item_by_pk":{"name":"b"},"z":"query_root","b":[{"id":1}]}}');
   });
 
-  test('malformed JSON is 400 invalid-json; a missing query is a GraphQL error with 200', async () => {
+  test('malformed JSON is invalid-json with 200 (every /v1/graphql error is); a missing query is a GraphQL error with 200', async () => {
     const bad = await raw(s.url, '/v1/graphql', '{"query": ');
-    assert.equal(bad.status, 400);
-    assert.deepEqual(JSON.parse(bad.text), { errors: [{ extensions: { path: '$', code: 'invalid-json' }, message: 'invalid json' }] });
+    assert.equal(bad.status, 200);
+    assert.deepEqual(JSON.parse(bad.text), { errors: [{ extensions: { path: '$', code: 'invalid-json' }, message: 'Error in $: not enough input' }] });
+    const alpha = await raw(s.url, '/v1alpha1/graphql', '{"query": ');
+    assert.equal(alpha.status, 400);
     const missing = await raw(s.url, '/v1/graphql', '{"variables": {}}');
     assert.equal(missing.status, 200);
     assert.equal(JSON.parse(missing.text).errors[0].extensions.code, 'parse-failed');
@@ -124,8 +126,8 @@ describe('GraphQL over HTTP', () => {
     assert.equal(ok.detail.operation.request_id, 'abc"1');
     assert.equal(typeof ok.detail.operation.query_execution_time, 'number');
     assert.deepEqual({ ...ok.detail.http_info, latency_ms: 0 }, { url: '/v1/graphql', method: 'POST', status: 200, http_version: 'HTTP/1.1', ip: '127.0.0.1', latency_ms: 0 });
-    assert.equal(bad.detail.http_info.status, 400);
-    assert.deepEqual(bad.detail.operation.error, { path: '$', error: 'invalid json', code: 'invalid-json' });
+    assert.equal(bad.detail.http_info.status, 200);
+    assert.deepEqual(bad.detail.operation.error, { path: '$', error: 'Error in $: not enough input', code: 'invalid-json' });
     assert.equal(version.detail.http_info.url, '/v1/version');
   });
 });

@@ -2,6 +2,9 @@
  * `__schema` / `__type` answered from the role's GraphQLSchema, in the order
  * Hasura v1.3 lists things: types, fields, arguments, input fields and enum
  * values sorted by name. Only `@skip` and `@include` exist as directives.
+ * Every field graphql-js 16's `getIntrospectionQuery` can ask for is answered (`isOneOf`,
+ * `specifiedByURL`, `isRepeatable`, `__Schema.description`, `includeDeprecated` on arguments and
+ * input fields with their `isDeprecated`/`deprecationReason`), so current GraphiQL and codegen work.
  */
 import {
   GraphQLEnumType,
@@ -76,13 +79,19 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
       const vs = byName(t.getValues());
       return a.get('includeDeprecated') === true ? vs : vs.filter((v) => !v.deprecationReason);
     },
-    inputFields: (t) => (t instanceof GraphQLInputObjectType ? byName(Object.values(t.getFields())) : null),
+    inputFields: (t, a) => {
+      if (!(t instanceof GraphQLInputObjectType)) return null;
+      const fs = byName(Object.values(t.getFields()));
+      return a.get('includeDeprecated') === true ? fs : fs.filter((f) => !f.deprecationReason);
+    },
     ofType: (t) => (t instanceof GraphQLNonNull || t instanceof GraphQLList ? t.ofType : null),
+    // graphql-js 16's getIntrospectionQuery({ oneOf: true }): no @oneOf input objects here
+    isOneOf: (t) => (t instanceof GraphQLInputObjectType ? t.isOneOf === true : null),
   },
   __Field: {
     name: (f: GraphQLField<unknown, unknown>) => f.name,
     description: (f) => f.description ?? null,
-    args: (f: GraphQLField<unknown, unknown>) => byName(f.args),
+    args: (f: GraphQLField<unknown, unknown>, a) => (a.get('includeDeprecated') === true ? byName(f.args) : byName(f.args).filter((x) => !x.deprecationReason)),
     type: (f) => f.type,
     isDeprecated: (f) => !!f.deprecationReason,
     deprecationReason: (f) => f.deprecationReason ?? null,
@@ -96,8 +105,8 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
       const ast = astFromValue(v.defaultValue, v.type);
       return ast ? print(ast) : null;
     },
-    isDeprecated: () => false,
-    deprecationReason: () => null,
+    isDeprecated: (v: GraphQLArgument | GraphQLInputField) => !!v.deprecationReason,
+    deprecationReason: (v: GraphQLArgument | GraphQLInputField) => v.deprecationReason ?? null,
   },
   __EnumValue: {
     name: (v: GraphQLEnumValue) => v.name,
@@ -109,7 +118,7 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
     name: (d: GraphQLDirective) => d.name,
     description: () => null,
     locations: (d: GraphQLDirective) => d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT'),
-    args: (d: GraphQLDirective) => d.args.map((a) => ({ ...a, description: null })),
+    args: (d: GraphQLDirective, a) => d.args.filter((x) => a.get('includeDeprecated') === true || !x.deprecationReason).map((x) => ({ ...x, description: null })),
     isRepeatable: () => false,
   },
 };
