@@ -5,7 +5,8 @@
  */
 import { Kind, parseValue, print, type ArgumentNode, type IntrospectionInputTypeRef, type ObjectFieldNode, type ValueNode } from 'graphql';
 import { SvcError } from '../errors.js';
-import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { REMOTE_LIMITS, responseTooDeep } from './bounds.js';
 import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX, type RemoteEndpoint } from './introspect.js';
 import type { RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
@@ -47,6 +48,7 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
     res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, { timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX });
   } catch (e) {
     if (e instanceof Error && e.name === 'TimeoutError') throw new SvcError(400, 'unexpected', 'ResponseTimeout', '$');
+    if (e instanceof BodyTooLargeError) throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is larger than ${REMOTE_RESPONSE_MAX} bytes`, '$');
     throw new SvcError(400, 'unexpected', `HTTP exception occurred while sending the request to ${ep.url}`, '$', { error: describeFetchError(e) });
   }
   let json: unknown;
@@ -54,6 +56,9 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
     json = JSON.parse(res.body.toString('utf8'));
   } catch {
     throw new SvcError(400, 'unexpected', `non-JSON (${res.status}) response from remote server ${JSON.stringify(m.name)}`, '$', { response: res.body.toString('utf8').slice(0, 1000) });
+  }
+  if (responseTooDeep(json)) {
+    throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is nested deeper than ${REMOTE_LIMITS.responseDepth} levels`, '$');
   }
   if (!json || typeof json !== 'object' || Array.isArray(json) || (!('data' in json) && !('errors' in json))) {
     throw new SvcError(400, 'unexpected', `invalid response (${res.status}) from remote server ${JSON.stringify(m.name)}`, '$', { response: json });

@@ -5,10 +5,11 @@
  * reload_remote_schema, reload_metadata with reload_remote_schemas, or when a rebuild meets a
  * remote this process has not fetched yet (start-up, another instance added it).
  */
-import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { SvcError } from '../errors.js';
-import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import type { RemoteSchemaMetadata } from '../metadata/types.js';
+import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';
 
 /** A remote schema's definition with URL and headers resolved. */
 export interface RemoteEndpoint {
@@ -27,8 +28,8 @@ export interface RemoteIntrospection {
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
-/** An introspection or a response of a remote is read up to this size. */
-export const REMOTE_RESPONSE_MAX = 64 * 1024 * 1024;
+/** A response of a remote is read up to this size (an introspection: REMOTE_LIMITS.introspectionBytes). */
+export const REMOTE_RESPONSE_MAX = REMOTE_LIMITS.responseBytes;
 
 const remoteErr = (message: string, internal?: unknown) => new SvcError(400, 'remote-schema-error', message, '$', internal);
 
@@ -69,11 +70,13 @@ export async function postGraphQL(
   ep: RemoteEndpoint,
   headers: Record<string, string>,
   body: string,
-): Promise<{ status: number; json: unknown; headers: Headers }> {
+  maxBytes: number = REMOTE_RESPONSE_MAX,
+): Promise<{ status: number; json: unknown; headers: Headers; bytes: number }> {
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes });
   } catch (e) {
+    if (e instanceof BodyTooLargeError) throw remoteErr(`the response of remote server ${ep.url} is larger than ${maxBytes} bytes`);
     throw remoteErr(`HTTP exception occurred while sending the request to ${ep.url}`, { error: describeFetchError(e) });
   }
   const text = res.body.toString('utf8');
@@ -84,7 +87,8 @@ export async function postGraphQL(
     if (res.status !== 200) throw remoteErr(`non-200 (${res.status}) response from remote server`, { response: text.slice(0, 1000) });
     throw remoteErr('Error in $: Failed reading: not a valid json value', { response: text.slice(0, 1000) });
   }
-  return { status: res.status, json, headers: res.headers };
+  if (responseTooDeep(json)) throw remoteErr(`the response of remote server ${ep.url} is nested deeper than ${REMOTE_LIMITS.responseDepth} levels`);
+  return { status: res.status, json, headers: res.headers, bytes: res.body.length };
 }
 
 /** Fetches and checks a remote's introspection (`add_remote_schema` errors as upstream). */
@@ -92,7 +96,7 @@ export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<Remo
   const endpoint = resolveEndpoint(rs);
   const hdrs: Record<string, string> = {};
   for (const h of endpoint.headers) hdrs[h.name] = h.value;
-  const { status, json } = await postGraphQL(endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }));
+  const { status, json, bytes } = await postGraphQL(endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }), REMOTE_LIMITS.introspectionBytes);
   if (status !== 200) throw remoteErr(`non-200 (${status}) response from remote server`, json);
   const data = (json as { data?: { __schema?: unknown } } | null)?.data;
   if (!data || typeof data !== 'object' || !data.__schema || typeof data.__schema !== 'object') {
@@ -101,7 +105,19 @@ export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<Remo
   }
   const schema = data.__schema as IntrospectionQuery['__schema'];
   checkIntrospectionShape(schema);
+  try {
+    checkIntrospectionBounds(schema, bytes);
+  } catch (e) {
+    if (e instanceof RemoteBoundError) throw remoteErr(`remote schema ${JSON.stringify(rs.name)} is not accepted: ${e.message}`);
+    throw e;
+  }
   checkInterfacesAndUnions(schema);
+  // what graphql-js cannot build, the role schemas could not either: refused here, not at every request
+  try {
+    buildClientSchema({ __schema: schema }, { assumeValid: true });
+  } catch (e) {
+    throw remoteErr(`remote schema ${JSON.stringify(rs.name)} is not a valid GraphQL schema: ${e instanceof Error ? e.message : String(e)}`);
+  }
   return { key: definitionKey(rs), endpoint, schema };
 }
 
@@ -154,6 +170,7 @@ function checkInterfacesAndUnions(s: IntrospectionQuery['__schema']): void {
   for (const t of s.types) {
     if (t.kind === 'INTERFACE' && (!t.fields || t.fields.length === 0)) throw remoteErr(`List of fields cannot be empty for interface '${t.name}'`);
     if (t.kind === 'UNION') {
+      if (!t.possibleTypes || t.possibleTypes.length === 0) throw remoteErr(`List of member types cannot be empty for union type '${t.name}'`);
       for (const p of t.possibleTypes ?? []) {
         const m = types.get(p.name);
         if (!m) throw remoteErr(`Could not find type '${p.name}', which is defined as a member type of Union '${t.name}'`);
