@@ -10,6 +10,7 @@
 import { SvcError } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
+import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
 import type { ActionModel } from './model.js';
 
 /** A handler's response body is read up to this size. */
@@ -17,12 +18,13 @@ export const ACTION_RESPONSE_MAX = 10 * 1024 * 1024;
 
 /**
  * Client headers never forwarded: hop-by-hop ones (RFC 9110 §7.6.1), those describing the client's
- * own request (upstream's commonClientHeadersIgnored), and the admin secret (an engine credential).
+ * own request (upstream's commonClientHeadersIgnored), and the admin secret under both its names
+ * (src/http/credentials.ts).
  */
 const NOT_FORWARDED = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'trailers',
   'transfer-encoding', 'upgrade', 'content-length', 'content-md5', 'user-agent', 'host', 'origin', 'referer', 'accept',
-  'accept-encoding', 'accept-language', 'accept-datetime', 'cache-control', 'dnt', 'content-type', 'x-svc-admin-secret',
+  'accept-encoding', 'accept-language', 'accept-datetime', 'cache-control', 'dnt', 'content-type',
 ]);
 
 export type HeaderList = Array<{ name: string; value: string }>;
@@ -30,7 +32,7 @@ export type HeaderList = Array<{ name: string; value: string }>;
 export function forwardedClientHeaders(headers: Record<string, string | string[] | undefined>): HeaderList {
   const out: HeaderList = [];
   for (const [name, v] of Object.entries(headers)) {
-    if (v === undefined || NOT_FORWARDED.has(name.toLowerCase())) continue;
+    if (v === undefined || NOT_FORWARDED.has(name.toLowerCase()) || isAdminSecretHeader(name)) continue;
     out.push({ name, value: Array.isArray(v) ? v.join(', ') : v });
   }
   return out;
@@ -49,7 +51,8 @@ export function actionRequest(a: ActionModel, input: unknown, session: Record<st
   const conf = resolveHeaders(a.headers);
   // configured headers win over forwarded ones of the same name
   const names = new Set(conf.map((h) => h.name.toLowerCase()));
-  const headers = [...conf, ...clientHeaders.filter((h) => !names.has(h.name.toLowerCase()))];
+  // stored client headers are filtered again: a row written before the rule never forwards the secret
+  const headers = [...conf, ...clientHeaders.filter((h) => !names.has(h.name.toLowerCase()) && !isAdminSecretHeader(h.name))];
   return { url, headers, body: { action: { name: a.name }, input, session_variables: session } };
 }
 
@@ -68,13 +71,16 @@ export async function callHandler(req: ActionRequest, timeoutMs: number): Promis
     const res = await postLimited(req.url, headers, JSON.stringify(req.body), { timeoutMs, maxBytes: ACTION_RESPONSE_MAX });
     return { status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') };
   } catch (e) {
-    throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: req });
+    throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });
   }
 }
 
+/** The request as debugging info (and so logs) show it: credential values redacted. */
+const shown = (req: ActionRequest): ActionRequest => ({ ...req, headers: redactHeaderList(req.headers) });
+
 /** The call as debugging info shows it. */
 function internal(req: ActionRequest, res: ActionResponse, body: unknown) {
-  return { error: 'unexpected response', response: { status: res.status, headers: res.headers, body }, request: req };
+  return { error: 'unexpected response', response: { status: res.status, headers: res.headers, body }, request: shown(req) };
 }
 
 const objectKind = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);

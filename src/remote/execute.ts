@@ -7,6 +7,7 @@ import { Kind, parseValue, print, type ArgumentNode, type IntrospectionInputType
 import { SvcError } from '../errors.js';
 import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { REMOTE_LIMITS, responseTooDeep } from './bounds.js';
+import { isAdminSecretHeader } from '../http/credentials.js';
 import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX, type RemoteEndpoint } from './introspect.js';
 import type { RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
@@ -24,11 +25,11 @@ export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<stri
   if (ep.forwardClientHeaders) {
     for (const [k, v] of Object.entries(ctx.headers)) {
       const name = k.toLowerCase();
-      if (v === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-svc-')) continue;
+      if (v === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-svc-') || isAdminSecretHeader(name)) continue;
       h[name] = Array.isArray(v) ? v.join(', ') : v;
     }
   }
-  for (const [k, v] of Object.entries(ctx.session.vars)) if (k.startsWith('x-svc-') && k !== 'x-svc-admin-secret') h[k] = String(v);
+  for (const [k, v] of Object.entries(ctx.session.vars)) if (k.startsWith('x-svc-') && !isAdminSecretHeader(k)) h[k] = String(v);
   h['x-svc-role'] = ctx.session.role;
   for (const c of ep.headers) h[c.name.toLowerCase()] = c.value;
   return h;
