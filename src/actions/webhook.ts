@@ -11,10 +11,14 @@ import { SvcError } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
-import type { ActionModel } from './model.js';
+import { Kind, type TypeNode } from 'graphql';
+import { jsonDeeperThan } from '../json.js';
+import { parseTypeExpr, type ActionModel } from './model.js';
 
 /** A handler's response body is read up to this size. */
 export const ACTION_RESPONSE_MAX = 10 * 1024 * 1024;
+/** …and up to this nesting of objects and arrays. */
+export const ACTION_RESPONSE_MAX_DEPTH = 256;
 
 /**
  * Client headers never forwarded: hop-by-hop ones (RFC 9110 §7.6.1), those describing the client's
@@ -97,6 +101,8 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
     throw new SvcError(500, 'unexpected', `not a valid json response from webhook : ${(e as Error).message}`, '$', internal(req, res, res.text));
   }
   const fail = (code: string, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
+  // a bounded answer only (its values are copied into the response and the action log)
+  if (jsonDeeperThan(json, ACTION_RESPONSE_MAX_DEPTH)) throw fail('unexpected', `the action webhook response is nested deeper than ${ACTION_RESPONSE_MAX_DEPTH} levels`);
   if (res.status >= 200 && res.status < 300) {
     if (json === null) {
       if (a.outputRequired) throw fail('unexpected', 'got null for the action webhook response');
@@ -131,8 +137,44 @@ function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: st
   const extra = Object.keys(o).filter((k) => !fields.some((f) => f.name === k));
   if (extra.length) throw fail('unexpected', `unexpected fields in webhook response: ${extra.join(', ')}`);
   for (const f of fields) {
-    if (!f.required) continue;
-    if (!(f.name in o)) throw fail('unexpected', `field ${JSON.stringify(f.name)} expected in webhook response, but not found`);
-    if (o[f.name] === null) throw fail('unexpected', `expecting not null value for field ${JSON.stringify(f.name)}`);
+    if (f.required) {
+      if (!(f.name in o)) throw fail('unexpected', `field ${JSON.stringify(f.name)} expected in webhook response, but not found`);
+      if (o[f.name] === null) throw fail('unexpected', `expecting not null value for field ${JSON.stringify(f.name)}`);
+    }
+    const t = parseTypeExpr(f.type);
+    const v = o[f.name];
+    if (t && v !== undefined && v !== null && !valueFits(v, t, a.outputEnums)) {
+      throw fail('unexpected', `expecting a value of type ${f.type} for field ${JSON.stringify(f.name)} in webhook response, but got ${JSON.stringify(v).slice(0, 200)}`);
+    }
+  }
+}
+
+const INT32 = 2 ** 31;
+
+/**
+ * Does a (non-null) value of the handler's answer fit the field's GraphQL type? The built-in scalars
+ * by their JSON kind (Int: a 32-bit integer, Float: a number, String: a string, Boolean: a boolean,
+ * ID: a string or an integer), enums by their values, lists element by element; custom and
+ * PostgreSQL scalars take any JSON value (they are opaque to GraphQL).
+ */
+function valueFits(v: unknown, t: TypeNode, enums: Map<string, Set<string>>): boolean {
+  if (t.kind === Kind.NON_NULL_TYPE) return v !== null && valueFits(v, t.type, enums);
+  if (v === null) return true;
+  if (t.kind === Kind.LIST_TYPE) return Array.isArray(v) && v.every((x) => valueFits(x, t.type, enums));
+  switch (t.name.value) {
+    case 'Int':
+      return typeof v === 'number' && Number.isInteger(v) && v >= -INT32 && v < INT32;
+    case 'Float':
+      return typeof v === 'number';
+    case 'String':
+      return typeof v === 'string';
+    case 'Boolean':
+      return typeof v === 'boolean';
+    case 'ID':
+      return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+    default: {
+      const e = enums.get(t.name.value);
+      return e ? typeof v === 'string' && e.has(v) : true;
+    }
   }
 }
