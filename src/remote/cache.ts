@@ -104,13 +104,14 @@ function addNames(m: RemoteSchemaModel, names: Names): void {
 }
 
 /** Fills `cache.remote` (and its inconsistencies and dependencies) from the metadata. */
-export async function attachRemote(cache: SchemaCache, md: Metadata): Promise<void> {
+/** `generations`: the catalog's remote generations (a remote another instance reloaded is fetched anew). */
+export async function attachRemote(cache: SchemaCache, md: Metadata, generations: Map<string, number> = new Map()): Promise<void> {
   const model: RemoteCacheModel = { schemas: new Map(), relationships: new Map() };
   cache.remote = model;
   if (md.remote_schemas.length === 0 && !md.tables.some((t) => t.remote_relationships.length > 0)) return;
   const names = md.remote_schemas.length ? dbNames(cache) : { roots: new Set<string>(), types: new Map<string, string>() };
   // remotes not fetched yet (start-up) are fetched concurrently: one slow remote costs its timeout once
-  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs)));
+  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs, generations.get(rs.name) ?? 0)));
   for (const [i, rs] of md.remote_schemas.entries()) {
     const definition = remoteSchemaDefinition(rs);
     let m: RemoteSchemaModel;

@@ -9,6 +9,7 @@ import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } fro
 import { SvcError } from '../errors.js';
 import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import type { RemoteSchemaMetadata } from '../metadata/types.js';
+import type { Queryable } from '../db/db.js';
 import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';
 
 /** A remote schema's definition with URL and headers resolved. */
@@ -215,14 +216,20 @@ function kind(v: unknown): string {
 }
 
 /**
- * Introspections this process fetched, by remote name. A failed fetch is remembered too: the remote
- * stays inconsistent (and rebuilds do not wait on it again) until it is reloaded.
+ * Introspections this process fetched, by remote name, each for a definition and a generation (the
+ * catalog's `remote_schema_generations`, bumped by add/reload on any instance). A failed fetch is
+ * remembered too: the remote stays inconsistent (and rebuilds do not wait on it again) until its
+ * definition or generation changes.
  */
 export class RemoteStore {
   private readonly byName = new Map<string, RemoteIntrospection | { key: string; error: Error }>();
 
-  set(name: string, r: RemoteIntrospection): void {
-    this.byName.set(name, r);
+  private static key(rs: RemoteSchemaMetadata, generation: number): string {
+    return `${generation}:${definitionKey(rs)}`;
+  }
+
+  set(rs: RemoteSchemaMetadata, r: RemoteIntrospection, generation: number): void {
+    this.byName.set(rs.name, { ...r, key: RemoteStore.key(rs, generation) });
   }
 
   /** Forget one remote (or all): the next rebuild fetches it again. */
@@ -231,22 +238,41 @@ export class RemoteStore {
     else this.byName.delete(name);
   }
 
-  /** The cached introspection, or a fresh one (start-up, reload, another instance added the remote). */
-  async load(rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
+  /** The cached introspection, or a fresh one (start-up, reload, another instance added or reloaded the remote). */
+  async load(rs: RemoteSchemaMetadata, generation = 0): Promise<RemoteIntrospection> {
+    const key = RemoteStore.key(rs, generation);
     const hit = this.byName.get(rs.name);
-    if (hit && hit.key === definitionKey(rs)) {
+    if (hit && hit.key === key) {
       if ('error' in hit) throw hit.error;
       return hit;
     }
     try {
       const fresh = await fetchIntrospection(rs);
-      this.set(rs.name, fresh);
+      this.set(rs, fresh, generation);
       return fresh;
     } catch (e) {
-      this.byName.set(rs.name, { key: definitionKey(rs), error: e instanceof Error ? e : new Error(String(e)) });
+      this.byName.set(rs.name, { key, error: e instanceof Error ? e : new Error(String(e)) });
       throw e;
     }
   }
+}
+
+/** The generations of the remotes (absent: 0). */
+export async function loadRemoteGenerations(q: Queryable): Promise<Map<string, number>> {
+  const r = await q.query('select name, generation from svc_catalog.remote_schema_generations');
+  return new Map((r.rows as Array<{ name: string; generation: unknown }>).map((x) => [x.name, Number(x.generation)]));
+}
+
+/** Bumps the generation of the named remotes (all when `names` is undefined); the new generations. */
+export async function bumpRemoteGenerations(q: Queryable, names: string[]): Promise<Map<string, number>> {
+  if (names.length === 0) return new Map();
+  const r = await q.query(
+    `insert into svc_catalog.remote_schema_generations (name, generation) select n, 1 from unnest($1::text[]) as n
+     on conflict (name) do update set generation = svc_catalog.remote_schema_generations.generation + 1
+     returning name, generation`,
+    [names],
+  );
+  return new Map((r.rows as Array<{ name: string; generation: unknown }>).map((x) => [x.name, Number(x.generation)]));
 }
 
 /** One store per process: every engine in it sees the same remotes (tests run several engines). */
