@@ -3,6 +3,7 @@
  * its replacement after metadata changes (here or on another instance).
  */
 import { setOutboundPolicy } from './http/outbound.js';
+import { BoundedRoleCache } from './schema/roleCache.js';
 import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
 import { defaultPlanCache } from './execute/planCache.js';
@@ -66,6 +67,7 @@ export class Engine {
 
   static async start(config: Config, log: Logger): Promise<Engine> {
     defaultPlanCache.setMaxBytes(config.planCacheMaxBytes);
+    BoundedRoleCache.maxBytes = config.roleSchemaCacheMaxBytes;
     setOutboundPolicy({ denyPrivate: config.outboundDenyPrivate, allowHosts: config.outboundAllowHosts });
     const db = await openDb({
       databaseUrl: config.databaseUrl,
