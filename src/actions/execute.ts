@@ -20,6 +20,7 @@ import type { QueryPlan } from '../execute/plan.js';
 import { fillInput, hasRelationships, type ActionField, type OutputSelection } from './ir.js';
 import { RESPONSE_VAR, compileOutputStatement } from './sql.js';
 import { isAdminSecretHeader } from '../http/credentials.js';
+import { collectSetCookies } from '../http/responseHeaders.js';
 import { actionRequest, callHandler, forwardedClientHeaders, readResponse } from './webhook.js';
 
 export function planHasActions(plan: QueryPlan): boolean {
@@ -97,6 +98,8 @@ async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknow
   const req = actionRequest(a, input, ctx.session.vars, client);
   const res = await callHandler(req, a.timeoutSec * 1000);
   const { text, value } = readResponse(a, req, res);
+  // the handler's cookies reach the client, as upstream (only of a successful answer)
+  collectSetCookies(ctx.headers, res.headers);
   const sel = field.output!;
   if (!hasRelationships(sel)) return JSON.stringify(project(value, sel));
   field.compiled ??= compileOutputStatement(sel, { stringifyNumerics: ctx.config.stringifyNumericTypes });

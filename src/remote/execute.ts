@@ -8,6 +8,7 @@ import { SvcError } from '../errors.js';
 import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { REMOTE_LIMITS, responseTooDeep } from './bounds.js';
 import { isAdminSecretHeader } from '../http/credentials.js';
+import { collectSetCookies } from '../http/responseHeaders.js';
 import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX, type RemoteEndpoint } from './introspect.js';
 import type { RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
@@ -52,6 +53,8 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
     if (e instanceof BodyTooLargeError) throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is larger than ${REMOTE_RESPONSE_MAX} bytes`, '$');
     throw new SvcError(400, 'unexpected', `HTTP exception occurred while sending the request to ${ep.url}`, '$', { error: describeFetchError(e) });
   }
+  // the remote's cookies reach the client, as upstream
+  collectSetCookies(ctx.headers, res.rawHeaders);
   let json: unknown;
   try {
     json = JSON.parse(res.body.toString('utf8'));
