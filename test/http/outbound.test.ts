@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isPrivateAddress } from '../../src/http/outbound.js';
-import { postGraphql, postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
+import pg from 'pg';
+import { postGraphql, postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 import { Receiver } from '../helpers/receiver.js';
 import { helloSchema } from '../fixtures/remote/schemas.js';
 import { startGraphQLServer, type GraphQLTestServer } from '../fixtures/remote/server.js';
@@ -52,7 +53,7 @@ test('which addresses are private', () => {
 describe('--outbound-deny-private', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ outboundDenyPrivate: true });
+    s = await startTestServer({ outboundDenyPrivate: true, eventsFetchInterval: 100 });
     await withActions(s, {
       loopback: `http://127.0.0.1:${port()}/a`,
       mapped_loopback: `http://[::ffff:7f00:1]:${port()}/a`,
@@ -72,6 +73,31 @@ describe('--outbound-deny-private', () => {
       assert.equal(rx.requests.length, 0, 'nothing reached the receiver');
     });
   }
+
+  test('event trigger webhook: the delivery fails with the reason, nothing is sent', async () => {
+    rx.requests.splice(0);
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        { type: 'run_sql', args: { sql: 'create table ev (id int primary key)' } },
+        { type: 'track_table', args: { schema: 'public', name: 'ev' } },
+        { type: 'create_event_trigger', args: { name: 'ev_hook', table: 'ev', webhook: `http://127.0.0.1:${port()}/ev`, insert: { columns: '*' } } },
+      ],
+    });
+    await query(s.url, { type: 'run_sql', args: { sql: 'insert into ev values (1)' } });
+    const c = new pg.Client({ connectionString: s.databaseUrl });
+    await c.connect();
+    try {
+      const row = await waitFor('the failed try to be logged', async () => {
+        const r = await c.query("select response::text as response from svc_catalog.event_invocation_logs l join svc_catalog.event_log e on e.id = l.event_id where e.trigger_name = 'ev_hook'");
+        return r.rows[0] as { response: string } | undefined;
+      }, 10_000);
+      assert.match(row.response, /refused: a private address/);
+    } finally {
+      await c.end();
+    }
+    assert.equal(rx.requests.length, 0);
+  });
 
   test('remote schema: refused at add time, with the reason', async () => {
     remote.reset();
