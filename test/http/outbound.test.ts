@@ -92,7 +92,7 @@ describe('--outbound-deny-private', () => {
         const r = await c.query("select response::text as response from svc_catalog.event_invocation_logs l join svc_catalog.event_log e on e.id = l.event_id where e.trigger_name = 'ev_hook'");
         return r.rows[0] as { response: string } | undefined;
       }, 10_000);
-      assert.match(row.response, /refused: a private address/);
+      assert.match(row!.response, /refused: a private address/);
     } finally {
       await c.end();
     }
