@@ -2,6 +2,8 @@
  * The running engine: database, configuration, the current schema cache and
  * its replacement after metadata changes (here or on another instance).
  */
+import { setOutboundPolicy } from './http/outbound.js';
+import { BoundedRoleCache } from './schema/roleCache.js';
 import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
 import { defaultPlanCache } from './execute/planCache.js';
@@ -68,6 +70,8 @@ export class Engine {
 
   static async start(config: Config, log: Logger): Promise<Engine> {
     defaultPlanCache.setMaxBytes(config.planCacheMaxBytes);
+    BoundedRoleCache.maxBytes = config.roleSchemaCacheMaxBytes;
+    setOutboundPolicy({ denyPrivate: config.outboundDenyPrivate, allowHosts: config.outboundAllowHosts });
     const db = await openDb({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,

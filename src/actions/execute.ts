@@ -19,6 +19,8 @@ import { fromPgError } from '../execute/errors.js';
 import type { QueryPlan } from '../execute/plan.js';
 import { fillInput, hasRelationships, type ActionField, type OutputSelection } from './ir.js';
 import { RESPONSE_VAR, compileOutputStatement } from './sql.js';
+import { isAdminSecretHeader } from '../http/credentials.js';
+import { collectSetCookies } from '../http/responseHeaders.js';
 import { actionRequest, callHandler, forwardedClientHeaders, readResponse } from './webhook.js';
 
 export function planHasActions(plan: QueryPlan): boolean {
@@ -96,6 +98,8 @@ async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknow
   const req = actionRequest(a, input, ctx.session.vars, client);
   const res = await callHandler(req, a.timeoutSec * 1000);
   const { text, value } = readResponse(a, req, res);
+  // the handler's cookies reach the client, as upstream (only of a successful answer)
+  collectSetCookies(ctx.headers, res.headers);
   const sel = field.output!;
   if (!hasRelationships(sel)) return JSON.stringify(project(value, sel));
   field.compiled ??= compileOutputStatement(sel, { stringifyNumerics: ctx.config.stringifyNumericTypes });
@@ -132,7 +136,9 @@ const INSERT_ASYNC = `insert into svc_catalog.hdb_action_log (action_name, input
 values ($1, $2::jsonb, $3::jsonb, $4::jsonb, 'created') returning id`;
 
 async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unknown, client: ReturnType<typeof forwardedClientHeaders>): Promise<string> {
-  const values = [field.action.name, JSON.stringify(input), JSON.stringify(client), JSON.stringify(ctx.session.vars)];
+  // stored as forwarded later: never the admin secret (src/http/credentials.ts)
+  const stored = client.filter((h) => !isAdminSecretHeader(h.name));
+  const values = [field.action.name, JSON.stringify(input), JSON.stringify(stored), JSON.stringify(ctx.session.vars)];
   let id: string;
   try {
     const r = await ctx.db.query(INSERT_ASYNC, values);

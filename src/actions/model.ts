@@ -65,6 +65,8 @@ export interface ActionModel {
   outputList: boolean;
   /** the output type is non-null */
   outputRequired: boolean;
+  /** values of the enums the output type's fields use (a handler's answer is checked against them) */
+  outputEnums: Map<string, Set<string>>;
   /** the handler URL, `{{ENV}}` templates unresolved */
   handler: string;
   headers: HeaderConf[];
@@ -206,6 +208,12 @@ function resolveAction(a: ActionMetadata, types: CustomTypesModel, pgScalars: Se
     if (h.value_from_env !== undefined && env[h.value_from_env] === undefined) problems.push(`environment variable ${JSON.stringify(h.value_from_env)} not set`);
   }
   if (problems.length) throw new ActionProblem(problems[0]!, 'not-exists');
+  const outputEnums = new Map<string, Set<string>>();
+  for (const f of output.fields) {
+    const t = parseTypeExpr(f.type);
+    const e = t ? types.enums.get(baseTypeName(t)) : undefined;
+    if (e) outputEnums.set(e.name, new Set(e.values.map((v) => v.value)));
+  }
   const type = d.type === 'query' ? 'query' : 'mutation';
   return {
     name: a.name,
@@ -216,6 +224,7 @@ function resolveAction(a: ActionMetadata, types: CustomTypesModel, pgScalars: Se
     output,
     outputList: isListTypeNode(ot),
     outputRequired: ot.kind === Kind.NON_NULL_TYPE,
+    outputEnums,
     handler: d.handler,
     headers: d.headers ?? [],
     forwardClientHeaders: !!d.forward_client_headers,

@@ -10,19 +10,25 @@
 import { SvcError } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
-import type { ActionModel } from './model.js';
+import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
+import { Kind, type TypeNode } from 'graphql';
+import { jsonDeeperThan } from '../json.js';
+import { parseTypeExpr, type ActionModel } from './model.js';
 
 /** A handler's response body is read up to this size. */
 export const ACTION_RESPONSE_MAX = 10 * 1024 * 1024;
+/** …and up to this nesting of objects and arrays. */
+export const ACTION_RESPONSE_MAX_DEPTH = 256;
 
 /**
  * Client headers never forwarded: hop-by-hop ones (RFC 9110 §7.6.1), those describing the client's
- * own request (upstream's commonClientHeadersIgnored), and the admin secret (an engine credential).
+ * own request (upstream's commonClientHeadersIgnored), and the admin secret under both its names
+ * (src/http/credentials.ts).
  */
 const NOT_FORWARDED = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'trailers',
   'transfer-encoding', 'upgrade', 'content-length', 'content-md5', 'user-agent', 'host', 'origin', 'referer', 'accept',
-  'accept-encoding', 'accept-language', 'accept-datetime', 'cache-control', 'dnt', 'content-type', 'x-svc-admin-secret',
+  'accept-encoding', 'accept-language', 'accept-datetime', 'cache-control', 'dnt', 'content-type',
 ]);
 
 export type HeaderList = Array<{ name: string; value: string }>;
@@ -30,7 +36,7 @@ export type HeaderList = Array<{ name: string; value: string }>;
 export function forwardedClientHeaders(headers: Record<string, string | string[] | undefined>): HeaderList {
   const out: HeaderList = [];
   for (const [name, v] of Object.entries(headers)) {
-    if (v === undefined || NOT_FORWARDED.has(name.toLowerCase())) continue;
+    if (v === undefined || NOT_FORWARDED.has(name.toLowerCase()) || isAdminSecretHeader(name)) continue;
     out.push({ name, value: Array.isArray(v) ? v.join(', ') : v });
   }
   return out;
@@ -49,7 +55,8 @@ export function actionRequest(a: ActionModel, input: unknown, session: Record<st
   const conf = resolveHeaders(a.headers);
   // configured headers win over forwarded ones of the same name
   const names = new Set(conf.map((h) => h.name.toLowerCase()));
-  const headers = [...conf, ...clientHeaders.filter((h) => !names.has(h.name.toLowerCase()))];
+  // stored client headers are filtered again: a row written before the rule never forwards the secret
+  const headers = [...conf, ...clientHeaders.filter((h) => !names.has(h.name.toLowerCase()) && !isAdminSecretHeader(h.name))];
   return { url, headers, body: { action: { name: a.name }, input, session_variables: session } };
 }
 
@@ -68,13 +75,16 @@ export async function callHandler(req: ActionRequest, timeoutMs: number): Promis
     const res = await postLimited(req.url, headers, JSON.stringify(req.body), { timeoutMs, maxBytes: ACTION_RESPONSE_MAX });
     return { status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') };
   } catch (e) {
-    throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: req });
+    throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });
   }
 }
 
+/** The request as debugging info (and so logs) show it: credential values redacted. */
+const shown = (req: ActionRequest): ActionRequest => ({ ...req, headers: redactHeaderList(req.headers) });
+
 /** The call as debugging info shows it. */
 function internal(req: ActionRequest, res: ActionResponse, body: unknown) {
-  return { error: 'unexpected response', response: { status: res.status, headers: res.headers, body }, request: req };
+  return { error: 'unexpected response', response: { status: res.status, headers: res.headers, body }, request: shown(req) };
 }
 
 const objectKind = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -91,6 +101,8 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
     throw new SvcError(500, 'unexpected', `not a valid json response from webhook : ${(e as Error).message}`, '$', internal(req, res, res.text));
   }
   const fail = (code: string, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
+  // a bounded answer only (its values are copied into the response and the action log)
+  if (jsonDeeperThan(json, ACTION_RESPONSE_MAX_DEPTH)) throw fail('unexpected', `the action webhook response is nested deeper than ${ACTION_RESPONSE_MAX_DEPTH} levels`);
   if (res.status >= 200 && res.status < 300) {
     if (json === null) {
       if (a.outputRequired) throw fail('unexpected', 'got null for the action webhook response');
@@ -125,8 +137,44 @@ function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: st
   const extra = Object.keys(o).filter((k) => !fields.some((f) => f.name === k));
   if (extra.length) throw fail('unexpected', `unexpected fields in webhook response: ${extra.join(', ')}`);
   for (const f of fields) {
-    if (!f.required) continue;
-    if (!(f.name in o)) throw fail('unexpected', `field ${JSON.stringify(f.name)} expected in webhook response, but not found`);
-    if (o[f.name] === null) throw fail('unexpected', `expecting not null value for field ${JSON.stringify(f.name)}`);
+    if (f.required) {
+      if (!(f.name in o)) throw fail('unexpected', `field ${JSON.stringify(f.name)} expected in webhook response, but not found`);
+      if (o[f.name] === null) throw fail('unexpected', `expecting not null value for field ${JSON.stringify(f.name)}`);
+    }
+    const t = parseTypeExpr(f.type);
+    const v = o[f.name];
+    if (t && v !== undefined && v !== null && !valueFits(v, t, a.outputEnums)) {
+      throw fail('unexpected', `expecting a value of type ${f.type} for field ${JSON.stringify(f.name)} in webhook response, but got ${JSON.stringify(v).slice(0, 200)}`);
+    }
+  }
+}
+
+const INT32 = 2 ** 31;
+
+/**
+ * Does a (non-null) value of the handler's answer fit the field's GraphQL type? The built-in scalars
+ * by their JSON kind (Int: a 32-bit integer, Float: a number, String: a string, Boolean: a boolean,
+ * ID: a string or an integer), enums by their values, lists element by element; custom and
+ * PostgreSQL scalars take any JSON value (they are opaque to GraphQL).
+ */
+function valueFits(v: unknown, t: TypeNode, enums: Map<string, Set<string>>): boolean {
+  if (t.kind === Kind.NON_NULL_TYPE) return v !== null && valueFits(v, t.type, enums);
+  if (v === null) return true;
+  if (t.kind === Kind.LIST_TYPE) return Array.isArray(v) && v.every((x) => valueFits(x, t.type, enums));
+  switch (t.name.value) {
+    case 'Int':
+      return typeof v === 'number' && Number.isInteger(v) && v >= -INT32 && v < INT32;
+    case 'Float':
+      return typeof v === 'number';
+    case 'String':
+      return typeof v === 'string';
+    case 'Boolean':
+      return typeof v === 'boolean';
+    case 'ID':
+      return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+    default: {
+      const e = enums.get(t.name.value);
+      return e ? typeof v === 'string' && e.has(v) : true;
+    }
   }
 }

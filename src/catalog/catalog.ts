@@ -10,7 +10,7 @@ import { SvcError } from '../errors.js';
 import { normalizeMetadata } from '../metadata/export.js';
 import { emptyMetadata, type Metadata } from '../metadata/types.js';
 
-export const CATALOG_VERSION = '2';
+export const CATALOG_VERSION = '3';
 export const METADATA_CHANNEL = 'svc_metadata_changed';
 const LOCK_KEY = 8_271_000_001; // advisory lock guarding catalog creation/migration
 
@@ -148,6 +148,15 @@ create table svc_catalog.hdb_action_log (
   status text not null check (status in ('created', 'processing', 'completed', 'error')),
   locked_by text,
   locked_until timestamptz
+);
+`,
+  // 2 → 3: a generation per remote schema, bumped by add_remote_schema, reload_remote_schema and
+  // reload_metadata {reload_remote_schemas}: every instance refetches a remote whose generation
+  // differs from the one it fetched (src/remote/introspect.ts), as it rebuilds on the NOTIFY.
+  `
+create table svc_catalog.remote_schema_generations (
+  name text primary key,
+  generation bigint not null
 );
 `,
 ];

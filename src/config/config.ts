@@ -86,6 +86,12 @@ export interface Config {
   migrationsDir?: string;
   /** start-up: apply this metadata directory (after the migrations) before serving */
   metadataDir?: string;
+  /** estimated memory of the per-role GraphQL schemas kept per schema cache (least recently used dropped) */
+  roleSchemaCacheMaxBytes: number;
+  /** outbound calls to private, loopback and link-local addresses are refused (src/http/outbound.ts) */
+  outboundDenyPrivate: boolean;
+  /** when non-empty, outbound calls only to these hosts (`*.suffix` for subdomains) */
+  outboundAllowHosts: string[];
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -150,6 +156,9 @@ export const OPTIONS: readonly Option[] = [
   { key: 'maxNestingDepth', flag: 'max-nesting-depth', env: 'SVC_GRAPHQL_MAX_NESTING_DEPTH', kind: 'int', description: 'maximum nesting of JSON inputs: where, bulk, variables (default 256)' },
   { key: 'planCacheMaxBytes', flag: 'plan-cache-max-bytes', env: 'SVC_GRAPHQL_PLAN_CACHE_MAX_BYTES', kind: 'int', description: 'memory budget of the plan cache in bytes (default 67108864)' },
   { key: 'migrationsDir', flag: 'migrations-dir', env: 'SVC_GRAPHQL_MIGRATIONS_DIR', kind: 'string', description: 'apply the pending migrations of this directory (svc migrate) before serving; refuse to start if one fails' },
+  { key: 'roleSchemaCacheMaxBytes', flag: 'role-schema-cache-max-bytes', env: 'SVC_GRAPHQL_ROLE_SCHEMA_CACHE_MAX_BYTES', kind: 'int', description: 'estimated bytes of per-role GraphQL schemas kept; the least recently used role\'s schema is dropped beyond it and rebuilt on its next request (default 268435456)' },
+  { key: 'outboundDenyPrivate', flag: 'outbound-deny-private', env: 'SVC_GRAPHQL_OUTBOUND_DENY_PRIVATE', kind: 'bool', switch: true, description: 'refuse outbound calls (webhooks, action handlers, remote schemas, auth webhook, JWKS) to loopback, private, link-local and other non-public addresses, checked on the resolved addresses (default false)' },
+  { key: 'outboundAllowHosts', flag: 'outbound-allow-hosts', env: 'SVC_GRAPHQL_OUTBOUND_ALLOW_HOSTS', kind: 'list', description: 'CSV of the only hosts outbound calls may go to (`*.example.com` for subdomains); these are exempt from --outbound-deny-private (default: any host)' },
   { key: 'metadataDir', flag: 'metadata-dir', env: 'SVC_GRAPHQL_METADATA_DIR', kind: 'string', description: 'apply this metadata directory (svc metadata export) before serving, after the migrations; refuse to start if it fails' },
 ];
 
@@ -194,6 +203,9 @@ export function defaultConfig(): Config {
     maxQueryAliases: 1000,
     maxNestingDepth: 256,
     planCacheMaxBytes: 64 * 1024 * 1024,
+    roleSchemaCacheMaxBytes: 256 * 1024 * 1024,
+    outboundDenyPrivate: false,
+    outboundAllowHosts: [],
   };
 }
 

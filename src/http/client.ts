@@ -7,6 +7,9 @@
 
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { checkOutboundHost, checkOutboundUrl, guardedLookup, outboundPolicy } from './outbound.js';
+
+const policyActive = () => outboundPolicy().denyPrivate || outboundPolicy().allowHosts.length > 0;
 
 export interface LimitedResponse {
   status: number;
@@ -36,7 +39,17 @@ export async function fetchLimited(
 ): Promise<LimitedResponse> {
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
-  const res = await fetch(url, { ...init, signal });
+  // the outbound policy (src/http/outbound.ts): fetch has no lookup hook, so the host is resolved and checked first
+  await checkOutboundUrl(url);
+  let res = await fetch(url, { ...init, ...(init.redirect === 'follow' && policyActive() ? { redirect: 'manual' as const } : {}), signal });
+  // with a policy, redirects are followed here, each target checked like the first
+  for (let hops = 0; init.redirect === 'follow' && policyActive() && res.status >= 300 && res.status < 400 && res.headers.get('location'); hops++) {
+    await res.body?.cancel().catch(() => undefined);
+    if (hops >= 5) throw new Error('too many redirects');
+    url = new URL(res.headers.get('location')!, url).href;
+    await checkOutboundUrl(url);
+    res = await fetch(url, { ...init, redirect: 'manual', signal });
+  }
   const wanted = opts.readBody ? opts.readBody(res.status) : true;
   if (!wanted || !res.body) {
     await res.body?.cancel().catch(() => undefined);
@@ -152,15 +165,24 @@ export function postLimited(
 ): Promise<LimitedResponse> {
   return new Promise((resolve, reject) => {
     let u: RequestTarget;
+    let resolveChecked: boolean;
     try {
       u = requestTarget(url);
+      // the outbound policy (src/http/outbound.ts): the host now, its resolved addresses at connect
+      resolveChecked = checkOutboundHost(u.options.hostname);
     } catch (e) {
       reject(e);
       return;
     }
     const payload = Buffer.from(body);
     const req = (u.https ? httpsRequest : httpRequest)(
-      { ...u.options, method: 'POST', agent: u.https ? keepAlive.https : keepAlive.http, headers: { ...headers, 'content-length': String(payload.length) } },
+      {
+        ...u.options,
+        method: 'POST',
+        agent: u.https ? keepAlive.https : keepAlive.http,
+        headers: { ...headers, 'content-length': String(payload.length) },
+        ...(resolveChecked ? { lookup: guardedLookup as never } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

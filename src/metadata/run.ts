@@ -4,6 +4,7 @@
  * draft (bumping resource_version, NOTIFY) and swaps the live cache.
  * Any error rolls everything back: `bulk` is all-or-nothing.
  */
+import { BoundedRoleCache } from '../schema/roleCache.js';
 import { loadSchemaCache } from '../schema/load.js';
 import { syncEventTriggers } from '../events/triggers.js';
 import { syncCronTriggers } from '../scheduled/triggers.js';
@@ -157,7 +158,7 @@ async function runInTransaction(
           const version = await saveMetadata(conn, state.metadata);
           ownVersion?.(); // a retried transaction: the earlier attempt's version was never committed
           ownVersion = engine.committingVersion(version);
-          next = { ...state.cache, resourceVersion: version, perRole: new Map() };
+          next = { ...state.cache, resourceVersion: version, perRole: new BoundedRoleCache() };
         }
         return { results, next, queued: state.queuedDeliveries === true, generated };
       },

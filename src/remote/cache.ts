@@ -51,6 +51,34 @@ function dbNames(cache: SchemaCache): Names {
   return { roots, types };
 }
 
+/**
+ * What makes two remotes' types of one name the same type (upstream v1.3 compares them without their
+ * descriptions, and fields, arguments and values as maps): the type with every description left
+ * out and every list sorted by name. The type is bounded (src/remote/bounds.ts) before it gets here.
+ */
+export function typeSignature(t: IntrospectionType): string {
+  const byName = <T extends { name: string }>(xs: readonly T[] | null | undefined) => (xs ? [...xs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : null);
+  const value = (v: { name: string; type: unknown; defaultValue?: unknown }) => ({ name: v.name, type: v.type, defaultValue: v.defaultValue ?? null });
+  const o = t as unknown as {
+    kind: string;
+    name: string;
+    fields?: Array<{ name: string; type: unknown; args: Array<{ name: string; type: unknown; defaultValue?: unknown }>; isDeprecated?: boolean }> | null;
+    inputFields?: Array<{ name: string; type: unknown; defaultValue?: unknown }> | null;
+    enumValues?: Array<{ name: string; isDeprecated?: boolean }> | null;
+    interfaces?: Array<{ name: string }> | null;
+    possibleTypes?: Array<{ name: string }> | null;
+  };
+  return JSON.stringify({
+    kind: o.kind,
+    name: o.name,
+    fields: byName(o.fields)?.map((f) => ({ name: f.name, type: f.type, args: byName(f.args)!.map(value) })) ?? null,
+    inputFields: byName(o.inputFields)?.map(value) ?? null,
+    enumValues: byName(o.enumValues)?.map((e) => e.name) ?? null,
+    interfaces: byName(o.interfaces)?.map((i) => i.name) ?? null,
+    possibleTypes: byName(o.possibleTypes)?.map((p) => p.name) ?? null,
+  });
+}
+
 /** The conflicts of a remote with what is already in the schema (upstream's messages). */
 export function remoteConflicts(m: RemoteSchemaModel, names: Names): string | null {
   const clashTypes: string[] = [];
@@ -59,7 +87,7 @@ export function remoteConflicts(m: RemoteSchemaModel, names: Names): string | nu
     const seen = names.types.get(n);
     if (seen === undefined) continue;
     if (t.kind === 'SCALAR' && seen === 'scalar') continue;
-    if (seen === JSON.stringify(t)) continue;
+    if (seen === typeSignature(t)) continue;
     clashTypes.push(n);
   }
   if (clashTypes.length) {
@@ -99,18 +127,19 @@ export function checkRemoteRootConflict(cache: SchemaCache, name: string, path: 
 }
 
 function addNames(m: RemoteSchemaModel, names: Names): void {
-  for (const [n, t] of m.types) if (!m.rootTypes.has(n) && !BUILTIN_SCALARS.has(n)) names.types.set(n, t.kind === 'SCALAR' ? 'scalar' : JSON.stringify(t));
+  for (const [n, t] of m.types) if (!m.rootTypes.has(n) && !BUILTIN_SCALARS.has(n)) names.types.set(n, t.kind === 'SCALAR' ? 'scalar' : typeSignature(t));
   for (const f of [...m.query.fields, ...(m.mutation?.fields ?? [])]) names.roots.add(f.name);
 }
 
 /** Fills `cache.remote` (and its inconsistencies and dependencies) from the metadata. */
-export async function attachRemote(cache: SchemaCache, md: Metadata): Promise<void> {
+/** `generations`: the catalog's remote generations (a remote another instance reloaded is fetched anew). */
+export async function attachRemote(cache: SchemaCache, md: Metadata, generations: Map<string, number> = new Map()): Promise<void> {
   const model: RemoteCacheModel = { schemas: new Map(), relationships: new Map() };
   cache.remote = model;
   if (md.remote_schemas.length === 0 && !md.tables.some((t) => t.remote_relationships.length > 0)) return;
   const names = md.remote_schemas.length ? dbNames(cache) : { roots: new Set<string>(), types: new Map<string, string>() };
   // remotes not fetched yet (start-up) are fetched concurrently: one slow remote costs its timeout once
-  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs)));
+  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs, generations.get(rs.name) ?? 0)));
   for (const [i, rs] of md.remote_schemas.entries()) {
     const definition = remoteSchemaDefinition(rs);
     let m: RemoteSchemaModel;

@@ -5,7 +5,10 @@
  */
 import { Kind, parseValue, print, type ArgumentNode, type IntrospectionInputTypeRef, type ObjectFieldNode, type ValueNode } from 'graphql';
 import { SvcError } from '../errors.js';
-import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { REMOTE_LIMITS, responseTooDeep } from './bounds.js';
+import { isAdminSecretHeader } from '../http/credentials.js';
+import { collectSetCookies } from '../http/responseHeaders.js';
 import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX, type RemoteEndpoint } from './introspect.js';
 import type { RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
@@ -23,11 +26,11 @@ export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<stri
   if (ep.forwardClientHeaders) {
     for (const [k, v] of Object.entries(ctx.headers)) {
       const name = k.toLowerCase();
-      if (v === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-svc-')) continue;
+      if (v === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-svc-') || isAdminSecretHeader(name)) continue;
       h[name] = Array.isArray(v) ? v.join(', ') : v;
     }
   }
-  for (const [k, v] of Object.entries(ctx.session.vars)) if (k.startsWith('x-svc-') && k !== 'x-svc-admin-secret') h[k] = String(v);
+  for (const [k, v] of Object.entries(ctx.session.vars)) if (k.startsWith('x-svc-') && !isAdminSecretHeader(k)) h[k] = String(v);
   h['x-svc-role'] = ctx.session.role;
   for (const c of ep.headers) h[c.name.toLowerCase()] = c.value;
   return h;
@@ -47,13 +50,19 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
     res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, { timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX });
   } catch (e) {
     if (e instanceof Error && e.name === 'TimeoutError') throw new SvcError(400, 'unexpected', 'ResponseTimeout', '$');
+    if (e instanceof BodyTooLargeError) throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is larger than ${REMOTE_RESPONSE_MAX} bytes`, '$');
     throw new SvcError(400, 'unexpected', `HTTP exception occurred while sending the request to ${ep.url}`, '$', { error: describeFetchError(e) });
   }
+  // the remote's cookies reach the client, as upstream
+  collectSetCookies(ctx.headers, res.rawHeaders);
   let json: unknown;
   try {
     json = JSON.parse(res.body.toString('utf8'));
   } catch {
     throw new SvcError(400, 'unexpected', `non-JSON (${res.status}) response from remote server ${JSON.stringify(m.name)}`, '$', { response: res.body.toString('utf8').slice(0, 1000) });
+  }
+  if (responseTooDeep(json)) {
+    throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is nested deeper than ${REMOTE_LIMITS.responseDepth} levels`, '$');
   }
   if (!json || typeof json !== 'object' || Array.isArray(json) || (!('data' in json) && !('errors' in json))) {
     throw new SvcError(400, 'unexpected', `invalid response (${res.status}) from remote server ${JSON.stringify(m.name)}`, '$', { response: json });

@@ -5,10 +5,12 @@
  * reload_remote_schema, reload_metadata with reload_remote_schemas, or when a rebuild meets a
  * remote this process has not fetched yet (start-up, another instance added it).
  */
-import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { SvcError } from '../errors.js';
-import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import type { RemoteSchemaMetadata } from '../metadata/types.js';
+import type { Queryable } from '../db/db.js';
+import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';
 
 /** A remote schema's definition with URL and headers resolved. */
 export interface RemoteEndpoint {
@@ -27,8 +29,8 @@ export interface RemoteIntrospection {
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
-/** An introspection or a response of a remote is read up to this size. */
-export const REMOTE_RESPONSE_MAX = 64 * 1024 * 1024;
+/** A response of a remote is read up to this size (an introspection: REMOTE_LIMITS.introspectionBytes). */
+export const REMOTE_RESPONSE_MAX = REMOTE_LIMITS.responseBytes;
 
 const remoteErr = (message: string, internal?: unknown) => new SvcError(400, 'remote-schema-error', message, '$', internal);
 
@@ -69,11 +71,13 @@ export async function postGraphQL(
   ep: RemoteEndpoint,
   headers: Record<string, string>,
   body: string,
-): Promise<{ status: number; json: unknown; headers: Headers }> {
+  maxBytes: number = REMOTE_RESPONSE_MAX,
+): Promise<{ status: number; json: unknown; headers: Headers; bytes: number }> {
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes });
   } catch (e) {
+    if (e instanceof BodyTooLargeError) throw remoteErr(`the response of remote server ${ep.url} is larger than ${maxBytes} bytes`);
     throw remoteErr(`HTTP exception occurred while sending the request to ${ep.url}`, { error: describeFetchError(e) });
   }
   const text = res.body.toString('utf8');
@@ -84,7 +88,8 @@ export async function postGraphQL(
     if (res.status !== 200) throw remoteErr(`non-200 (${res.status}) response from remote server`, { response: text.slice(0, 1000) });
     throw remoteErr('Error in $: Failed reading: not a valid json value', { response: text.slice(0, 1000) });
   }
-  return { status: res.status, json, headers: res.headers };
+  if (responseTooDeep(json)) throw remoteErr(`the response of remote server ${ep.url} is nested deeper than ${REMOTE_LIMITS.responseDepth} levels`);
+  return { status: res.status, json, headers: res.headers, bytes: res.body.length };
 }
 
 /** Fetches and checks a remote's introspection (`add_remote_schema` errors as upstream). */
@@ -92,7 +97,7 @@ export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<Remo
   const endpoint = resolveEndpoint(rs);
   const hdrs: Record<string, string> = {};
   for (const h of endpoint.headers) hdrs[h.name] = h.value;
-  const { status, json } = await postGraphQL(endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }));
+  const { status, json, bytes } = await postGraphQL(endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }), REMOTE_LIMITS.introspectionBytes);
   if (status !== 200) throw remoteErr(`non-200 (${status}) response from remote server`, json);
   const data = (json as { data?: { __schema?: unknown } } | null)?.data;
   if (!data || typeof data !== 'object' || !data.__schema || typeof data.__schema !== 'object') {
@@ -101,7 +106,19 @@ export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<Remo
   }
   const schema = data.__schema as IntrospectionQuery['__schema'];
   checkIntrospectionShape(schema);
+  try {
+    checkIntrospectionBounds(schema, bytes);
+  } catch (e) {
+    if (e instanceof RemoteBoundError) throw remoteErr(`remote schema ${JSON.stringify(rs.name)} is not accepted: ${e.message}`);
+    throw e;
+  }
   checkInterfacesAndUnions(schema);
+  // what graphql-js cannot build, the role schemas could not either: refused here, not at every request
+  try {
+    buildClientSchema({ __schema: schema }, { assumeValid: true });
+  } catch (e) {
+    throw remoteErr(`remote schema ${JSON.stringify(rs.name)} is not a valid GraphQL schema: ${e instanceof Error ? e.message : String(e)}`);
+  }
   return { key: definitionKey(rs), endpoint, schema };
 }
 
@@ -154,6 +171,7 @@ function checkInterfacesAndUnions(s: IntrospectionQuery['__schema']): void {
   for (const t of s.types) {
     if (t.kind === 'INTERFACE' && (!t.fields || t.fields.length === 0)) throw remoteErr(`List of fields cannot be empty for interface '${t.name}'`);
     if (t.kind === 'UNION') {
+      if (!t.possibleTypes || t.possibleTypes.length === 0) throw remoteErr(`List of member types cannot be empty for union type '${t.name}'`);
       for (const p of t.possibleTypes ?? []) {
         const m = types.get(p.name);
         if (!m) throw remoteErr(`Could not find type '${p.name}', which is defined as a member type of Union '${t.name}'`);
@@ -198,14 +216,20 @@ function kind(v: unknown): string {
 }
 
 /**
- * Introspections this process fetched, by remote name. A failed fetch is remembered too: the remote
- * stays inconsistent (and rebuilds do not wait on it again) until it is reloaded.
+ * Introspections this process fetched, by remote name, each for a definition and a generation (the
+ * catalog's `remote_schema_generations`, bumped by add/reload on any instance). A failed fetch is
+ * remembered too: the remote stays inconsistent (and rebuilds do not wait on it again) until its
+ * definition or generation changes.
  */
 export class RemoteStore {
   private readonly byName = new Map<string, RemoteIntrospection | { key: string; error: Error }>();
 
-  set(name: string, r: RemoteIntrospection): void {
-    this.byName.set(name, r);
+  private static key(rs: RemoteSchemaMetadata, generation: number): string {
+    return `${generation}:${definitionKey(rs)}`;
+  }
+
+  set(rs: RemoteSchemaMetadata, r: RemoteIntrospection, generation: number): void {
+    this.byName.set(rs.name, { ...r, key: RemoteStore.key(rs, generation) });
   }
 
   /** Forget one remote (or all): the next rebuild fetches it again. */
@@ -214,22 +238,41 @@ export class RemoteStore {
     else this.byName.delete(name);
   }
 
-  /** The cached introspection, or a fresh one (start-up, reload, another instance added the remote). */
-  async load(rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
+  /** The cached introspection, or a fresh one (start-up, reload, another instance added or reloaded the remote). */
+  async load(rs: RemoteSchemaMetadata, generation = 0): Promise<RemoteIntrospection> {
+    const key = RemoteStore.key(rs, generation);
     const hit = this.byName.get(rs.name);
-    if (hit && hit.key === definitionKey(rs)) {
+    if (hit && hit.key === key) {
       if ('error' in hit) throw hit.error;
       return hit;
     }
     try {
       const fresh = await fetchIntrospection(rs);
-      this.set(rs.name, fresh);
+      this.set(rs, fresh, generation);
       return fresh;
     } catch (e) {
-      this.byName.set(rs.name, { key: definitionKey(rs), error: e instanceof Error ? e : new Error(String(e)) });
+      this.byName.set(rs.name, { key, error: e instanceof Error ? e : new Error(String(e)) });
       throw e;
     }
   }
+}
+
+/** The generations of the remotes (absent: 0). */
+export async function loadRemoteGenerations(q: Queryable): Promise<Map<string, number>> {
+  const r = await q.query('select name, generation from svc_catalog.remote_schema_generations');
+  return new Map((r.rows as Array<{ name: string; generation: unknown }>).map((x) => [x.name, Number(x.generation)]));
+}
+
+/** Bumps the generation of the named remotes (all when `names` is undefined); the new generations. */
+export async function bumpRemoteGenerations(q: Queryable, names: string[]): Promise<Map<string, number>> {
+  if (names.length === 0) return new Map();
+  const r = await q.query(
+    `insert into svc_catalog.remote_schema_generations (name, generation) select n, 1 from unnest($1::text[]) as n
+     on conflict (name) do update set generation = svc_catalog.remote_schema_generations.generation + 1
+     returning name, generation`,
+    [names],
+  );
+  return new Map((r.rows as Array<{ name: string; generation: unknown }>).map((x) => [x.name, Number(x.generation)]));
 }
 
 /** One store per process: every engine in it sees the same remotes (tests run several engines). */

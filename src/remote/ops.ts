@@ -11,7 +11,7 @@ import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchem
 import { isGraphQLName } from '../schema/graphql/names.js';
 import { EMPTY_REMOTE } from './model.js';
 import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship, schemaNames } from './cache.js';
-import { fetchIntrospection, remoteStore } from './introspect.js';
+import { bumpRemoteGenerations, fetchIntrospection, remoteStore } from './introspect.js';
 
 function parseDefinition(v: unknown, path: string): RemoteSchemaMetadata['definition'] {
   const a = reader(v, 'RemoteSchemaDef');
@@ -69,7 +69,9 @@ defineOp('add_remote_schema', {
     if (db) throw new SvcError(400, 'constraint-violation', db, ctx.path);
     const other = remoteConflicts(model, schemaNames(ctx.state.cache));
     if (other) throw new SvcError(400, 'unexpected', other, ctx.path);
-    remoteStore.set(name, intro);
+    // a fresh generation: other instances fetch it anew even if they knew a remote of that name
+    const gen = await bumpRemoteGenerations(ctx.conn, [name]);
+    remoteStore.set(rs, intro, gen.get(name) ?? 0);
     ctx.state.metadata.remote_schemas.push(rs);
     return SUCCESS;
   },
@@ -97,11 +99,15 @@ defineOp('reload_remote_schema', {
     a.done();
     const rs = findRemote(ctx, name);
     remoteStore.invalidate(name);
+    let intro;
     try {
-      remoteStore.set(name, await fetchIntrospection(rs));
+      intro = await fetchIntrospection(rs);
     } catch (e) {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
     }
+    // the bumped generation (and the version bump's NOTIFY) makes every other instance refetch it
+    const gen = await bumpRemoteGenerations(ctx.conn, [name]);
+    remoteStore.set(rs, intro, gen.get(name) ?? 0);
     ctx.state.metadataChanged = true;
     return SUCCESS;
   },

@@ -18,7 +18,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { CollectedField } from '../ir/document.js';
-import type { AggregateField, Field, RemoteJoinField, RootField } from '../ir/types.js';
+import type { AggregateField, ConnectionSelect, Field, RemoteJoinField, RootField } from '../ir/types.js';
 import { SvcError } from '../errors.js';
 
 /** The fields of one remote in one operation. */
@@ -126,6 +126,18 @@ export function planRemote(op: OperationDefinitionNode, fragments: Map<string, F
       else if (f.kind === 'object') push(out, f.alias, 'object', walkFields(f.select.fields));
       else if (f.kind === 'array' || f.kind === 'computed_table') push(out, f.alias, 'rows', walkFields(f.select.fields));
       else if (f.kind === 'array_aggregate') push(out, f.alias, 'object', walkAggregate(f.select.fields));
+      else if (f.kind === 'array_connection') push(out, f.alias, 'object', walkConnection(f.select));
+    }
+    return out;
+  };
+  // a Relay connection: {edges: [{node: {…}}]} (/v1beta1/relay)
+  const walkConnection = (c: ConnectionSelect): JoinStep[] => {
+    const out: JoinStep[] = [];
+    for (const f of c.fields) {
+      if (f.kind !== 'edges') continue;
+      const edge: JoinStep[] = [];
+      for (const e of f.fields) if (e.kind === 'node') push(edge, e.alias, 'object', walkFields(e.fields));
+      push(out, f.alias, 'rows', edge);
     }
     return out;
   };
@@ -146,6 +158,9 @@ export function planRemote(op: OperationDefinitionNode, fragments: Map<string, F
     } else if (f.kind === 'select' || f.kind === 'select_one') {
       const steps = walkFields(f.select.fields);
       if (steps.length) joins.set(f.alias, { kind: f.kind === 'select' ? 'rows' : 'object', fields: steps });
+    } else if (f.kind === 'connection') {
+      const steps = walkConnection(f.select);
+      if (steps.length) joins.set(f.alias, { kind: 'object', fields: steps });
     } else if (f.kind === 'aggregate') {
       const steps = walkAggregate(f.select.fields);
       if (steps.length) joins.set(f.alias, { kind: 'object', fields: steps });

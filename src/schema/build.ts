@@ -3,6 +3,7 @@
  * part is missing or invalid become inconsistent objects (with Hasura's
  * "in table …: in relationship …: reason" messages) instead of failing.
  */
+import { BoundedRoleCache } from './roleCache.js';
 import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
 import { SvcError } from '../errors.js';
 import { isSessionVariable } from '../permissions/boolexp.js';
@@ -283,7 +284,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new Map(), customTypes, actions };
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new BoundedRoleCache(), customTypes, actions };
 }
 
 /**

@@ -9,6 +9,7 @@ import { buildSchemaCache, type EnumRows } from './build.js';
 import type { SchemaCache } from './model.js';
 import { quoteIdent } from '../sql/ident.js';
 import { attachRemote } from '../remote/cache.js';
+import { loadRemoteGenerations } from '../remote/introspect.js';
 
 export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db?: DbIntrospection): Promise<SchemaCache> {
   const intro = db ?? (await introspect(q));
@@ -29,6 +30,6 @@ export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersio
     }
   }
   const cache = buildSchemaCache(md, intro, resourceVersion, enumRows);
-  await attachRemote(cache, md);
+  await attachRemote(cache, md, md.remote_schemas.length ? await loadRemoteGenerations(q) : new Map());
   return cache;
 }

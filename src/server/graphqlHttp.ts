@@ -12,6 +12,7 @@
  * /v1alpha1/graphql), batched requests, gzip when accepted,
  * the http-log line, 503 while closing.
  */
+import { takeSetCookies } from '../http/responseHeaders.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
@@ -175,8 +176,11 @@ export function graphqlHttp(
 
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {
     const { status, body } = answer;
-    const headers: Record<string, string | number> = commonHeaders(req, allowOrigin, requestId);
+    const headers: Record<string, string | number | string[]> = commonHeaders(req, allowOrigin, requestId);
     headers['content-type'] = JSON_TYPE;
+    // Set-Cookie of action handlers and remote schemas (src/http/responseHeaders.ts)
+    const cookies = takeSetCookies(req.headers);
+    if (cookies) headers['set-cookie'] = cookies;
     const finish = (payload: string | Buffer) => {
       headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       res.writeHead(status, headers);

@@ -6,7 +6,7 @@ import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata, type Metadata } from '../types.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
-import { remoteStore } from '../../remote/introspect.js';
+import { bumpRemoteGenerations } from '../../remote/introspect.js';
 
 defineOp('export_metadata', {
   kind: 'data',
@@ -90,7 +90,8 @@ defineOp('reload_metadata', {
   async run(ctx, args) {
     if (args !== null && args !== undefined) {
       const a = reader(args);
-      if (a.bool('reload_remote_schemas', false)) remoteStore.invalidate();
+      // new generations: this instance and every other one fetch the remotes anew
+      if (a.bool('reload_remote_schemas', false)) await bumpRemoteGenerations(ctx.conn, ctx.state.metadata.remote_schemas.map((r) => r.name));
       a.done();
     }
     ctx.state.metadataChanged = true;

@@ -11,6 +11,7 @@ import { RoleMutationAccess } from '../../permissions/mutation.js';
 import { RoleViews } from '../../permissions/view.js';
 import type { SchemaCache } from '../model.js';
 import { RoleSchemaBuilder } from './builder.js';
+import { BoundedRoleCache } from '../roleCache.js';
 import { actionRootFields } from '../../actions/schema.js';
 import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
@@ -55,8 +56,24 @@ export function getRoleSchema(cache: SchemaCache, role: string, backendOnly = fa
   const hit = cache.perRole.get(key) as RoleSchema | undefined;
   if (hit) return hit;
   const built = buildRoleSchema(cache, role, backendOnly, relay);
-  cache.perRole.set(key, built);
+  if (cache.perRole instanceof BoundedRoleCache) cache.perRole.setWeighed(key, built, estimateBytes(built.schema));
+  else cache.perRole.set(key, built);
   return built;
+}
+
+/**
+ * A rough estimate of a built schema's memory (graphql-js objects, the builder's maps): measured on
+ * large remote schemas at about 1.5 KB per type; fields and arguments weigh in too.
+ */
+function estimateBytes(schema: GraphQLSchema): number {
+  let bytes = 0;
+  for (const t of Object.values(schema.getTypeMap())) {
+    bytes += 1024;
+    if ('getFields' in t) {
+      for (const f of Object.values(t.getFields() as Record<string, { args?: readonly unknown[] }>)) bytes += 256 + 128 * (f.args?.length ?? 0);
+    }
+  }
+  return bytes;
 }
 
 export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = false, relay = false): RoleSchema {

@@ -14,6 +14,7 @@ import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
 import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT } from '../../http/client.js';
 import type { AuthLogger } from './authenticator.js';
+import { isAdminSecretHeader } from '../../http/credentials.js';
 
 /** Client headers never forwarded in GET mode (SPEC §5.4), lower-cased. */
 export const WEBHOOK_IGNORED_HEADERS: ReadonlySet<string> = new Set([
@@ -74,7 +75,8 @@ export class WebhookClient {
   async resolve(headers: Map<string, string>, spelling?: Map<string, string>): Promise<WebhookResult> {
     const sent: [string, string][] = [];
     for (const [name, value] of headers) {
-      if (!isSafeHeaderValue(value) || HOP_BY_HOP.has(name)) continue;
+      // the admin secret is Svc's own credential: never sent to a third party (src/http/credentials.ts)
+      if (!isSafeHeaderValue(value) || HOP_BY_HOP.has(name) || isAdminSecretHeader(name)) continue;
       if (this.opts.mode === 'GET' && WEBHOOK_IGNORED_HEADERS.has(name)) continue;
       sent.push([spelling?.get(name) ?? name, value]);
     }
