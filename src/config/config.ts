@@ -37,6 +37,12 @@ export interface Config {
   pgConnections: number;
   pgTimeout?: number;
   usePreparedStatements: boolean;
+  /** PostgreSQL streaming replicas that serve GraphQL/Relay queries and subscriptions (src/db/replicas.ts) */
+  readReplicaUrls: string[];
+  /** seconds of replay lag past which a replica is skipped */
+  readReplicaMaxLag: number;
+  /** roles whose reads always go to the primary */
+  readFromPrimaryRoles: string[];
   txIsolation: 'read-committed' | 'repeatable-read' | 'serializable';
   stringifyNumericTypes: boolean;
   enabledApis: Set<ApiName>;
@@ -123,6 +129,9 @@ export const OPTIONS: readonly Option[] = [
   { key: 'pgConnections', flag: 'connections', short: 'c', env: 'SVC_GRAPHQL_PG_CONNECTIONS', kind: 'int', description: 'maximum PostgreSQL connections (default 50)' },
   { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
   { key: 'usePreparedStatements', flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', kind: 'bool', description: 'use prepared statements (default true)' },
+  { key: 'readReplicaUrls', flag: 'read-replica-urls', env: 'SVC_GRAPHQL_READ_REPLICA_URLS', kind: 'list', description: 'CSV of PostgreSQL streaming-replica URLs that serve GraphQL queries and subscriptions (round-robin, health-checked); writes, /v1/query, metadata and delivery stay on --database-url' },
+  { key: 'readReplicaMaxLag', flag: 'read-replica-max-lag', env: 'SVC_GRAPHQL_READ_REPLICA_MAX_LAG', kind: 'int', description: 'seconds of replication lag past which a replica is skipped until it catches up (default 5)' },
+  { key: 'readFromPrimaryRoles', flag: 'read-from-primary-roles', env: 'SVC_GRAPHQL_READ_FROM_PRIMARY_ROLES', kind: 'list', description: 'CSV of roles whose queries always read from the primary (any request can ask with X-Svc-Read-From: primary)' },
   { key: 'txIsolation', flag: 'tx-iso', short: 'i', env: 'SVC_GRAPHQL_TX_ISOLATION', kind: 'enum', values: ['read-committed', 'repeatable-read', 'serializable'], description: 'transaction isolation of mutations (default read-committed)' },
   { key: 'stringifyNumericTypes', flag: 'stringify-numeric-types', env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', kind: 'bool', switch: true, description: 'return bigint/numeric/float values as strings' },
   { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
@@ -173,6 +182,9 @@ export function defaultConfig(): Config {
     wsReadCookie: false,
     pgConnections: 50,
     usePreparedStatements: true,
+    readReplicaUrls: [],
+    readReplicaMaxLag: 5,
+    readFromPrimaryRoles: [],
     txIsolation: 'read-committed',
     stringifyNumericTypes: false,
     enabledApis: new Set<ApiName>(['graphql', 'metadata', 'pgdump', 'config']),
@@ -313,6 +325,10 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
   }
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError('--database-url: expected postgres://user:password@host:port/dbname');
+  }
+  if (config.readReplicaUrls.length) {
+    if (!config.databaseUrl) throw new ConfigError('--read-replica-urls: needs --database-url (the embedded database has no replicas)');
+    for (const u of config.readReplicaUrls) if (!/^postgres(ql)?:\/\//.test(u)) throw new ConfigError(`--read-replica-urls: expected postgres:// URLs, got ${JSON.stringify(u.replace(/:[^:@/]*@/, ':***@'))}`);
   }
   return { command: command ?? 'serve', config };
 }
