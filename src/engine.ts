@@ -83,6 +83,7 @@ export class Engine {
       connections: config.pgConnections,
       idleTimeoutSeconds: config.pgTimeout,
       usePreparedStatements: config.usePreparedStatements,
+      ...(config.listenDatabaseUrl ? { listenUrl: config.listenDatabaseUrl } : {}),
       acquireTimeoutMs: config.poolAcquireTimeout * 1000,
       statementTimeoutMs: config.statementTimeout * 1000,
       connectRetryTimeoutMs: config.dbConnectRetryTimeout * 1000,

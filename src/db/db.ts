@@ -111,6 +111,8 @@ export interface DbOptions {
   connections: number;
   idleTimeoutSeconds?: number;
   usePreparedStatements: boolean;
+  /** URL of LISTEN connections (a direct one when databaseUrl is a transaction-mode pooler); default databaseUrl */
+  listenUrl?: string;
   /** ms a request waits for a pool connection (0: for ever); past it the request fails with 503 */
   acquireTimeoutMs?: number;
   /** ms a statement may run on a pool connection (0: no limit); a transaction may `SET LOCAL` another */
@@ -198,11 +200,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     pool.on('error', () => {
       /* idle client errors are reported on the next checkout */
     });
-    const db = new PoolDb('pg', pool, opts.usePreparedStatements, async () => {
-      const c = new pg.Client({ connectionString: opts.databaseUrl, types: textTypes });
+    const connect = (url: string) => async () => {
+      const c = new pg.Client({ connectionString: url, types: textTypes, application_name: 'svc' });
       await c.connect();
       return c;
-    });
+    };
+    const db = new PoolDb('pg', pool, opts.usePreparedStatements, connect(opts.databaseUrl), undefined, undefined, connect(opts.listenUrl ?? opts.databaseUrl));
     try {
       await firstContact(db, opts);
     } catch (e) {
@@ -255,6 +258,8 @@ class PoolDb implements Db {
     private readonly dedicated?: () => Promise<pg.Client>,
     private readonly pglite?: { listen(ch: string, cb: (p: string) => void): Promise<() => Promise<void>>; close(): Promise<void> },
     private readonly unlock?: () => void,
+    /** LISTEN connections (--listen-database-url): LISTEN does not survive a transaction-mode pooler */
+    private readonly listenConn?: () => Promise<pg.Client>,
   ) {}
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
@@ -435,7 +440,7 @@ class PoolDb implements Db {
     let retry: NodeJS.Timeout | undefined;
     let delay = 100;
     const open = async (): Promise<void> => {
-      const c = await this.dedicated!();
+      const c = await (this.listenConn ?? this.dedicated)!();
       let lost = false;
       const onLost = () => {
         if (lost) return;

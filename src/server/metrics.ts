@@ -47,6 +47,7 @@ export function createMetrics(engine: Engine): client.Registry {
   });
   new client.Gauge({
     name: 'svc_metadata_resource_version',
+    aggregator: 'max', // the same in every worker of a cluster (src/server/cluster.ts)
     help: 'version of the metadata the schema cache was built from',
     registers: [registry],
     collect() {
@@ -55,6 +56,7 @@ export function createMetrics(engine: Engine): client.Registry {
   });
   new client.Gauge({
     name: 'svc_inconsistent_objects',
+    aggregator: 'max', // the same in every worker of a cluster (src/server/cluster.ts)
     help: 'inconsistent metadata objects',
     registers: [registry],
     collect() {
