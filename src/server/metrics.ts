@@ -14,6 +14,14 @@ export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   new client.Gauge({
+    name: 'svc_worker_processes',
+    help: 'processes serving (1 per worker; summed over the workers of --workers)',
+    registers: [registry],
+    collect() {
+      this.set(1);
+    },
+  });
+  new client.Gauge({
     name: 'svc_plan_cache_hits_total',
     help: 'GraphQL requests answered from the plan cache (no parse, validation or compilation)',
     registers: [registry],
