@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   }
   const pool = Number(process.env[clustering.WORKER_POOL_ENV]);
   if (cluster.isWorker && pool > 0) parsed.config.pgConnections = pool;
+  else parsed.config.pgConnections = await clustering.connectionBudget(parsed.config, 1, parsed.explicit.has('pgConnections'), log);
   const firstWorker = !cluster.isWorker || process.env[clustering.WORKER_FIRST_ENV] === '1';
   let svc;
   try {
