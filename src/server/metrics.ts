@@ -187,5 +187,24 @@ export function createMetrics(engine: Engine): client.Registry {
       for (const w of scheduled()) this.set({ queue: w.queue.kind }, await w.queueDepth().catch(() => 0));
     },
   });
+  // read replicas (--read-replica-urls, src/db/replicas.ts): health, lag and reads per replica
+  const replicaGauge = (name: string, help: string, read: (st: ReturnType<NonNullable<Engine['replicas']>['status']>[number]) => number | null, aggregator?: 'max' | 'sum') =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['replica'],
+      registers: [registry],
+      ...(aggregator ? { aggregator } : {}),
+      collect() {
+        this.reset();
+        for (const st of engine.replicas?.status() ?? []) {
+          const v = read(st);
+          if (v !== null) this.set({ replica: st.url }, v);
+        }
+      },
+    });
+  replicaGauge('svc_read_replica_healthy', '1 while the replica serves reads, 0 while it is skipped (down, not a standby, or lagging)', (st) => (st.healthy ? 1 : 0), 'max');
+  replicaGauge('svc_read_replica_lag_seconds', 'replication lag at the last successful check', (st) => st.lagSeconds, 'max');
+  replicaGauge('svc_read_replica_reads_total', 'reads sent to the replica', (st) => st.reads);
   return registry;
 }

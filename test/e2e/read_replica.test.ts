@@ -60,6 +60,9 @@ test('queries are served by the replica, writes by the primary', { timeout: 60_0
   assert.deepEqual(run.result[1], ['f'], '/v1/query runs on the primary');
   // the write reaches the replica by streaming replication
   await replica.caughtUp();
+  const metrics = await (await fetch(`${server.url}/v1/metrics`)).text();
+  assert.match(metrics, /^svc_read_replica_healthy\{replica="postgres:\/\/[^"]+"\} 1$/m);
+  assert.match(metrics, /^svc_read_replica_reads_total\{replica="[^"]+"\} [1-9]\d*$/m);
   const r = await postGraphql(server.url, { query: '{ item { name written_on_replica } }' });
   assert.deepEqual(r.body.data.item, [{ name: 'a', written_on_replica: false }]);
 });
