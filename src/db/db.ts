@@ -289,7 +289,7 @@ class PoolDb implements Db {
     let cancelled = false;
     cancel.onCancel(() => {
       cancelled = true;
-      if (pid) void this.cancelBackend(pid);
+      if (pid) cancelRequest(client);
     });
     try {
       return await client.query(q);
@@ -297,20 +297,6 @@ class PoolDb implements Db {
       cancel.clear();
       // a cancelled client may still carry the cancel request: do not reuse it
       client.release(cancelled);
-    }
-  }
-
-  /** Cancels a backend's running statement, on a connection of its own (the pool may be full). */
-  private async cancelBackend(pid: number): Promise<void> {
-    try {
-      const c = await this.dedicated!();
-      try {
-        await c.query('select pg_cancel_backend($1)', [pid]);
-      } finally {
-        await c.end().catch(() => undefined);
-      }
-    } catch {
-      /* the statement timeout still bounds it */
     }
   }
 
@@ -496,6 +482,24 @@ class PoolDb implements Db {
     if (this.pglite) await this.pglite.close().catch(() => undefined);
     this.unlock?.();
   }
+}
+
+/**
+ * Cancels a client's running statement with the protocol's CancelRequest (its process id and secret
+ * key, on a short connection of its own that takes no backend slot): unlike `pg_cancel_backend(pid)`
+ * it also reaches the right server behind pgbouncer, whose process ids are its own.
+ */
+function cancelRequest(client: pg.PoolClient): void {
+  const c = client as pg.PoolClient & { processID?: number; secretKey?: number; connectionParameters?: { host?: string; port?: number } };
+  const host = c.connectionParameters?.host ?? 'localhost';
+  const port = c.connectionParameters?.port ?? 5432;
+  if (!c.processID || c.secretKey === undefined) return;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg.Connection (the wire protocol) is not in pg's typings
+  const con = new (pg as any).Connection();
+  con.on('error', () => undefined); // the statement timeout still bounds it
+  con.on('connect', () => con.cancel(c.processID, c.secretKey));
+  if (host.startsWith('/')) con.connect(`${host}/.s.PGSQL.${port}`);
+  else con.connect(port, host);
 }
 
 function isConnectionError(e: unknown): boolean {

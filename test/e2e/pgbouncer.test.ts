@@ -109,3 +109,18 @@ test('event triggers are delivered once through pgbouncer', { timeout: 60_000 },
   const [{ n }] = await sql<{ n: number }>(db.url, 'select count(*)::int as n from svc_catalog.event_log where delivered');
   assert.equal(n, 4);
 });
+
+test('a client that goes away: its statement is cancelled through pgbouncer (CancelRequest, not pg_cancel_backend of pgbouncer’s pid)', { timeout: 30_000 }, async () => {
+  await query(a.url, { type: 'run_sql', args: { sql: 'create function slow_authors(seconds int) returns setof author language sql stable as $$ select pg_sleep(seconds); select * from author $$' } });
+  await query(a.url, { type: 'track_function', args: { name: 'slow_authors' } });
+  const aborted = fetch(`${a.url}/v1/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '{ slow_authors(args: {seconds: 30}) { id } }' }),
+    signal: AbortSignal.timeout(500),
+  }).catch((e: Error) => e);
+  const running = async () => (await sql<{ n: number }>(db.url, `select count(*)::int as n from pg_stat_activity where datname = $1 and state = 'active' and wait_event = 'PgSleep'`, [db.name]))[0]!.n;
+  await waitFor('the slow statement runs', async () => (await running()) === 1, 5_000);
+  assert.ok((await aborted) instanceof Error);
+  await waitFor('the statement is cancelled', async () => (await running()) === 0, 5_000);
+});
