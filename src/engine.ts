@@ -12,6 +12,7 @@ import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_
 import { syncEventTriggers } from './events/triggers.js';
 import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
+import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
 import { inconsistentRef } from './metadata/dependencies.js';
@@ -61,6 +62,10 @@ export class Engine {
   private stopAsyncListener?: () => void;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
+  /** the read replicas (--read-replica-urls), and the database of reads that may use them */
+  replicas?: ReplicaSet;
+  private replicaReads?: Db;
+
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
     this.workers = new WorkerSet(log);
     const clock = parseClock(config.schedulerClock);
@@ -78,6 +83,7 @@ export class Engine {
       connections: config.pgConnections,
       idleTimeoutSeconds: config.pgTimeout,
       usePreparedStatements: config.usePreparedStatements,
+      ...(config.listenDatabaseUrl ? { listenUrl: config.listenDatabaseUrl } : {}),
       acquireTimeoutMs: config.poolAcquireTimeout * 1000,
       statementTimeoutMs: config.statementTimeout * 1000,
       connectRetryTimeoutMs: config.dbConnectRetryTimeout * 1000,
@@ -87,6 +93,23 @@ export class Engine {
     try {
       await initCatalog(db);
       const engine = new Engine(db, config, log);
+      if (config.readReplicaUrls.length) {
+        engine.replicas = new ReplicaSet({
+          urls: config.readReplicaUrls,
+          pool: {
+            connections: config.pgConnections,
+            idleTimeoutSeconds: config.pgTimeout,
+            usePreparedStatements: config.usePreparedStatements,
+            acquireTimeoutMs: config.poolAcquireTimeout * 1000,
+            statementTimeoutMs: config.statementTimeout * 1000,
+          },
+          maxLagSeconds: config.readReplicaMaxLag,
+          onChange: (url, healthy, why) =>
+            (healthy ? log.info.bind(log) : log.warn.bind(log))({ type: 'read-replica', detail: { url, healthy, reason: why } }, `read replica ${url} ${healthy ? 'in use' : `skipped: ${why}`}`),
+        });
+        await engine.replicas.start();
+        engine.replicaReads = readRouted(db, engine.replicas);
+      }
       await engine.reloadFromCatalog();
       await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
@@ -126,6 +149,18 @@ export class Engine {
       await db.close();
       throw e;
     }
+  }
+
+  /**
+   * The database a read-only GraphQL operation runs on: the replicas (when configured and healthy)
+   * unless the role is in --read-from-primary-roles or the request asks `X-Svc-Read-From: primary`.
+   */
+  readDb(role?: string, headers?: Record<string, string | string[] | undefined>): Db {
+    if (!this.replicaReads) return this.db;
+    if (role !== undefined && this.config.readFromPrimaryRoles.includes(role)) return this.db;
+    const h = headers?.['x-svc-read-from'];
+    if (typeof h === 'string' && h.trim().toLowerCase() === 'primary') return this.db;
+    return this.replicaReads;
   }
 
   /** Polls every delivery queue now (rows were queued by a request). */
@@ -269,6 +304,7 @@ export class Engine {
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
     this.stopAsyncListener?.();
     await this.workers.stop(graceMs);
+    await this.replicas?.close();
     await this.db.close();
   }
 }

@@ -34,11 +34,23 @@ async function main(): Promise<void> {
   // loaded here, not at the top: the CLI commands above do not load the server
   const { createLogger, startSvc } = await import('./server/start.js');
   const log = createLogger(parsed.config);
+  // --workers: the primary process only forks and supervises the workers (src/server/cluster.ts)
+  const cluster = (await import('node:cluster')).default;
+  const clustering = await import('./server/cluster.js');
+  const workers = clustering.resolveWorkers(parsed.config);
+  if (cluster.isPrimary && workers > 1) {
+    await clustering.runPrimary(parsed.config, workers, parsed.explicit.has('pgConnections'), log);
+    return;
+  }
+  const pool = Number(process.env[clustering.WORKER_POOL_ENV]);
+  if (cluster.isWorker && pool > 0) parsed.config.pgConnections = pool;
+  else parsed.config.pgConnections = await clustering.connectionBudget(parsed.config, 1, parsed.explicit.has('pgConnections'), log);
+  const firstWorker = !cluster.isWorker || process.env[clustering.WORKER_FIRST_ENV] === '1';
   let svc;
   try {
     const { migrationsDir, metadataDir } = parsed.config;
     const beforeListen =
-      migrationsDir !== undefined || metadataDir !== undefined
+      firstWorker && (migrationsDir !== undefined || metadataDir !== undefined)
         ? async (engine: Engine) => (await import('./cli/startup.js')).applyAtStartup(engine, { migrationsDir, metadataDir }, log)
         : undefined;
     svc = await startSvc(parsed.config, log, beforeListen ? { beforeListen } : {});

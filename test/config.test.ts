@@ -145,3 +145,38 @@ describe('svc process', () => {
     assert.match(h.stdout, /--server-port/);
   });
 });
+
+describe('scaling flags (issue 33)', () => {
+  const pgUrl = 'postgres://u@db/x';
+  test('--workers: auto by default, a number, or refused', async () => {
+    const { resolveWorkers, poolPerWorker } = await import('../src/server/cluster.js');
+    assert.equal(parse([]).config.workers, 'auto');
+    assert.equal(resolveWorkers(parse([]).config), 1, 'embedded: one process');
+    assert.ok(resolveWorkers(parse(['--database-url', pgUrl]).config) >= 1);
+    assert.equal(parse(['--database-url', pgUrl, '--workers', '3']).config.workers, 3);
+    assert.equal(parse([], { SVC_GRAPHQL_DATABASE_URL: pgUrl, SVC_GRAPHQL_WORKERS: 'AUTO' }).config.workers, 'auto');
+    assert.throws(() => parse(['--database-url', pgUrl, '--workers', '0']), /--workers: expected a number of processes/);
+    assert.throws(() => parse(['--database-url', pgUrl, '--workers', 'many']), /--workers: expected/);
+    assert.throws(() => parse(['--workers', '2']), /the embedded database \(PGlite\) serves one process/);
+    assert.equal(poolPerWorker(50, 4), 12);
+    assert.equal(poolPerWorker(3, 4), 1);
+  });
+
+  test('explicit keys are reported (the pool default may be capped, an explicit one is not)', () => {
+    assert.equal(parse([]).explicit.has('pgConnections'), false);
+    assert.equal(parse(['-c', '20']).explicit.has('pgConnections'), true);
+    assert.equal(parse([], { SVC_GRAPHQL_PG_CONNECTIONS: '20' }).explicit.has('pgConnections'), true);
+  });
+
+  test('read replicas and the LISTEN URL', () => {
+    const { config } = parse(['--database-url', pgUrl, '--read-replica-urls', 'postgres://r1/x, postgres://r2/x', '--read-from-primary-roles', 'auditor,admin'], { SVC_GRAPHQL_READ_REPLICA_MAX_LAG: '2' });
+    assert.deepEqual(config.readReplicaUrls, ['postgres://r1/x', 'postgres://r2/x']);
+    assert.equal(config.readReplicaMaxLag, 2);
+    assert.deepEqual(config.readFromPrimaryRoles, ['auditor', 'admin']);
+    assert.equal(parse([]).config.readReplicaMaxLag, 5);
+    assert.throws(() => parse(['--read-replica-urls', 'postgres://r1/x']), /needs --database-url/);
+    assert.throws(() => parse(['--database-url', pgUrl, '--read-replica-urls', 'mysql://r1/x']), /expected postgres:\/\/ URLs/);
+    assert.equal(parse(['--database-url', pgUrl, '--listen-database-url', 'postgres://direct/x']).config.listenDatabaseUrl, 'postgres://direct/x');
+    assert.throws(() => parse(['--listen-database-url', 'http://x']), /--listen-database-url: expected postgres/);
+  });
+});

@@ -37,6 +37,16 @@ export interface Config {
   pgConnections: number;
   pgTimeout?: number;
   usePreparedStatements: boolean;
+  /** worker processes (node:cluster) sharing the port; 'auto' = cores with a PostgreSQL URL, 1 on PGlite */
+  workers: number | 'auto';
+  /** the PostgreSQL URL of the LISTEN connection (metadata sync); default --database-url */
+  listenDatabaseUrl?: string;
+  /** PostgreSQL streaming replicas that serve GraphQL/Relay queries and subscriptions (src/db/replicas.ts) */
+  readReplicaUrls: string[];
+  /** seconds of replay lag past which a replica is skipped */
+  readReplicaMaxLag: number;
+  /** roles whose reads always go to the primary */
+  readFromPrimaryRoles: string[];
   txIsolation: 'read-committed' | 'repeatable-read' | 'serializable';
   stringifyNumericTypes: boolean;
   enabledApis: Set<ApiName>;
@@ -123,6 +133,11 @@ export const OPTIONS: readonly Option[] = [
   { key: 'pgConnections', flag: 'connections', short: 'c', env: 'SVC_GRAPHQL_PG_CONNECTIONS', kind: 'int', description: 'maximum PostgreSQL connections (default 50)' },
   { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
   { key: 'usePreparedStatements', flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', kind: 'bool', description: 'use prepared statements (default true)' },
+  { key: 'workers', flag: 'workers', env: 'SVC_GRAPHQL_WORKERS', kind: 'string', description: 'worker processes sharing the port: a number or auto (= the cores; default auto with --database-url, 1 on the embedded database); --connections is shared among them' },
+  { key: 'listenDatabaseUrl', flag: 'listen-database-url', env: 'SVC_GRAPHQL_LISTEN_DATABASE_URL', kind: 'string', description: 'PostgreSQL URL of the LISTEN connection for metadata sync, e.g. direct when --database-url is a transaction-mode pgbouncer (default --database-url)' },
+  { key: 'readReplicaUrls', flag: 'read-replica-urls', env: 'SVC_GRAPHQL_READ_REPLICA_URLS', kind: 'list', description: 'CSV of PostgreSQL streaming-replica URLs that serve GraphQL queries and subscriptions (round-robin, health-checked); writes, /v1/query, metadata and delivery stay on --database-url' },
+  { key: 'readReplicaMaxLag', flag: 'read-replica-max-lag', env: 'SVC_GRAPHQL_READ_REPLICA_MAX_LAG', kind: 'int', description: 'seconds of replication lag past which a replica is skipped until it catches up (default 5)' },
+  { key: 'readFromPrimaryRoles', flag: 'read-from-primary-roles', env: 'SVC_GRAPHQL_READ_FROM_PRIMARY_ROLES', kind: 'list', description: 'CSV of roles whose queries always read from the primary (any request can ask with X-Svc-Read-From: primary)' },
   { key: 'txIsolation', flag: 'tx-iso', short: 'i', env: 'SVC_GRAPHQL_TX_ISOLATION', kind: 'enum', values: ['read-committed', 'repeatable-read', 'serializable'], description: 'transaction isolation of mutations (default read-committed)' },
   { key: 'stringifyNumericTypes', flag: 'stringify-numeric-types', env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', kind: 'bool', switch: true, description: 'return bigint/numeric/float values as strings' },
   { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
@@ -173,6 +188,10 @@ export function defaultConfig(): Config {
     wsReadCookie: false,
     pgConnections: 50,
     usePreparedStatements: true,
+    workers: 'auto',
+    readReplicaUrls: [],
+    readReplicaMaxLag: 5,
+    readFromPrimaryRoles: [],
     txIsolation: 'read-committed',
     stringifyNumericTypes: false,
     enabledApis: new Set<ApiName>(['graphql', 'metadata', 'pgdump', 'config']),
@@ -258,14 +277,20 @@ function convert(opt: Option, raw: string, source: string): unknown {
 export interface ParsedArgs {
   command: 'serve' | 'help' | 'version';
   config: Config;
+  /** the keys set by a flag or an environment variable (the others have their defaults) */
+  explicit: Set<keyof Config>;
 }
 
 /** Parse argv (without node and script) and an environment into a Config. Throws ConfigError. */
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
   const cfg = defaultConfig() as unknown as Record<string, unknown>;
+  const explicit = new Set<keyof Config>();
   for (const opt of OPTIONS) {
     const v = opt.env ? env[opt.env] : undefined;
-    if (v !== undefined && v !== '') cfg[opt.key] = convert(opt, v, opt.env!);
+    if (v !== undefined && v !== '') {
+      cfg[opt.key] = convert(opt, v, opt.env!);
+      explicit.add(opt.key);
+    }
   }
   let command: ParsedArgs['command'] | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -298,6 +323,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
       }
     }
     cfg[opt.key] = convert(opt, value, `--${opt.flag}`);
+    explicit.add(opt.key);
   }
   const config = cfg as unknown as Config;
   if (config.schedulerClock !== undefined) {
@@ -314,7 +340,19 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError('--database-url: expected postgres://user:password@host:port/dbname');
   }
-  return { command: command ?? 'serve', config };
+  const w = String(config.workers).trim().toLowerCase();
+  if (w === 'auto') config.workers = 'auto';
+  else if (/^\d+$/.test(w) && Number(w) >= 1 && Number(w) <= 1024) config.workers = Number(w);
+  else throw new ConfigError(`--workers: expected a number of processes (1-1024) or auto, got ${JSON.stringify(String(config.workers))}`);
+  if (!config.databaseUrl && typeof config.workers === 'number' && config.workers > 1) {
+    throw new ConfigError('--workers: the embedded database (PGlite) serves one process; use --database-url to run several workers');
+  }
+  if (config.listenDatabaseUrl && !/^postgres(ql)?:\/\//.test(config.listenDatabaseUrl)) throw new ConfigError('--listen-database-url: expected postgres://user:password@host:port/dbname');
+  if (config.readReplicaUrls.length) {
+    if (!config.databaseUrl) throw new ConfigError('--read-replica-urls: needs --database-url (the embedded database has no replicas)');
+    for (const u of config.readReplicaUrls) if (!/^postgres(ql)?:\/\//.test(u)) throw new ConfigError(`--read-replica-urls: expected postgres:// URLs, got ${JSON.stringify(u.replace(/:[^:@/]*@/, ':***@'))}`);
+  }
+  return { command: command ?? 'serve', config, explicit };
 }
 
 export function helpText(): string {

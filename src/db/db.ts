@@ -111,6 +111,8 @@ export interface DbOptions {
   connections: number;
   idleTimeoutSeconds?: number;
   usePreparedStatements: boolean;
+  /** URL of LISTEN connections (a direct one when databaseUrl is a transaction-mode pooler); default databaseUrl */
+  listenUrl?: string;
   /** ms a request waits for a pool connection (0: for ever); past it the request fails with 503 */
   acquireTimeoutMs?: number;
   /** ms a statement may run on a pool connection (0: no limit); a transaction may `SET LOCAL` another */
@@ -198,11 +200,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     pool.on('error', () => {
       /* idle client errors are reported on the next checkout */
     });
-    const db = new PoolDb('pg', pool, opts.usePreparedStatements, async () => {
-      const c = new pg.Client({ connectionString: opts.databaseUrl, types: textTypes });
+    const connect = (url: string) => async () => {
+      const c = new pg.Client({ connectionString: url, types: textTypes, application_name: 'svc' });
       await c.connect();
       return c;
-    });
+    };
+    const db = new PoolDb('pg', pool, opts.usePreparedStatements, connect(opts.databaseUrl), undefined, undefined, connect(opts.listenUrl ?? opts.databaseUrl));
     try {
       await firstContact(db, opts);
     } catch (e) {
@@ -255,6 +258,8 @@ class PoolDb implements Db {
     private readonly dedicated?: () => Promise<pg.Client>,
     private readonly pglite?: { listen(ch: string, cb: (p: string) => void): Promise<() => Promise<void>>; close(): Promise<void> },
     private readonly unlock?: () => void,
+    /** LISTEN connections (--listen-database-url): LISTEN does not survive a transaction-mode pooler */
+    private readonly listenConn?: () => Promise<pg.Client>,
   ) {}
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
@@ -284,7 +289,7 @@ class PoolDb implements Db {
     let cancelled = false;
     cancel.onCancel(() => {
       cancelled = true;
-      if (pid) void this.cancelBackend(pid);
+      if (pid) cancelRequest(client);
     });
     try {
       return await client.query(q);
@@ -292,20 +297,6 @@ class PoolDb implements Db {
       cancel.clear();
       // a cancelled client may still carry the cancel request: do not reuse it
       client.release(cancelled);
-    }
-  }
-
-  /** Cancels a backend's running statement, on a connection of its own (the pool may be full). */
-  private async cancelBackend(pid: number): Promise<void> {
-    try {
-      const c = await this.dedicated!();
-      try {
-        await c.query('select pg_cancel_backend($1)', [pid]);
-      } finally {
-        await c.end().catch(() => undefined);
-      }
-    } catch {
-      /* the statement timeout still bounds it */
     }
   }
 
@@ -435,7 +426,7 @@ class PoolDb implements Db {
     let retry: NodeJS.Timeout | undefined;
     let delay = 100;
     const open = async (): Promise<void> => {
-      const c = await this.dedicated!();
+      const c = await (this.listenConn ?? this.dedicated)!();
       let lost = false;
       const onLost = () => {
         if (lost) return;
@@ -491,6 +482,24 @@ class PoolDb implements Db {
     if (this.pglite) await this.pglite.close().catch(() => undefined);
     this.unlock?.();
   }
+}
+
+/**
+ * Cancels a client's running statement with the protocol's CancelRequest (its process id and secret
+ * key, on a short connection of its own that takes no backend slot): unlike `pg_cancel_backend(pid)`
+ * it also reaches the right server behind pgbouncer, whose process ids are its own.
+ */
+function cancelRequest(client: pg.PoolClient): void {
+  const c = client as pg.PoolClient & { processID?: number; secretKey?: number; connectionParameters?: { host?: string; port?: number } };
+  const host = c.connectionParameters?.host ?? 'localhost';
+  const port = c.connectionParameters?.port ?? 5432;
+  if (!c.processID || c.secretKey === undefined) return;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg.Connection (the wire protocol) is not in pg's typings
+  const con = new (pg as any).Connection();
+  con.on('error', () => undefined); // the statement timeout still bounds it
+  con.on('connect', () => con.cancel(c.processID, c.secretKey));
+  if (host.startsWith('/')) con.connect(`${host}/.s.PGSQL.${port}`);
+  else con.connect(port, host);
 }
 
 function isConnectionError(e: unknown): boolean {

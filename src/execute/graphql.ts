@@ -139,7 +139,8 @@ function mutationResponse(plan: QueryPlan, results: string[]): string {
  * text, `{"data":…}` or `{"errors":[…]}`. A read is planned synchronously (a
  * plan-cache hit is a few lookups) and answered from its one statement's row.
  */
-export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
+export function runGraphQL(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
+  let ctx = reqCtx;
   const fail = (e: unknown): string => {
     if (!(e instanceof SvcError)) ctx.log.error({ err: e instanceof Error ? { message: e.message, stack: e.stack } : e }, 'graphql execution failed');
     return errorResponse(e, errorFormat(ctx, opts));
@@ -147,6 +148,8 @@ export function runGraphQL(ctx: ExecContext, req: GraphQLRequest, opts: RunOptio
   try {
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
     checkSessionVariables(plan, ctx.session);
+    // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
+    if (plan.opType !== 'mutation' && ctx.readDb) ctx = { ...ctx, db: ctx.readDb };
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');
     if (plan.remote) {
       // remote schemas and remote relationships (src/remote): database fields keep their statement

@@ -20,6 +20,11 @@ import type { Logger } from '../core/logger.js';
 export interface ExecContext {
   cache: SchemaCache;
   db: Db;
+  /**
+   * where a read-only operation (a query, not a mutation) runs: the read replicas or the primary
+   * (src/db/replicas.ts); unset = `db`
+   */
+  readDb?: Db;
   config: Config;
   session: Session;
   log: Logger;

@@ -22,6 +22,7 @@ import { queryErrorBody, toSvcError } from './errors.js';
 import { attachWebsocket } from './websocket.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
+import { registerWorkerMetrics, serverMetrics } from './cluster.js';
 import { graphqlHttp } from './graphqlHttp.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
@@ -197,11 +198,12 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   });
 
   const metrics = createMetrics(engine);
+  registerWorkerMetrics(metrics);
   app.get('/v1/metrics', async (req, reply) => {
     try {
       const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
-      reply.code(200).type(metrics.contentType).send(await metrics.metrics());
+      reply.code(200).type(metrics.contentType).send(await serverMetrics(metrics));
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }

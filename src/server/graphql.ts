@@ -11,6 +11,7 @@ import type { CancelToken } from '../core/cancel.js';
 const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: CancelToken): ExecContext => ({
   cache: engine.cache,
   db: engine.db,
+  readDb: engine.readDb(session.role, headers),
   config: engine.config,
   session,
   log: engine.log,

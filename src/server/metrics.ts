@@ -14,6 +14,14 @@ export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   new client.Gauge({
+    name: 'svc_worker_processes',
+    help: 'processes serving (1 per worker; summed over the workers of --workers)',
+    registers: [registry],
+    collect() {
+      this.set(1);
+    },
+  });
+  new client.Gauge({
     name: 'svc_plan_cache_hits_total',
     help: 'GraphQL requests answered from the plan cache (no parse, validation or compilation)',
     registers: [registry],
@@ -47,6 +55,7 @@ export function createMetrics(engine: Engine): client.Registry {
   });
   new client.Gauge({
     name: 'svc_metadata_resource_version',
+    aggregator: 'max', // the same in every worker of a cluster (src/server/cluster.ts)
     help: 'version of the metadata the schema cache was built from',
     registers: [registry],
     collect() {
@@ -55,6 +64,7 @@ export function createMetrics(engine: Engine): client.Registry {
   });
   new client.Gauge({
     name: 'svc_inconsistent_objects',
+    aggregator: 'max', // the same in every worker of a cluster (src/server/cluster.ts)
     help: 'inconsistent metadata objects',
     registers: [registry],
     collect() {
@@ -177,5 +187,24 @@ export function createMetrics(engine: Engine): client.Registry {
       for (const w of scheduled()) this.set({ queue: w.queue.kind }, await w.queueDepth().catch(() => 0));
     },
   });
+  // read replicas (--read-replica-urls, src/db/replicas.ts): health, lag and reads per replica
+  const replicaGauge = (name: string, help: string, read: (st: ReturnType<NonNullable<Engine['replicas']>['status']>[number]) => number | null, aggregator?: 'max' | 'sum') =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['replica'],
+      registers: [registry],
+      ...(aggregator ? { aggregator } : {}),
+      collect() {
+        this.reset();
+        for (const st of engine.replicas?.status() ?? []) {
+          const v = read(st);
+          if (v !== null) this.set({ replica: st.url }, v);
+        }
+      },
+    });
+  replicaGauge('svc_read_replica_healthy', '1 while the replica serves reads, 0 while it is skipped (down, not a standby, or lagging)', (st) => (st.healthy ? 1 : 0), 'max');
+  replicaGauge('svc_read_replica_lag_seconds', 'replication lag at the last successful check', (st) => st.lagSeconds, 'max');
+  replicaGauge('svc_read_replica_reads_total', 'reads sent to the replica', (st) => st.reads);
   return registry;
 }

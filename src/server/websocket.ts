@@ -98,7 +98,8 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     handleProtocols: (protocols) => (protocols.has(TRANSPORT) ? TRANSPORT : protocols.has(LEGACY) ? LEGACY : false),
   });
   const live = new LiveQueryManager({
-    db: () => engine.db,
+    // live queries are reads: the replicas when there are healthy ones (src/db/replicas.ts)
+    db: () => engine.readDb(),
     log: engine.log,
     intervalMs: config.liveQueriesRefetchInterval,
     batchSize: config.liveQueriesBatchSize,

@@ -20,11 +20,15 @@ export interface SvcProcess {
   stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Environment without any SVC_GRAPHQL_* variable of the test runner's own environment. */
+/**
+ * Environment without any SVC_GRAPHQL_* variable of the test runner's own environment. Spawned
+ * servers run as one process (`SVC_GRAPHQL_WORKERS=1`): the tests reason about that process (its
+ * pid, its leases, a SIGKILL of it); test/e2e/workers.test.ts asks for workers with `--workers`.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_GRAPHQL_') && !k.startsWith('NODE_TEST')) env[k] = v;
-  return { ...env, ...extra };
+  return { ...env, SVC_GRAPHQL_WORKERS: '1', ...extra };
 }
 
 export function spawnSvc(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), startupTimeoutMs = 60_000): SvcProcess {

@@ -1,0 +1,186 @@
+/**
+ * `--workers N|auto`: a primary process forks N workers (node:cluster) that share the listening
+ * port; each worker is a full engine (schema cache, plan cache, live queries, delivery), kept
+ * consistent across workers the way separate instances are (LISTEN/NOTIFY metadata sync,
+ * `FOR UPDATE SKIP LOCKED` leases).
+ *
+ * - Pool: `--connections` is the server's total; each worker gets an equal share
+ *   (`poolPerWorker`). Unless `--connections` was given, the total is also capped by what the
+ *   database allows (`max_connections` − `superuser_reserved_connections` − what others already
+ *   use − the workers' LISTEN connections), so a default start never exhausts `max_connections`.
+ * - A worker that dies is replaced after a backoff (1 s doubling to 30 s, back to 1 s once a worker
+ *   has lived 60 s), and logged.
+ * - SIGTERM/SIGINT are passed to every worker, which drains as a single process does; the primary
+ *   exits once all have (or after the grace period + 10 s).
+ * - `/v1/metrics`, asked of any worker, is every worker's metrics aggregated (prom-client's
+ *   AggregatorRegistry, through the primary).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import os from 'node:os';
+import pg from 'pg';
+import client from 'prom-client';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../core/logger.js';
+
+/** Environment a worker reads: its pool share, and whether it applies migrations/metadata at start-up. */
+export const WORKER_POOL_ENV = 'SVC_CLUSTER_WORKER_POOL';
+export const WORKER_FIRST_ENV = 'SVC_CLUSTER_WORKER_FIRST';
+
+/** The number of workers `--workers` asks for: `auto` = cores with a PostgreSQL URL, 1 on the embedded database. */
+export function resolveWorkers(config: Config): number {
+  if (config.workers === 'auto' || config.workers === undefined) return config.databaseUrl ? Math.max(1, os.availableParallelism?.() ?? os.cpus().length) : 1;
+  return config.workers;
+}
+
+/** Each worker's pool out of a total. */
+export function poolPerWorker(total: number, workers: number): number {
+  return Math.max(1, Math.floor(total / workers));
+}
+
+/**
+ * The connections the server may use in total: `--connections`, or, when it was not given, at most
+ * what the database has free for it (each worker also holds one LISTEN connection).
+ */
+export async function connectionBudget(config: Config, workers: number, explicit: boolean, log: Logger): Promise<number> {
+  if (explicit || !config.databaseUrl) return config.pgConnections;
+  const c = new pg.Client({ connectionString: config.databaseUrl, connectionTimeoutMillis: 10_000 });
+  try {
+    await c.connect();
+    const r = await c.query(
+      `select current_setting('max_connections')::int as max, current_setting('superuser_reserved_connections')::int as reserved,
+              (select count(*)::int from pg_stat_activity where backend_type = 'client backend') as used`,
+    );
+    const { max, reserved, used } = r.rows[0] as { max: number; reserved: number; used: number };
+    // the primary's own check connection is counted in `used`; it closes before the workers start
+    const free = max - reserved - (used - 1) - workers * 2;
+    const total = Math.max(workers, Math.min(config.pgConnections, free));
+    if (total < config.pgConnections) {
+      log.warn(
+        { type: 'startup', detail: { kind: 'connections', max_connections: max, reserved, in_use: used - 1, workers, total } },
+        `--connections ${config.pgConnections} would exceed max_connections (${max}): using ${total} in total (${poolPerWorker(total, workers)} per worker)`,
+      );
+    }
+    return total;
+  } catch {
+    // the database is not up yet: the workers retry it; keep the configured size
+    return config.pgConnections;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+interface Msg {
+  svc?: string;
+  id?: number;
+  text?: string;
+}
+
+/** Runs the primary: forks the workers, replaces dead ones, drains them on SIGTERM. Never returns. */
+export async function runPrimary(config: Config, workers: number, explicitConnections: boolean, log: Logger): Promise<void> {
+  const total = await connectionBudget(config, workers, explicitConnections, log);
+  const perWorker = poolPerWorker(total, workers);
+  const aggregator = new client.AggregatorRegistry();
+  let stopping = false;
+  let delay = 1_000;
+  const bornAt = new Map<Worker, number>();
+  log.info({ type: 'startup', detail: { kind: 'cluster', workers, connections_total: perWorker * workers, connections_per_worker: perWorker } }, `starting ${workers} workers (${perWorker} connections each)`);
+
+  const fork = (first: boolean): Worker => {
+    const w = cluster.fork({ [WORKER_POOL_ENV]: String(perWorker), [WORKER_FIRST_ENV]: first ? '1' : '0' });
+    bornAt.set(w, Date.now());
+    w.on('message', (m: Msg) => {
+      if (m?.svc !== 'metrics-req') return;
+      aggregator.clusterMetrics().then(
+        (text) => w.isConnected() && w.send({ svc: 'metrics-res', id: m.id, text }),
+        (e: Error) => w.isConnected() && w.send({ svc: 'metrics-res', id: m.id, error: e.message }),
+      );
+    });
+    return w;
+  };
+
+  cluster.on('exit', (w, code, signal) => {
+    const lived = Date.now() - (bornAt.get(w) ?? Date.now());
+    bornAt.delete(w);
+    if (stopping) return;
+    if (lived > 60_000) delay = 1_000;
+    log.error({ type: 'cluster', detail: { event: 'worker-died', pid: w.process.pid, code, signal, lived_ms: lived, restart_in_ms: delay } }, `worker ${w.process.pid} died (${signal ?? `exit code ${code}`}); replacing it in ${delay} ms`);
+    const wait = delay;
+    delay = Math.min(delay * 2, 30_000);
+    setTimeout(() => {
+      if (!stopping) fork(false);
+    }, wait);
+  });
+
+  // the first worker applies --migrations-dir/--metadata-dir alone; the others start once it listens
+  const first = fork(true);
+  await new Promise<void>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`the first worker exited with code ${code} before listening`));
+    first.once('exit', onExit);
+    first.once('listening', () => {
+      first.off('exit', onExit);
+      resolve();
+    });
+  }).catch((e: Error) => {
+    log.error({ type: 'startup', err: e.message }, 'failed to start');
+    process.stderr.write(`svc: failed to start: ${e.message}\n`);
+    process.exit(1);
+  });
+  for (let i = 1; i < workers; i++) fork(false);
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ type: 'shutdown', signal }, `shutting down ${Object.keys(cluster.workers ?? {}).length} workers`);
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    const hard = setTimeout(() => {
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      process.exit(1);
+    }, config.gracefulShutdownTimeout * 1000 + 10_000);
+    hard.unref();
+    const check = () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        log.info({ type: 'shutdown' }, 'stopped');
+        (log as { flush?: () => void }).flush?.();
+        process.exit(0);
+      }
+    };
+    cluster.on('exit', check);
+    check();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+let nextId = 0;
+const pending = new Map<number, (text: string | undefined) => void>();
+
+/** In a worker: publishes its registry to the primary's aggregation. */
+export function registerWorkerMetrics(registry: client.Registry): void {
+  if (!cluster.isWorker) return;
+  client.AggregatorRegistry.setRegistries([registry]);
+  new client.AggregatorRegistry(); // installs the worker's answer to the primary's requests
+  process.on('message', (m: Msg) => {
+    if (m?.svc === 'metrics-res' && m.id !== undefined) {
+      pending.get(m.id)?.(m.text);
+      pending.delete(m.id);
+    }
+  });
+}
+
+/** The whole server's metrics: aggregated across workers in a cluster, else this process's. */
+export async function serverMetrics(registry: client.Registry): Promise<string> {
+  if (!cluster.isWorker || !process.send) return registry.metrics();
+  const id = nextId++;
+  const text = await new Promise<string | undefined>((resolve) => {
+    const t = setTimeout(() => {
+      pending.delete(id);
+      resolve(undefined);
+    }, 6_000);
+    pending.set(id, (v) => {
+      clearTimeout(t);
+      resolve(v);
+    });
+    process.send!({ svc: 'metrics-req', id });
+  });
+  return text ?? registry.metrics();
+}
