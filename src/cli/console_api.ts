@@ -64,8 +64,8 @@ export function sqlOf(body: unknown): string[] {
 
 /** A migration name from the first statement of the SQL (`create table "public"."a"` → create_table_public_a). */
 export function nameFromSql(sql: string): string {
-  const first = sql.replace(/--[^\n]*/g, '').trim().split(';')[0] ?? '';
-  const words = first.replace(/[^A-Za-z0-9_]+/g, ' ').trim().split(/\s+/).filter(Boolean).slice(0, 8);
+  const first = (sql.replace(/--[^\n]*/g, '').trim().split(';')[0] ?? '').split('(')[0]!;
+  const words = first.replace(/[^A-Za-z0-9_]+/g, ' ').trim().split(/\s+/).filter(Boolean).slice(0, 6);
   const name = words.join('_').toLowerCase().slice(0, 80).replace(/_+$/, '');
   return name || 'migration';
 }
