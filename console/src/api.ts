@@ -113,6 +113,7 @@ export interface Recording {
   migration: { version: string; name: string; id: string; directory: string; files: string[] } | null;
   /** metadata files that changed */
   metadata_files: string[];
+  /** a sequence number (the list's key) */
   at: number;
 }
 
@@ -131,13 +132,15 @@ export function project(): Promise<ProjectInfo | null> {
   return projectPromise;
 }
 
-let recording: Recording | undefined;
+/** the last changes recorded (newest first, at most 4) */
+let recordings: Recording[] = [];
+let recordingSeq = 0;
 const recordingListeners = new Set<() => void>();
 export function subscribeRecording(l: () => void): () => void {
   recordingListeners.add(l);
   return () => recordingListeners.delete(l);
 }
-export const lastRecording = (): Recording | undefined => recording;
+export const lastRecordings = (): Recording[] => recordings;
 
 /** /v1/query operations that change nothing of the schema or the metadata (never recorded). */
 const NOT_CHANGES = new Set([
@@ -160,7 +163,7 @@ async function sendQuery(body: { type: string; args: unknown }, hint?: Migration
       ...(hint?.down ? { down_sql: hint.down } : {}),
       ...(hint?.migration === false ? { migration: false } : {}),
     }, adminHeaders())) as Omit<Recording, 'at'> & { result: unknown };
-    recording = { migration: r.migration, metadata_files: r.metadata_files, at: Date.now() };
+    recordings = [{ migration: r.migration, metadata_files: r.metadata_files, at: ++recordingSeq }, ...recordings].slice(0, 4);
     recordingListeners.forEach((l) => l());
     return r.result;
   }

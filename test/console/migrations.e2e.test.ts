@@ -20,7 +20,7 @@ import { BROWSER_SKIP, openConsole, type ConsoleSession } from './browser.js';
 
 /** `svc console` in `project` on any free port; resolves once it prints its address. */
 function startSvcConsole(project: string): Promise<{ url: string; child: ChildProcess; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'console', '--console-port', '0', '--address', '127.0.0.1', '--no-browser'], {
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, 'console', '--console-port', '0', '--address', '127.0.0.1', '--no-browser'], {
     cwd: project, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -106,7 +106,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.equal(file('migrations', dir!, 'up.sql'), 'create table tag (id serial primary key, label text not null);\n');
     assert.match(file('migrations', dir!, 'down.sql'), /^-- Could not auto-generate a down migration\.\n-- Please write an appropriate down migration for the SQL below:\n-- create table tag/);
     // the tracking (a separate metadata change) went into the metadata files
-    await recorded(/No migration \(metadata only\); metadata: tables\.yaml/);
+    await recorded(/No migration written; metadata: tables\.yaml/);
     assert.match(file('metadata', 'tables.yaml'), /name: tag/);
     assert.deepEqual(await db('select version::text from svc_catalog.schema_migrations'), [{ version: dir!.split('_')[0] }]);
 
@@ -114,7 +114,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     await page.getByRole('textbox', { name: /^SQL/ }).fill("insert into tag (label) values ('x')");
     await page.getByLabel('This is a migration').uncheck();
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await s.status('Command completed');
+    await recorded(/No migration written; metadata files unchanged/);
     assert.deepEqual(migrations(), [dir]);
     assert.deepEqual(await db('select label from tag'), [{ label: 'x' }]);
   });
@@ -195,7 +195,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.equal(file('migrations', ms[2]!, 'down.sql'), 'alter table "public"."book" drop constraint "book_title_key";\n');
     const status = (await svcOk(['migrate', 'status', '-o', 'json', '--admin-secret', s.secret!], { cwd: project })).json().migrations as Array<{ source_status: string; database_status: string }>;
     assert.equal(status.length, 6);
-    assert.ok(status.every((m) => m.source_status === 'Present' && m.database_status === 'Present'), JSON.stringify(status));
+    assert.ok(status.every((m) => m.source_status === 'present' && m.database_status === 'present'), JSON.stringify(status));
   });
 
   test('metadata changes (a relationship, custom names) update the metadata files and write no migration', async () => {
@@ -210,7 +210,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     await form.getByLabel('Remote column').selectOption('id');
     await form.getByRole('button', { name: 'Add relationship' }).click();
     await s.status('Added object relationship writer');
-    await recorded(/No migration \(metadata only\); metadata: tables\.yaml/);
+    await recorded(/No migration written; metadata: tables\.yaml/);
     assert.match(file('metadata', 'tables.yaml'), /object_relationships:\n {2}- name: writer/);
 
     await s.open('/console/data/schema/public/tables/author/modify', () => page.getByRole('form', { name: 'Custom names' }));
