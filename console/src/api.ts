@@ -121,7 +121,7 @@ let projectPromise: Promise<ProjectInfo | null> | undefined;
 
 /** The project of `svc console` (asked once; a server without the project API: null). */
 export function project(): Promise<ProjectInfo | null> {
-  projectPromise ??= fetch('/apis/project', { credentials: 'same-origin' }).then(
+  projectPromise ??= fetch('/apis/project', { credentials: 'same-origin', headers: adminHeaders() }).then(
     async (r) => {
       if (!r.ok) return null;
       const j = (await r.json().catch(() => null)) as ProjectInfo | null;
