@@ -65,7 +65,7 @@ export function sqlOf(body: unknown): string[] {
 /** A migration name from the first statement of the SQL (`create table "public"."a"` → create_table_public_a). */
 export function nameFromSql(sql: string): string {
   const first = (sql.replace(/--[^\n]*/g, '').trim().split(';')[0] ?? '').split('(')[0]!;
-  const words = first.replace(/[^A-Za-z0-9_]+/g, ' ').trim().split(/\s+/).filter(Boolean).slice(0, 6);
+  const words = first.replace(/[^A-Za-z0-9_]+/g, ' ').trim().split(/\s+/).filter(Boolean).slice(0, 7);
   const name = words.join('_').toLowerCase().slice(0, 80).replace(/_+$/, '');
   return name || 'migration';
 }
