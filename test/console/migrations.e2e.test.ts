@@ -227,6 +227,21 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.equal(local.identical, true, JSON.stringify(local));
   });
 
+  test('at 800 px the project bar wraps inside the page: no sideways scroll', async () => {
+    const { page } = s;
+    await page.setViewportSize({ width: 800, height: 900 });
+    try {
+      await s.open('/console/data/schema/public/tables/author/modify', () => page.getByRole('form', { name: 'Custom names' }));
+      await page.getByRole('form', { name: 'Custom names' }).getByRole('button', { name: 'Save custom names' }).click();
+      await s.page.getByRole('status', { name: 'Recorded' }).filter({ hasText: 'metadata files unchanged' }).waitFor();
+      await s.shot('console-project-800');
+      const { scroll, inner } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      assert.ok(scroll <= inner, `scrollWidth ${scroll} > ${inner}`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   test('the CLI applies the recorded migrations and metadata to a fresh database: same schema, bookkeeping and metadata; the downs undo them', async () => {
     const fresh: TestServer = await startTestServer({ adminSecret: 'fresh-secret' });
     try {
