@@ -161,7 +161,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.match(file('metadata', 'tables.yaml'), /name: book/);
   });
 
-  test('Modify: add a column, rename one, add a constraint without a name: each a migration with its down', async () => {
+  test('Modify: add a column, rename one, add a constraint without a name, comment the table: each a migration with its down', async () => {
     const { page } = s;
     await s.open('/console/data/schema/public/tables/author/modify', () => page.getByRole('group', { name: 'New column' }));
     const nc = page.getByRole('group', { name: 'New column' });
@@ -185,16 +185,25 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     await s.status('Added the unique constraint');
     await recorded(/alter_table_public_book_add_constraint_book_title_key/);
 
+    const comment = page.getByRole('form', { name: 'Table comment' });
+    await comment.getByLabel('Table comment').fill("Books we've read");
+    await comment.getByRole('button', { name: 'Save comment' }).click();
+    await s.status('Saved the comment');
+    await recorded(/comment_on_table_public_book/);
+    assert.deepEqual(await db(`select obj_description('book'::regclass) as c`), [{ c: "Books we've read" }]);
+
     const ms = migrations().slice(3);
-    assert.equal(ms.length, 3);
+    assert.equal(ms.length, 4);
     assert.equal(file('migrations', ms[0]!, 'up.sql'), 'alter table "public"."author" add column "bio" text;\n');
     assert.equal(file('migrations', ms[0]!, 'down.sql'), 'alter table "public"."author" drop column "bio";\n');
     assert.equal(file('migrations', ms[1]!, 'up.sql'), 'alter table "public"."author" rename column "name" to "full_name";\n');
     assert.equal(file('migrations', ms[1]!, 'down.sql'), 'alter table "public"."author" rename column "full_name" to "name";\n');
     assert.equal(file('migrations', ms[2]!, 'up.sql'), 'alter table "public"."book" add constraint "book_title_key" unique ("title");\n');
     assert.equal(file('migrations', ms[2]!, 'down.sql'), 'alter table "public"."book" drop constraint "book_title_key";\n');
+    assert.equal(file('migrations', ms[3]!, 'up.sql'), 'comment on table "public"."book" is \'Books we\'\'ve read\';\n');
+    assert.equal(file('migrations', ms[3]!, 'down.sql'), 'comment on table "public"."book" is null;\n');
     const status = (await svcOk(['migrate', 'status', '-o', 'json', '--admin-secret', s.secret!], { cwd: project })).json().migrations as Array<{ source_status: string; database_status: string }>;
-    assert.equal(status.length, 6);
+    assert.equal(status.length, 7);
     assert.ok(status.every((m) => m.source_status === 'present' && m.database_status === 'present'), JSON.stringify(status));
   });
 
@@ -251,10 +260,12 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
       assert.deepEqual(await freshDb(SCHEMA_SQL), await db(SCHEMA_SQL));
       assert.deepEqual(await freshDb(CONSTRAINTS_SQL), await db(CONSTRAINTS_SQL));
       const versions = 'select version::text from svc_catalog.schema_migrations order by 1';
+      const comments = `select c.relname, obj_description(c.oid) as comment from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' order by 1`;
+      assert.deepEqual(await freshDb(comments), await db(comments));
       assert.deepEqual(await freshDb(versions), await db(versions));
 
       // every derived down works: back to the SQL runner's table only, then up again
-      await svcOk(['migrate', 'apply', '--down', '5', ...flags], { cwd: project });
+      await svcOk(['migrate', 'apply', '--down', '6', ...flags], { cwd: project });
       assert.deepEqual((await freshDb(`select table_name from information_schema.tables where table_schema = 'public' order by 1`)).map((r) => r.table_name), ['tag']);
       await svcOk(['migrate', 'apply', ...flags], { cwd: project });
       assert.deepEqual(await freshDb(SCHEMA_SQL), await db(SCHEMA_SQL));

@@ -9,7 +9,7 @@ import { query } from '../api';
 import { navigate } from '../router';
 import { ConfirmButton, ErrorBox, flash, ResultTable, Status, useAction } from '../ui';
 import {
-  addColumnSql, addConstraintSql, alterColumnDownSql, alterColumnSql, checkTypeName, createIndexSql, defaultConstraintName, defaultIndexName, dropColumnDownSql,
+  addColumnSql, addConstraintSql, commentTableSql, alterColumnDownSql, alterColumnSql, checkTypeName, createIndexSql, defaultConstraintName, defaultIndexName, dropColumnDownSql,
   dropColumnSql, dropConstraintSql, dropIndexSql, dropTableSql, ident, INDEX_METHODS, migrationName, qualifiedIdent, recreateTableSql, renameTableSql,
   type ColumnSpec, type ConstraintSpec, type IndexSpec,
 } from './ddl';
@@ -74,10 +74,10 @@ export function ModifyTable({ table, tables, functions, metadata, onChanged }: {
 function TableSection({ table, run, busy }: { table: TableInfo; run: Run; busy: boolean }) {
   const id = useId();
   const [name, setName] = useState(table.name);
+  const [comment, setComment] = useState(table.comment ?? '');
   return (
     <section aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>Table</h2>
-      {table.comment && <p className="muted">{table.comment}</p>}
       <form className="inline" onSubmit={(e) => {
         e.preventDefault();
         void run(() => runDdl(renameTableSql(table, name), false, { name: migrationName('rename_table', table.schema, table.name), down: renameTableSql({ schema: table.schema, name }, table.name) }), '').then((ok) => {
@@ -96,6 +96,17 @@ function TableSection({ table, run, busy }: { table: TableInfo; run: Run; busy: 
             flash(`Dropped ${tableLabel(table)}`);
             navigate(`data/schema/${encodeURIComponent(table.schema)}`);
           })} />
+      </form>
+      <form className="inline" aria-label="Table comment" onSubmit={(e) => {
+        e.preventDefault();
+        void run(() => runDdl(commentTableSql(table, comment), false, {
+          name: migrationName('comment_on_table', table.schema, table.name),
+          down: commentTableSql(table, table.comment ?? ''),
+        }), comment.trim() ? 'Saved the comment' : 'Removed the comment');
+      }}>
+        <label htmlFor={`${id}-comment`}>Table comment</label>
+        <input id={`${id}-comment`} className="grow" value={comment} onChange={(e) => setComment(e.target.value)} />
+        <button type="submit" disabled={busy || comment.trim() === (table.comment ?? '').trim()}>Save comment</button>
       </form>
     </section>
   );
@@ -324,7 +335,7 @@ function ComputedFields({ table, md, functions, run, busy }: { table: TableInfo;
             <div className="field"><label htmlFor={`${id}-targ`}>Table argument <span className="hint">(optional)</span></label><input id={`${id}-targ`} value={tableArg} onChange={(e) => setTableArg(e.target.value)} list={`${id}-args`} size={12} /></div>
             <div className="field"><label htmlFor={`${id}-sarg`}>Session argument <span className="hint">(optional)</span></label><input id={`${id}-sarg`} value={sessionArg} onChange={(e) => setSessionArg(e.target.value)} list={`${id}-args`} size={12} /></div>
             <datalist id={`${id}-args`}>{(chosen?.args ?? []).filter((a) => a.name).map((a) => <option key={a.name} value={a.name} />)}</datalist>
-            <div className="field"><label htmlFor={`${id}-comment`}>Comment</label><input id={`${id}-comment`} value={comment} onChange={(e) => setComment(e.target.value)} /></div>
+            <div className="field"><label htmlFor={`${id}-comment`}>Table comment</label><input id={`${id}-comment`} value={comment} onChange={(e) => setComment(e.target.value)} /></div>
           </div>
           <p><button type="submit" disabled={busy || !chosen || !name}>Add computed field</button></p>
         </form>

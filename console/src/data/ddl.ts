@@ -140,6 +140,9 @@ export const renameColumnSql = (t: T, from: string, to: string) => `${alter(t)} 
 export const renameTableSql = (t: T, to: string) => `${alter(t)} rename to ${ident(to)};`;
 export const dropTableSql = (t: T) => `drop table ${qualifiedIdent(t)};`;
 
+/** COMMENT ON TABLE (an empty comment removes it). */
+export const commentTableSql = (t: T, comment: string) => `comment on table ${qualifiedIdent(t)} is ${comment.trim() ? literal(comment.trim()) : 'null'};`;
+
 /** Changes the type of a column (converting its values with a cast). */
 export function retypeColumnSql(t: T, column: string, type: string): string {
   return `${alter(t)} alter column ${ident(column)} type ${type.trim()} using ${ident(column)}::${type.trim()};`;
