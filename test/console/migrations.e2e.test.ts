@@ -8,52 +8,13 @@
  * fresh database: its schema, bookkeeping and metadata match; the downs undo the changes.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from '../helpers/db.js';
-import { cleanEnv, MAIN } from '../helpers/process.js';
 import { startTestServer, query, type TestServer } from '../helpers/server.js';
-import { svcOk, tempDir } from '../cli/helpers.js';
+import { startSvcConsole, svcOk, tempDir } from '../cli/helpers.js';
 import { BROWSER_SKIP, openConsole, type ConsoleSession } from './browser.js';
-
-/** `svc console` in `project` on any free port; resolves once it prints its address. */
-function startSvcConsole(project: string): Promise<{ url: string; child: ChildProcess; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, 'console', '--console-port', '0', '--address', '127.0.0.1', '--no-browser'], {
-    cwd: project, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const closed = new Promise<void>((res) => child.on('close', () => res()));
-  return new Promise((res, rej) => {
-    const t = setTimeout(() => {
-      child.kill('SIGKILL');
-      rej(new Error(`svc console did not start within 60 s:\n${out}`));
-    }, 60_000);
-    const onData = (c: Buffer) => {
-      out += c.toString('utf8');
-      const m = /(http:\/\/127\.0\.0\.1:\d+)\/console/.exec(out);
-      if (m) {
-        clearTimeout(t);
-        res({
-          url: m[1]!, child,
-          close: async () => {
-            if (child.exitCode === null) child.kill('SIGTERM');
-            const k = setTimeout(() => child.kill('SIGKILL'), 5_000);
-            await closed;
-            clearTimeout(k);
-          },
-        });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('close', (code) => {
-      clearTimeout(t);
-      rej(new Error(`svc console exited (${code}):\n${out}`));
-    });
-  });
-}
 
 const SCHEMA_SQL = `select c.table_name, c.column_name, c.data_type, c.is_nullable, c.column_default
   from information_schema.columns c where c.table_schema = 'public' order by 1, 2`;
