@@ -168,7 +168,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.ok(status.every((m) => m.source_status === 'present' && m.database_status === 'present'), JSON.stringify(status));
   });
 
-  test('metadata changes (a relationship, custom names) update the metadata files and write no migration', async () => {
+  test('metadata changes (a relationship, custom names, an event trigger on one column) update the metadata files and write no migration', async () => {
     const { page } = s;
     const before = migrations();
     await s.open('/console/data/schema/public/tables/book/relationships', () => page.getByRole('form', { name: 'Add a relationship' }));
@@ -190,6 +190,22 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     await s.status('Saved the custom names');
     await s.page.getByRole('status', { name: 'Recorded' }).filter({ hasText: 'metadata: tables.yaml' }).waitFor();
     await s.shot('console-project-metadata');
+
+    // an event trigger on updates of one column
+    await s.open('/console/events', () => page.getByRole('button', { name: 'Create event trigger' }));
+    await page.getByLabel('Name', { exact: true }).fill('book_retitled');
+    await page.getByLabel('Table', { exact: true }).selectOption('book');
+    await page.getByLabel(/^Webhook URL/).fill('http://127.0.0.1:9/hook');
+    await page.getByLabel('Insert', { exact: true }).uncheck();
+    await page.getByLabel('Update', { exact: true }).check();
+    await page.getByLabel('Any column').uncheck();
+    await page.getByLabel('title', { exact: true }).check();
+    await page.getByRole('button', { name: 'Create event trigger' }).click();
+    await s.status('Created event trigger book_retitled');
+    await recorded(/No migration written; metadata: tables\.yaml/);
+    const book = (await s.admin('export_metadata', {})).tables.find((t: any) => t.table.name === 'book');
+    assert.deepEqual(book.event_triggers[0].definition, { enable_manual: false, update: { columns: ['title'] } });
+    assert.match(file('metadata', 'tables.yaml'), /event_triggers:\n {2}- name: book_retitled/);
     assert.deepEqual(migrations(), before);
     assert.match(file('metadata', 'tables.yaml'), /custom_root_fields:\n {6}select: authors/);
     // the files are the server's metadata
