@@ -9,6 +9,9 @@
  *                                  the project's admin secret added when the browser sent none
  * The browser's credentials (x-svc-* headers, authorization) go with every request, also those
  * /apis/migrate makes: the server decides what the person may do. Listens on localhost by default.
+ * Other web sites open in the same browser get nothing from it: requests naming another host
+ * (DNS rebinding) are refused, the project's admin secret is added only to requests from the
+ * console's own origin, and /apis/migrate takes only same-origin JSON.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
@@ -81,11 +84,23 @@ export async function startConsoleServer(ctx: Context, opts: { address: string; 
   const recorder = new ProjectRecorder(project);
   const assets = resolve(opts.assetsDir);
 
+  const hosts = new Set(['localhost', '127.0.0.1', '[::1]', opts.address.includes(':') ? `[${opts.address}]` : opts.address]);
+  /** the Host header names this server (not a rebound name of another site) */
+  const knownHost = (h: IncomingHttpHeaders) => {
+    const host = h.host ?? '';
+    return hosts.has(host.replace(/:\d+$/, '').toLowerCase());
+  };
+  /** the request comes from the console's own pages (or from no page at all: curl, the CLI) */
+  const sameOrigin = (h: IncomingHttpHeaders) => {
+    const site = h['sec-fetch-site'];
+    if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false;
+    return h.origin === undefined || h.origin === `http://${h.host}`;
+  };
   const upstreamHeaders = (h: IncomingHttpHeaders): Record<string, string | string[]> => {
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(h)) if (v !== undefined && k !== 'host' && k !== 'origin' && k !== 'referer') out[k] = v;
     out.host = target.host;
-    if (adminSecret !== undefined && out['x-svc-admin-secret'] === undefined) out['x-svc-admin-secret'] = adminSecret;
+    if (adminSecret !== undefined && out['x-svc-admin-secret'] === undefined && sameOrigin(h)) out['x-svc-admin-secret'] = adminSecret;
     return out;
   };
   const upstream = (path: string, headers: Record<string, string | string[]>, method: string) => {
@@ -129,9 +144,12 @@ export async function startConsoleServer(ctx: Context, opts: { address: string; 
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    if (!knownHost(req.headers)) return json(res, 403, { path: '$', error: `svc console answers requests for ${[...hosts].join(', ')} only`, code: 'forbidden-host' });
     if (path === '/apis/project' && req.method === 'GET') return json(res, 200, { ...recorder.describe(), endpoint });
     if (path === '/apis/migrate') {
       if (req.method !== 'POST') return json(res, 405, { path: '$', error: 'POST only', code: 'method-not-allowed' });
+      if (!sameOrigin(req.headers)) return json(res, 403, { path: '$', error: 'only the console\'s own pages may record changes', code: 'forbidden-origin' });
+      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return json(res, 415, { path: '$', error: 'expected content-type application/json', code: 'unsupported-media-type' });
       let body: unknown;
       try {
         body = JSON.parse((await readBody(req)).toString('utf8'));
@@ -168,6 +186,10 @@ export async function startConsoleServer(ctx: Context, opts: { address: string; 
   });
   // websockets (GraphiQL's subscriptions): the upgrade is passed on, then bytes flow both ways
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (!knownHost(req.headers)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\n');
+      return;
+    }
     const up = upstream(req.url ?? '/', upstreamHeaders(req.headers), 'GET');
     up.on('upgrade', (r, upSocket, upHead) => {
       const lines = [`HTTP/1.1 ${r.statusCode ?? 101} ${r.statusMessage ?? 'Switching Protocols'}`];

@@ -6,9 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { sql } from '../helpers/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startSvcConsole, svc, tempDir } from './helpers.js';
 
@@ -59,6 +61,32 @@ describe('svc console', () => {
     const p = await (await fetch(`${front.url}/apis/project`)).json() as { directory: string; endpoint: string };
     assert.equal(p.directory, tmp.dir);
     assert.equal(p.endpoint, server.url);
+  });
+
+  /** a raw request (fetch does not let Host be set) */
+  const raw = (method: string, path: string, headers: Record<string, string>, body?: string) => new Promise<{ status: number; text: string }>((res, rej) => {
+    const req = request(`${front.url}${path}`, { method, headers }, (r) => {
+      let text = '';
+      r.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => res({ status: r.statusCode ?? 0, text }));
+    });
+    req.on('error', rej);
+    req.end(body);
+  });
+
+  test('other sites get nothing: another Host is refused, another Origin gets no admin secret, /apis/migrate takes same-origin JSON only', async () => {
+    const body = JSON.stringify({ type: 'export_metadata', args: {} });
+    const json = { 'content-type': 'application/json' };
+    assert.equal((await raw('POST', '/v1/query', { ...json, host: 'evil.example:9695' }, body)).status, 403);
+    assert.equal((await raw('GET', '/console', { host: 'rebound.example' })).status, 403);
+    assert.equal((await raw('POST', '/v1/query', { ...json, origin: 'http://evil.example' }, body)).status, 401);
+    assert.equal((await raw('POST', '/v1/query', { ...json, 'sec-fetch-site': 'cross-site' }, body)).status, 401);
+    const port = new URL(front.url).port;
+    assert.equal((await raw('POST', '/v1/query', { ...json, origin: `http://127.0.0.1:${port}` }, body)).status, 200);
+    const change = JSON.stringify({ request: { type: 'run_sql', args: { sql: 'create table csrf (id int)' } } });
+    assert.equal((await raw('POST', '/apis/migrate', { ...json, origin: 'http://evil.example' }, change)).status, 403);
+    assert.equal((await raw('POST', '/apis/migrate', { 'content-type': 'text/plain' }, change)).status, 415);
+    const [row] = await sql<{ t: string | null }>(server.databaseUrl, `select to_regclass('csrf')::text as t`);
+    assert.equal(row!.t, null);
   });
 
   test('websockets pass through (GraphiQL\'s subscriptions)', async () => {
