@@ -3,6 +3,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, checkSecret, errorMessage, getSecret, serverConfig, setSecret, type ServerConfig } from './api';
 import { PAGES } from './pages';
 import { Link, navigate, segments, usePath, useTitle } from './router';
+import { ProjectBar } from './ProjectBar';
 import { FlashMessage } from './ui';
 
 type Auth = { state: 'checking' } | { state: 'signin'; error?: string } | { state: 'ready'; secret: string | null };
@@ -134,13 +135,14 @@ function Layout({ secret, onSignOut }: { secret: string | null; onSignOut: () =>
         </nav>
         <span className="server" title={config ? `Svc server ${config.version}` : undefined}>
           {config ? `v${config.version.replace(/^v/, '')}` : ''}
-          {secret === null && <span className="warn badge" title="anyone who can reach this server administers it">no admin secret</span>}
+          {secret === null && config && !config.is_admin_secret_set && <span className="warn badge" title="anyone who can reach this server administers it">no admin secret</span>}
         </span>
         {secret !== null && (
           <button type="button" onClick={onSignOut}>Sign out</button>
         )}
       </header>
       <main id="main" className="main" tabIndex={-1}>
+        <ProjectBar />
         <FlashMessage />
         {page ? <page.Component key={page.meta.path} path={rest} /> : first === '' ? null : <NotFound />}
       </main>

@@ -88,14 +88,96 @@ async function send(method: 'GET' | 'POST', path: string, body: unknown, headers
   return json;
 }
 
-/** POST /v1/query with the admin secret. */
-export function query<T = unknown>(type: string, args: unknown): Promise<T> {
-  return send('POST', '/v1/query', { type, args }, adminHeaders()) as Promise<T>;
+/**
+ * How a change made through the console is recorded when the console runs for a project
+ * directory (`svc console`): the migration's name, its down SQL (when one can be derived), and
+ * `migration: false` for SQL that is not a migration (the SQL runner with the box unticked).
+ */
+export interface MigrationHint {
+  name?: string;
+  down?: string;
+  migration?: boolean;
+}
+
+/** The project the console records into (`svc console`), from GET /apis/project; null: none. */
+export interface ProjectInfo {
+  directory: string;
+  migrations_directory: string;
+  metadata_directory: string;
+  endpoint?: string;
+}
+
+/** What the project API wrote for the last change. */
+export interface Recording {
+  /** the migration written, if the change had SQL */
+  migration: { version: string; name: string; id: string; directory: string; files: string[] } | null;
+  /** metadata files that changed */
+  metadata_files: string[];
+  /** a sequence number (the list's key) */
+  at: number;
+}
+
+let projectPromise: Promise<ProjectInfo | null> | undefined;
+
+/** The project of `svc console` (asked once; a server without the project API: null). */
+export function project(): Promise<ProjectInfo | null> {
+  projectPromise ??= fetch('/apis/project', { credentials: 'same-origin', headers: adminHeaders() }).then(
+    async (r) => {
+      if (!r.ok) return null;
+      const j = (await r.json().catch(() => null)) as ProjectInfo | null;
+      return j && typeof j.directory === 'string' ? j : null;
+    },
+    () => null,
+  );
+  return projectPromise;
+}
+
+/** the last changes recorded (newest first, at most 4) */
+let recordings: Recording[] = [];
+let recordingSeq = 0;
+const recordingListeners = new Set<() => void>();
+export function subscribeRecording(l: () => void): () => void {
+  recordingListeners.add(l);
+  return () => recordingListeners.delete(l);
+}
+export const lastRecordings = (): Recording[] => recordings;
+
+/** /v1/query operations that change nothing of the schema or the metadata (never recorded). */
+const NOT_CHANGES = new Set([
+  'export_metadata', 'get_inconsistent_metadata', 'select', 'count', 'insert', 'update', 'delete', 'reload_metadata', 'reload_remote_schema',
+  'invoke_event_trigger', 'redeliver_event', 'create_scheduled_event', 'delete_scheduled_event', 'get_event_invocations', 'get_scheduled_events',
+]);
+
+/** Whether a /v1/query body changes the schema or the metadata (a bulk: any of its operations). */
+export function isChange(body: { type: string; args: unknown }): boolean {
+  if (body.type === 'bulk') return Array.isArray(body.args) && (body.args as Array<{ type: string; args: unknown }>).some(isChange);
+  if (body.type === 'run_sql') return (body.args as { read_only?: boolean } | undefined)?.read_only !== true;
+  return !NOT_CHANGES.has(body.type);
+}
+
+async function sendQuery(body: { type: string; args: unknown }, hint?: MigrationHint): Promise<unknown> {
+  if (isChange(body) && (await project())) {
+    const r = (await send('POST', '/apis/migrate', {
+      request: body,
+      ...(hint?.name ? { name: hint.name } : {}),
+      ...(hint?.down ? { down_sql: hint.down } : {}),
+      ...(hint?.migration === false ? { migration: false } : {}),
+    }, adminHeaders())) as Omit<Recording, 'at'> & { result: unknown };
+    recordings = [{ migration: r.migration, metadata_files: r.metadata_files, at: ++recordingSeq }, ...recordings].slice(0, 4);
+    recordingListeners.forEach((l) => l());
+    return r.result;
+  }
+  return send('POST', '/v1/query', body, adminHeaders());
+}
+
+/** POST /v1/query with the admin secret (through the project API when it is a change and there is a project). */
+export function query<T = unknown>(type: string, args: unknown, hint?: MigrationHint): Promise<T> {
+  return sendQuery({ type, args }, hint) as Promise<T>;
 }
 
 /** Several /v1/query operations in one transaction. */
-export function bulk<T = unknown[]>(ops: Array<{ type: string; args: unknown }>): Promise<T> {
-  return send('POST', '/v1/query', { type: 'bulk', args: ops }, adminHeaders()) as Promise<T>;
+export function bulk<T = unknown[]>(ops: Array<{ type: string; args: unknown }>, hint?: MigrationHint): Promise<T> {
+  return sendQuery({ type: 'bulk', args: ops }, hint) as Promise<T>;
 }
 
 export interface SqlResult {
@@ -104,8 +186,8 @@ export interface SqlResult {
   result: Array<Array<string | null>> | null;
 }
 
-export function runSql(sql: string, opts: { readOnly?: boolean; cascade?: boolean } = {}): Promise<SqlResult> {
-  return query<SqlResult>('run_sql', { sql, cascade: opts.cascade ?? false, read_only: opts.readOnly ?? false });
+export function runSql(sql: string, opts: { readOnly?: boolean; cascade?: boolean } & MigrationHint = {}): Promise<SqlResult> {
+  return query<SqlResult>('run_sql', { sql, cascade: opts.cascade ?? false, read_only: opts.readOnly ?? false }, opts);
 }
 
 /** The rows of a run_sql result as objects keyed by the header row. */

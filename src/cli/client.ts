@@ -29,6 +29,8 @@ export interface HttpClientOptions {
   connectTimeoutMs?: number;
   timeoutMs?: number;
   maxResponseBytes?: number;
+  /** more request headers (the console's proxy passes on the browser's credentials: authorization, x-svc-*) */
+  headers?: Record<string, string>;
 }
 
 const join = (base: URL, path: string) => new URL(path.replace(/^\/+/, ''), base.href.endsWith('/') ? base : new URL(`${base.href}/`));
@@ -91,6 +93,7 @@ export class HttpClient implements QueryClient {
     const payload = Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(payload.length), accept: 'application/json', connection: 'close' };
     if (this.opts.adminSecret) headers['x-svc-admin-secret'] = this.opts.adminSecret;
+    for (const [k, v] of Object.entries(this.opts.headers ?? {})) if (!(k.toLowerCase() in headers)) headers[k.toLowerCase()] = v;
     const connectMs = this.opts.connectTimeoutMs ?? 10_000;
     const totalMs = this.opts.timeoutMs ?? 600_000;
     const maxBytes = this.opts.maxResponseBytes ?? 256 * 1024 * 1024;

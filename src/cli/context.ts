@@ -68,12 +68,15 @@ export class Context {
     return this.envCache;
   }
 
-  /** An HTTP client for the server: flag > environment (.env included) > config.yaml > default. */
-  client(): QueryClient {
+  /**
+   * An HTTP client for the server: flag > environment (.env included) > config.yaml > default.
+   * `headers`: more request headers (an admin secret among them wins over the configured one).
+   */
+  client(headers?: Record<string, string>): QueryClient {
     const p = this.project(false);
     const env = this.envFor(p.dir);
-    const endpoint = this.flag('endpoint') ?? nonEmpty(env.SVC_GRAPHQL_ENDPOINT) ?? p.config.endpoint ?? DEFAULT_ENDPOINT;
-    const adminSecret = this.flag('admin-secret') ?? nonEmpty(env.SVC_GRAPHQL_ADMIN_SECRET) ?? nonEmpty(env.SVC_GRAPHQL_ACCESS_KEY) ?? p.config.admin_secret;
+    const { endpoint } = this.connection();
+    const adminSecret = headers?.['x-svc-admin-secret'] ?? this.connection().adminSecret;
     const skipEnv = env.SVC_GRAPHQL_INSECURE_SKIP_TLS_VERIFY;
     const insecure = this.has('insecure-skip-tls-verify') ? this.bool('insecure-skip-tls-verify') : skipEnv ? /^(true|t|1|yes)$/i.test(skipEnv) : (p.config.insecure_skip_tls_verify ?? false);
     const caFlag = this.flag('certificate-authority');
@@ -86,7 +89,17 @@ export class Context {
       pgDumpPath: nonEmpty(env.SVC_GRAPHQL_API_PATHS_PG_DUMP) ?? p.config.api_paths.pg_dump,
       insecureSkipTlsVerify: insecure,
       ...(ca ? { certificateAuthority: ca } : {}),
+      ...(headers ? { headers } : {}),
     });
+  }
+
+  /** The server's endpoint and admin secret: flag > environment (.env included) > config.yaml > default. */
+  connection(): { endpoint: string; adminSecret?: string } {
+    const p = this.project(false);
+    const env = this.envFor(p.dir);
+    const endpoint = this.flag('endpoint') ?? nonEmpty(env.SVC_GRAPHQL_ENDPOINT) ?? p.config.endpoint ?? DEFAULT_ENDPOINT;
+    const adminSecret = this.flag('admin-secret') ?? nonEmpty(env.SVC_GRAPHQL_ADMIN_SECRET) ?? nonEmpty(env.SVC_GRAPHQL_ACCESS_KEY) ?? p.config.admin_secret;
+    return { endpoint, ...(adminSecret !== undefined ? { adminSecret } : {}) };
   }
 
   usage(message: string): Error {

@@ -4,6 +4,7 @@
  * messages and exit codes (./errors.ts) — never a stack trace for a user error.
  */
 import { checkArgCount, commandHelp, parseArgs, type CommandSpec } from './args.js';
+import { CONSOLE_COMMANDS } from './console.js';
 import { Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
 import { INIT_COMMANDS } from './init.js';
@@ -13,7 +14,7 @@ import { MIGRATE_COMMANDS } from './migrate.js';
 import { Output, type Streams } from './output.js';
 import { SEED_COMMANDS } from './seed.js';
 
-export const COMMANDS: CommandSpec[] = [...INIT_COMMANDS, ...METADATA_COMMANDS, ...MIGRATE_COMMANDS, ...SEED_COMMANDS];
+export const COMMANDS: CommandSpec[] = [...INIT_COMMANDS, ...CONSOLE_COMMANDS, ...METADATA_COMMANDS, ...MIGRATE_COMMANDS, ...SEED_COMMANDS];
 
 /** Aliases of command words, as upstream (metadata → md, inconsistency → ic, …), by position. */
 const WORD_ALIASES: Record<string, string> = { md: 'metadata', seeds: 'seed', sd: 'seed', inconsistencies: 'inconsistency', ic: 'inconsistency', reset: 'clear', ls: 'list' };

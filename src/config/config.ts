@@ -102,6 +102,8 @@ export interface Config {
   outboundDenyPrivate: boolean;
   /** when non-empty, outbound calls only to these hosts (`*.suffix` for subdomains) */
   outboundAllowHosts: string[];
+  /** the console records its changes into this project directory (migrations, metadata files): src/server/project.ts */
+  projectDir?: string;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -175,6 +177,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'outboundDenyPrivate', flag: 'outbound-deny-private', env: 'SVC_GRAPHQL_OUTBOUND_DENY_PRIVATE', kind: 'bool', switch: true, description: 'refuse outbound calls (webhooks, action handlers, remote schemas, auth webhook, JWKS) to loopback, private, link-local and other non-public addresses, checked on the resolved addresses (default false)' },
   { key: 'outboundAllowHosts', flag: 'outbound-allow-hosts', env: 'SVC_GRAPHQL_OUTBOUND_ALLOW_HOSTS', kind: 'list', description: 'CSV of the only hosts outbound calls may go to (`*.example.com` for subdomains); these are exempt from --outbound-deny-private (default: any host)' },
   { key: 'metadataDir', flag: 'metadata-dir', env: 'SVC_GRAPHQL_METADATA_DIR', kind: 'string', description: 'apply this metadata directory (svc metadata export) before serving, after the migrations; refuse to start if it fails' },
+  { key: 'projectDir', flag: 'project-dir', env: 'SVC_GRAPHQL_PROJECT_DIR', kind: 'string', description: 'project directory (svc init) the console records into: its schema changes become migrations, its metadata changes metadata files (as under svc console)' },
 ];
 
 export function defaultConfig(): Config {

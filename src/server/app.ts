@@ -26,6 +26,7 @@ import { registerWorkerMetrics, serverMetrics } from './cluster.js';
 import { graphqlHttp } from './graphqlHttp.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
+import { registerProjectApi } from './project.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[]): Promise<Session>;
@@ -232,6 +233,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   });
 
   registerConsole(app, config, engine.log);
+  registerProjectApi(app, engine, config, resolve, (reply, e) => sendQueryError(reply, toSvcError(e), true, engine));
   attachWebsocket(app, engine, auth, gql);
   return app;
 }

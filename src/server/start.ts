@@ -47,7 +47,15 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
       throw e;
     }
   }
-  const app = await buildApp(engine, auth, graphqlHandlers);
+  let app;
+  try {
+    app = await buildApp(engine, auth, graphqlHandlers);
+  } catch (e) {
+    // e.g. --project-dir without a config.yaml
+    auth.close?.();
+    await engine.close();
+    throw e;
+  }
   try {
     await app.listen({ port: config.port, host: config.host === '*' ? '0.0.0.0' : config.host });
   } catch (e) {

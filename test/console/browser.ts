@@ -21,6 +21,8 @@ export const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 
 export interface ConsoleSession {
   server: TestServer;
+  /** where the console is served: the server, or the front given to openConsole (svc console) */
+  url: string;
   browser: Browser;
   context: BrowserContext;
   page: Page;
@@ -48,6 +50,8 @@ export async function openConsole(opts: {
   server?: Parameters<typeof startTestServer>[0];
   /** false: stay on no page (the caller signs in) */
   signIn?: boolean;
+  /** a server in front of Svc that serves the console (svc console), started once Svc is up */
+  front?: (server: TestServer) => Promise<{ url: string; close(): Promise<void> }>;
 } = {}): Promise<ConsoleSession> {
   const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'console.mjs'), '--quiet'], { cwd: ROOT, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
   assert.equal(built.status, 0, `console build failed:\n${built.stderr}`);
@@ -57,7 +61,10 @@ export async function openConsole(opts: {
   const adminHeaders: Record<string, string> = secret === null ? {} : { 'x-svc-admin-secret': secret };
   const problems: string[] = [];
   let browser: Browser | undefined;
+  let front: { url: string; close(): Promise<void> } | undefined;
   try {
+    front = opts.front ? await opts.front(server) : undefined;
+    const base = front?.url ?? server.url;
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -67,7 +74,7 @@ export async function openConsole(opts: {
     const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 900 } });
     context.setDefaultTimeout(20_000);
     // nothing may leave the server: no CDN, no fonts from elsewhere
-    await context.route((url) => !url.href.startsWith(server.url) && !url.href.startsWith('data:') && !url.href.startsWith('blob:'), (route) => {
+    await context.route((url) => !url.href.startsWith(base) && !url.href.startsWith('data:') && !url.href.startsWith('blob:'), (route) => {
       problems.push(`request outside the server: ${route.request().url()}`);
       return route.abort();
     });
@@ -75,14 +82,14 @@ export async function openConsole(opts: {
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     if (opts.signIn !== false && secret !== null) {
       // sign in once: the secret lives in the tab's sessionStorage
-      await page.goto(`${server.url}/console`);
+      await page.goto(`${base}/console`);
       await page.getByLabel('Admin secret').fill(secret);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     }
     const b = browser;
     return {
-      server, browser: b, context, page, secret, problems,
+      server, url: base, browser: b, context, page, secret, problems,
       shot: async (name) => {
         await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
       },
@@ -96,16 +103,18 @@ export async function openConsole(opts: {
       },
       admin: (type, args) => query(server.url, { type, args }, adminHeaders),
       open: async (path, ready) => {
-        await page.goto(server.url + path);
+        await page.goto(base + path);
         await (ready ? ready() : page.locator('#page-title')).first().waitFor();
       },
       close: async () => {
         await b.close();
+        await front?.close();
         await server.close();
       },
     };
   } catch (e) {
     await browser?.close();
+    await front?.close();
     await server.close();
     throw e;
   }

@@ -7,7 +7,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { bulk } from '../api';
 import { navigate } from '../router';
 import { ErrorBox, flash, PageHeader, useAction } from '../ui';
-import { checkTableSpec, createTableSql, type TableSpec } from './ddl';
+import { checkTableSpec, createTableSql, dropTableSql, migrationName, type TableSpec } from './ddl';
 import { ColumnFields, ForeignKeyFields, newColumn, newForeignKey, TypeList } from './forms';
 import { tableLink } from './SchemaView';
 import type { TableInfo } from './model';
@@ -35,7 +35,7 @@ export function CreateTable({ schema, tables, onCreated }: { schema: string; tab
       await bulk([
         { type: 'run_sql', args: { sql } },
         ...(track ? [{ type: 'track_table', args: { table } }] : []),
-      ]);
+      ], { name: migrationName('create_table', spec.schema, spec.name), down: dropTableSql(table) });
       onCreated();
       flash(`Created ${spec.name}`);
       navigate(tableLink(table, 'modify'));

@@ -9,8 +9,9 @@ import { query } from '../api';
 import { navigate } from '../router';
 import { ConfirmButton, ErrorBox, flash, ResultTable, Status, useAction } from '../ui';
 import {
-  addColumnSql, addConstraintSql, alterColumnSql, checkTypeName, createIndexSql, dropColumnSql, dropConstraintSql, dropIndexSql, dropTableSql,
-  INDEX_METHODS, renameTableSql, type ColumnSpec, type ConstraintSpec, type IndexSpec,
+  addColumnSql, addConstraintSql, commentTableSql, alterColumnDownSql, alterColumnSql, checkTypeName, createIndexSql, defaultConstraintName, defaultIndexName, dropColumnDownSql,
+  dropColumnSql, dropConstraintSql, dropIndexSql, dropTableSql, ident, INDEX_METHODS, migrationName, qualifiedIdent, recreateTableSql, renameTableSql,
+  type ColumnSpec, type ConstraintSpec, type IndexSpec,
 } from './ddl';
 import { ColumnFields, ForeignKeyFields, newColumn, newForeignKey, TypeList } from './forms';
 import { runDdl } from './load';
@@ -73,13 +74,13 @@ export function ModifyTable({ table, tables, functions, metadata, onChanged }: {
 function TableSection({ table, run, busy }: { table: TableInfo; run: Run; busy: boolean }) {
   const id = useId();
   const [name, setName] = useState(table.name);
+  const [comment, setComment] = useState(table.comment ?? '');
   return (
     <section aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>Table</h2>
-      {table.comment && <p className="muted">{table.comment}</p>}
       <form className="inline" onSubmit={(e) => {
         e.preventDefault();
-        void run(() => runDdl(renameTableSql(table, name)), '').then((ok) => {
+        void run(() => runDdl(renameTableSql(table, name), false, { name: migrationName('rename_table', table.schema, table.name), down: renameTableSql({ schema: table.schema, name }, table.name) }), '').then((ok) => {
           if (!ok) return;
           flash(`Renamed ${table.name} to ${name}`);
           navigate(tableLink({ schema: table.schema, name }, 'modify'));
@@ -90,11 +91,22 @@ function TableSection({ table, run, busy }: { table: TableInfo; run: Run; busy: 
         <button type="submit" disabled={busy || name === table.name || !name}>Rename table</button>
         <ConfirmButton label="Drop table" danger disabled={busy}
           question={<>Drop the table <strong>{tableLabel(table)}</strong> and all its rows? Its relationships and permissions go too. This cannot be undone.</>}
-          onConfirm={() => void run(() => runDdl(dropTableSql(table), true), '').then((ok) => {
+          onConfirm={() => void run(() => runDdl(dropTableSql(table), true, { name: migrationName('drop_table', table.schema, table.name), down: recreateTableSql(table) }), '').then((ok) => {
             if (!ok) return;
             flash(`Dropped ${tableLabel(table)}`);
             navigate(`data/schema/${encodeURIComponent(table.schema)}`);
           })} />
+      </form>
+      <form className="inline" aria-label="Table comment" onSubmit={(e) => {
+        e.preventDefault();
+        void run(() => runDdl(commentTableSql(table, comment), false, {
+          name: migrationName('comment_on_table', table.schema, table.name),
+          down: commentTableSql(table, table.comment ?? ''),
+        }), comment.trim() ? 'Saved the comment' : 'Removed the comment');
+      }}>
+        <label htmlFor={`${id}-comment`}>Table comment</label>
+        <input id={`${id}-comment`} className="grow" value={comment} onChange={(e) => setComment(e.target.value)} />
+        <button type="submit" disabled={busy || comment.trim() === (table.comment ?? '').trim()}>Save comment</button>
       </form>
     </section>
   );
@@ -117,14 +129,15 @@ function ColumnsSection({ table, run, busy }: { table: TableInfo; run: Run; busy
     const stmts = alterColumnSql(table, before, draft);
     if (before.unique && !draft.unique && before.uniqueConstraint) stmts.push(dropConstraintSql(table, before.uniqueConstraint));
     if (stmts.length === 0) return setEditing(undefined);
-    void run(() => runDdl(stmts.join('\n')), `Saved column ${draft.name}`).then((ok) => ok && setEditing(undefined));
+    const down = alterColumnDownSql(table, before, draft);
+    void run(() => runDdl(stmts.join('\n'), false, { name: migrationName('alter_table', table.schema, table.name, 'alter_column', before.name), down: down.join('\n') }), `Saved column ${draft.name}`).then((ok) => ok && setEditing(undefined));
   };
   const add = (e: FormEvent) => {
     e.preventDefault();
     const bad = !adding.name.trim() ? 'the new column needs a name' : checkTypeName(adding.type);
     setProblem(bad);
     if (bad) return;
-    void run(() => runDdl(addColumnSql(table, adding)), `Added column ${adding.name}`).then((ok) => ok && setAdding(newColumn()));
+    void run(() => runDdl(addColumnSql(table, adding), false, { name: migrationName('alter_table', table.schema, table.name, 'add_column', adding.name), down: dropColumnSql(table, adding.name) }), `Added column ${adding.name}`).then((ok) => ok && setAdding(newColumn()));
   };
 
   return (
@@ -144,7 +157,7 @@ function ColumnsSection({ table, run, busy }: { table: TableInfo; run: Run; busy
               }}>Edit</button>
               <ConfirmButton text="Drop" label={`Drop column ${c.name}`} danger disabled={busy}
                 question={<>Drop the column <strong>{c.name}</strong> and its data? Permissions and relationships that use it are removed too.</>}
-                onConfirm={() => void run(() => runDdl(dropColumnSql(table, c.name), true), `Dropped column ${c.name}`)} />
+                onConfirm={() => void run(() => runDdl(dropColumnSql(table, c.name), true, { name: migrationName('alter_table', table.schema, table.name, 'drop_column', c.name), down: dropColumnDownSql(table, specOf(table, c.name)) }), `Dropped column ${c.name}`)} />
             </>
           );
         }} />
@@ -179,7 +192,9 @@ function ConstraintsSection({ table, tables, run, busy }: { table: TableInfo; ta
 
   const add = (e: FormEvent) => {
     e.preventDefault();
-    void run(() => runDdl(addConstraintSql(table, spec)), `Added the ${kind} constraint`).then((ok) => {
+    // named (PostgreSQL's default name when none is given) so that the down migration can drop it
+    const named = { ...spec, name: spec.name.trim() || defaultConstraintName(table, spec, constraints.map((k) => k.name)) } as ConstraintSpec;
+    void run(() => runDdl(addConstraintSql(table, named), false, { name: migrationName('alter_table', table.schema, table.name, 'add_constraint', named.name), down: dropConstraintSql(table, named.name) }), `Added the ${kind} constraint`).then((ok) => {
       if (!ok) return;
       setName('');
       setColumns([]);
@@ -195,7 +210,10 @@ function ConstraintsSection({ table, tables, run, busy }: { table: TableInfo; ta
         actions={(i) => (
           <ConfirmButton text="Drop" label={`Drop constraint ${constraints[i]!.name}`} danger disabled={busy}
             question={<>Drop the constraint <strong>{constraints[i]!.name}</strong>? Relationships using a foreign key it is are removed too.</>}
-            onConfirm={() => void run(() => runDdl(dropConstraintSql(table, constraints[i]!.name), true), `Dropped constraint ${constraints[i]!.name}`)} />
+            onConfirm={() => void run(() => runDdl(dropConstraintSql(table, constraints[i]!.name), true, {
+              name: migrationName('alter_table', table.schema, table.name, 'drop_constraint', constraints[i]!.name),
+              down: `alter table ${qualifiedIdent(table)} add constraint ${ident(constraints[i]!.name)} ${constraints[i]!.definition};`,
+            }), `Dropped constraint ${constraints[i]!.name}`)} />
         )} />
       <form onSubmit={add} aria-label="Add a constraint">
         <h3>Add a constraint</h3>
@@ -232,7 +250,8 @@ function IndexesSection({ table, run, busy }: { table: TableInfo; run: Run; busy
   const indexes = table.indexes ?? [];
   const add = (e: FormEvent) => {
     e.preventDefault();
-    void run(() => runDdl(createIndexSql(table, ix)), 'Created the index').then((ok) => ok && setIx({ name: '', columns: [], unique: false, method: 'btree' }));
+    const named = { ...ix, name: ix.name.trim() || defaultIndexName(table, ix.columns, indexes.map((x) => x.name)) };
+    void run(() => runDdl(createIndexSql(table, named), false, { name: migrationName('create_index', table.schema, named.name), down: dropIndexSql(table.schema, named.name) }), 'Created the index').then((ok) => ok && setIx({ name: '', columns: [], unique: false, method: 'btree' }));
   };
   return (
     <section aria-labelledby={`${id}-h`}>
@@ -243,7 +262,7 @@ function IndexesSection({ table, run, busy }: { table: TableInfo; run: Run; busy
           const x = indexes[i]!;
           return x.constraint ? <span className="muted">constraint {x.constraint}</span> : (
             <ConfirmButton text="Drop" label={`Drop index ${x.name}`} danger disabled={busy} question={<>Drop the index <strong>{x.name}</strong>?</>}
-              onConfirm={() => void run(() => runDdl(dropIndexSql(table.schema, x.name)), `Dropped index ${x.name}`)} />
+              onConfirm={() => void run(() => runDdl(dropIndexSql(table.schema, x.name), false, { name: migrationName('drop_index', table.schema, x.name), down: `${x.definition};` }), `Dropped index ${x.name}`)} />
           );
         }} />
       <form onSubmit={add} aria-label="Create an index">
@@ -316,7 +335,7 @@ function ComputedFields({ table, md, functions, run, busy }: { table: TableInfo;
             <div className="field"><label htmlFor={`${id}-targ`}>Table argument <span className="hint">(optional)</span></label><input id={`${id}-targ`} value={tableArg} onChange={(e) => setTableArg(e.target.value)} list={`${id}-args`} size={12} /></div>
             <div className="field"><label htmlFor={`${id}-sarg`}>Session argument <span className="hint">(optional)</span></label><input id={`${id}-sarg`} value={sessionArg} onChange={(e) => setSessionArg(e.target.value)} list={`${id}-args`} size={12} /></div>
             <datalist id={`${id}-args`}>{(chosen?.args ?? []).filter((a) => a.name).map((a) => <option key={a.name} value={a.name} />)}</datalist>
-            <div className="field"><label htmlFor={`${id}-comment`}>Comment</label><input id={`${id}-comment`} value={comment} onChange={(e) => setComment(e.target.value)} /></div>
+            <div className="field"><label htmlFor={`${id}-comment`}>Table comment</label><input id={`${id}-comment`} value={comment} onChange={(e) => setComment(e.target.value)} /></div>
           </div>
           <p><button type="submit" disabled={busy || !chosen || !name}>Add computed field</button></p>
         </form>

@@ -1,7 +1,9 @@
 /** Runs SQL with run_sql and shows the rows as a table. Ctrl+Enter runs. */
 import { useId, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { ApiError, bulk, runSql, type SqlResult } from '../api';
+import { useProject } from '../ProjectBar';
 import { ErrorBox, PageHeader, ResultTable, Status, useAction } from '../ui';
+import { migrationName } from './ddl';
 import { loadTables } from './load';
 import { tableLabel } from './model';
 
@@ -14,6 +16,10 @@ export function SqlRunner({ onChanged }: { onChanged: () => void }) {
   const [tracked, setTracked] = useState<string[]>([]);
   const action = useAction();
   const id = useId();
+  // with a project (svc console): the SQL is written as a migration unless this is unticked
+  const project = useProject();
+  const [isMigration, setIsMigration] = useState(true);
+  const [migName, setMigName] = useState('');
 
   const [ranSql, setRanSql] = useState('');
   const run = () =>
@@ -22,7 +28,7 @@ export function SqlRunner({ onChanged }: { onChanged: () => void }) {
       setResult(undefined);
       setTracked([]);
       const before = trackNew ? new Set((await loadTables()).map((t) => `${t.schema}.${t.name}`)) : undefined;
-      const r = await runSql(sql, { cascade, readOnly });
+      const r = await runSql(sql, { cascade, readOnly, migration: isMigration, ...(migName.trim() ? { name: migrationName(migName.trim()) } : {}) });
       setResult(r);
       if (before) {
         const created = (await loadTables()).filter((t) => !before.has(`${t.schema}.${t.name}`));
@@ -58,7 +64,14 @@ export function SqlRunner({ onChanged }: { onChanged: () => void }) {
           <label><input type="checkbox" checked={trackNew} onChange={(e) => setTrackNew(e.target.checked)} /> Track tables and views this creates</label>
           <label><input type="checkbox" checked={cascade} onChange={(e) => setCascade(e.target.checked)} /> Cascade metadata (drop dependent relationships and permissions)</label>
           <label><input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} /> Read only</label>
+          {project && !readOnly && <label><input type="checkbox" checked={isMigration} onChange={(e) => setIsMigration(e.target.checked)} /> This is a migration</label>}
         </div>
+        {project && !readOnly && isMigration && (
+          <div className="field">
+            <label htmlFor={`${id}-mig`}>Migration name <span className="hint">(optional; the down.sql asks to be written by hand)</span></label>
+            <input id={`${id}-mig`} value={migName} onChange={(e) => setMigName(e.target.value)} placeholder="add_orders" />
+          </div>
+        )}
         <p>
           <button type="submit" className="primary" disabled={action.busy || !sql.trim()}>{action.busy ? 'Running…' : 'Run'}</button>
         </p>

@@ -140,6 +140,9 @@ export const renameColumnSql = (t: T, from: string, to: string) => `${alter(t)} 
 export const renameTableSql = (t: T, to: string) => `${alter(t)} rename to ${ident(to)};`;
 export const dropTableSql = (t: T) => `drop table ${qualifiedIdent(t)};`;
 
+/** COMMENT ON TABLE (an empty comment removes it). */
+export const commentTableSql = (t: T, comment: string) => `comment on table ${qualifiedIdent(t)} is ${comment.trim() ? literal(comment.trim()) : 'null'};`;
+
 /** Changes the type of a column (converting its values with a cast). */
 export function retypeColumnSql(t: T, column: string, type: string): string {
   return `${alter(t)} alter column ${ident(column)} type ${type.trim()} using ${ident(column)}::${type.trim()};`;
@@ -206,3 +209,67 @@ export function createIndexSql(t: T, ix: IndexSpec): string {
 }
 
 export const dropIndexSql = (schema: string, name: string) => `drop index ${qualifiedIdent({ schema, name })};`;
+
+// ---- migrations (svc console): names and the down SQL of each change ----------------------------
+
+/** A migration name from parts (letters, digits, _ . - only; upstream's create_table_public_author style). */
+export function migrationName(...parts: string[]): string {
+  return parts.join('_').replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '').slice(0, 100) || 'migration';
+}
+
+/** PostgreSQL's default name of a constraint (table_columns_key, …) for one added without a name. */
+export function defaultConstraintName(t: T, c: ConstraintSpec, taken: string[] = []): string {
+  const cols = c.kind === 'foreign key' ? c.fk.columns : c.kind === 'check' ? [] : c.columns;
+  const suffix = c.kind === 'primary key' ? 'pkey' : c.kind === 'unique' ? 'key' : c.kind === 'check' ? 'check' : 'fkey';
+  const base = c.kind === 'primary key' ? `${t.name}_pkey` : [t.name, ...cols, suffix].join('_');
+  let name = base;
+  for (let i = 1; taken.includes(name); i++) name = `${base}${i}`;
+  return name;
+}
+
+/** PostgreSQL's default name of an index created without a name. */
+export function defaultIndexName(t: T, columns: string[], taken: string[] = []): string {
+  const base = [t.name, ...columns, 'idx'].join('_');
+  let name = base;
+  for (let i = 1; taken.includes(name); i++) name = `${base}${i}`;
+  return name;
+}
+
+/** The down of editing a column from `before` to `after` (alterColumnSql the other way round). */
+export function alterColumnDownSql(t: T, before: ColumnSpec & { uniqueConstraint?: string }, after: ColumnSpec): string[] {
+  const out: string[] = [];
+  if (after.unique && !before.unique) out.push(dropConstraintSql(t, `${t.name}_${after.name}_key`));
+  out.push(...alterColumnSql(t, { ...after, unique: before.unique }, { ...before, unique: before.unique }));
+  if (before.unique && !after.unique && before.uniqueConstraint) out.push(`${alter(t)} add constraint ${ident(before.uniqueConstraint)} unique (${ident(before.name)});`);
+  return out;
+}
+
+/** The down of dropping a column: the column again (its data is gone). */
+export function dropColumnDownSql(t: T, c: ColumnSpec): string {
+  return `-- the column's values are not restored\n${addColumnSql(t, { ...c, unique: false, nullable: c.nullable || !c.default.trim() })}`;
+}
+
+/**
+ * The down of dropping a table: the table again from what the console read of it (columns with
+ * types, defaults and nullability, its constraints, indexes and comment; its rows are gone).
+ */
+export function recreateTableSql(t: {
+  schema: string; name: string;
+  columns: Array<{ name: string; type: string; nullable: boolean; default: string | null }>;
+  constraints?: Array<{ name: string; type: string; definition: string }>;
+  indexes?: Array<{ definition: string; constraint: string | null }>;
+  comment?: string | null;
+}): string {
+  const out: string[] = ["-- the table's rows are not restored"];
+  for (const c of t.columns) {
+    const seq = /^nextval\('(.+)'::regclass\)$/.exec(c.default ?? '');
+    if (seq) out.push(`create sequence if not exists ${seq[1]!.replace(/''/g, "'")};`);
+  }
+  const cols = t.columns.map((c) => `${ident(c.name)} ${c.type}${c.default ? ` default ${c.default}` : ''}${c.nullable ? '' : ' not null'}`);
+  out.push(`create table ${qualifiedIdent(t)} (\n  ${cols.join(',\n  ')}\n);`);
+  const order = ['p', 'u', 'c', 'x', 'f'];
+  for (const k of [...(t.constraints ?? [])].sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))) out.push(`${alter(t)} add constraint ${ident(k.name)} ${k.definition};`);
+  for (const ix of t.indexes ?? []) if (!ix.constraint) out.push(`${ix.definition};`);
+  if (t.comment) out.push(`comment on table ${qualifiedIdent(t)} is ${literal(t.comment)};`);
+  return out.join('\n');
+}

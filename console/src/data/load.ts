@@ -1,5 +1,5 @@
 /** Reading the database's tables (run_sql, read-only) and the metadata; tracking tables. */
-import { query, runSql, sqlRows } from '../api';
+import { query, runSql, sqlRows, type MigrationHint } from '../api';
 import { functionsSql, introspectionSql, SCHEMAS_SQL, type FunctionInfo, type Metadata, type QualifiedName, type TableInfo } from './model';
 
 export async function loadSchemas(): Promise<string[]> {
@@ -16,9 +16,12 @@ export async function loadFunctions(): Promise<FunctionInfo[]> {
   return JSON.parse(rows[0]?.functions ?? '[]') as FunctionInfo[];
 }
 
-/** Runs DDL (not read-only); `cascade` lets it drop the metadata that depends on what it drops. */
-export function runDdl(sql: string, cascade = false): Promise<unknown> {
-  return runSql(sql, { cascade });
+/**
+ * Runs DDL (not read-only); `cascade` lets it drop the metadata that depends on what it drops.
+ * `hint`: the migration's name and down SQL when the console records into a project.
+ */
+export function runDdl(sql: string, cascade = false, hint?: MigrationHint): Promise<unknown> {
+  return runSql(sql, { cascade, ...hint });
 }
 
 export function loadMetadata(): Promise<Metadata> {

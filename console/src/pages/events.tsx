@@ -10,7 +10,7 @@
  */
 import { useId, useState, type FormEvent } from 'react';
 import { query, runSql, sqlRows } from '../api';
-import { loadMetadata } from '../data/load';
+import { loadMetadata, loadTables } from '../data/load';
 import { qualified, sqlLiteral, tableLabel, type QualifiedName } from '../data/model';
 import type { PageMeta, PageProps } from '../pages';
 import { Link, navigate, useTitle } from '../router';
@@ -133,8 +133,23 @@ function TriggerForm({ tables, trigger, onSaved }: { tables: QualifiedName[]; tr
   const [interval, setRetryInterval] = useState(String(trigger?.retry_conf?.interval_sec ?? 10));
   const [timeout, setTimeoutSec] = useState(String(trigger?.retry_conf?.timeout_sec ?? 60));
   const [headers, setHeaders] = useState<HeaderRow[]>(() => headerRowsOf(trigger?.headers));
+  // the columns whose change fires an update event ('*': any column)
+  const [updateCols, setUpdateCols] = useState<string[] | '*'>(() => {
+    const c = (d?.update as OpSpec | undefined)?.columns;
+    return Array.isArray(c) ? c.map(String) : '*';
+  });
+  const chosen = trigger ? trigger.table : tables.find((x) => tableLabel(x) === table);
+  const columns = useAsync(async () => {
+    if (!chosen || !opsOn.update) return [];
+    const t = (await loadTables(chosen.schema)).find((x) => x.name === chosen.name);
+    return t ? t.columns.map((c) => c.name) : [];
+  }, [chosen?.schema, chosen?.name, opsOn.update]);
 
-  const spec = (op: 'insert' | 'update' | 'delete') => (opsOn[op] ? { [op]: (d?.[op] as OpSpec | undefined) ?? { columns: '*' } } : {});
+  const spec = (op: 'insert' | 'update' | 'delete') => {
+    if (!opsOn[op]) return {};
+    const before = (d?.[op] as OpSpec | undefined) ?? { columns: '*' };
+    return { [op]: op === 'update' ? { ...before, columns: updateCols } : before };
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const t = trigger ? trigger.table : tables.find((x) => tableLabel(x) === table);
@@ -175,6 +190,15 @@ function TriggerForm({ tables, trigger, onSaved }: { tables: QualifiedName[]; tr
           <input id={`${id}-webhook`} value={webhook} onChange={(e) => setWebhook(e.target.value)} required={!trigger?.webhook_from_env} />
         </div>
         <fieldset className="checks"><legend>Operations</legend>{check('insert', 'Insert')}{check('update', 'Update')}{check('delete', 'Delete')}{check('manual', 'Manual (invoke from the console)')}</fieldset>
+        {opsOn.update && (
+          <fieldset className="checks">
+            <legend>Columns whose update fires the trigger</legend>
+            <label><input type="checkbox" checked={updateCols === '*'} onChange={(e) => setUpdateCols(e.target.checked ? '*' : [])} /> Any column</label>
+            {updateCols !== '*' && (columns.data ?? []).map((c) => (
+              <label key={c}><input type="checkbox" checked={updateCols.includes(c)} onChange={(e) => setUpdateCols(e.target.checked ? [...updateCols, c] : updateCols.filter((x) => x !== c))} /> {c}</label>
+            ))}
+          </fieldset>
+        )}
         <div className="inline">
           <div className="field"><label htmlFor={`${id}-retries`}>Retries</label><input id={`${id}-retries`} type="number" min={0} value={retries} onChange={(e) => setRetries(e.target.value)} /></div>
           <div className="field"><label htmlFor={`${id}-interval`}>Retry interval (s)</label><input id={`${id}-interval`} type="number" min={0} value={interval} onChange={(e) => setRetryInterval(e.target.value)} /></div>
