@@ -107,7 +107,7 @@ function runWrk(base, scenario, seconds) {
     script,
     `wrk.method = "POST"
 wrk.body = ${luaString(body)}
-${Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(String(v))}`).join('\n')}
+${Object.entries(headers).map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(String(v))}`).join('\n')}
 function done(summary, latency, requests)
   io.write(string.format('WRK {"requests":%.0f,"duration_us":%.0f,"errors":%.0f,"p50_us":%.0f,"p99_us":%.0f}\\n',
     summary.requests, summary.duration, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout,
