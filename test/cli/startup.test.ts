@@ -127,7 +127,7 @@ test('metadata the server refuses stops the start; the metadata is unchanged', {
   });
   const r = await failedStart(['--database-url', db.url, '--migrations-dir', join(dir, 'migrations'), '--metadata-dir', join(dir, 'metadata')]);
   assert.equal(r.code, 1, r.output);
-  assert.match(r.output, /svc: failed to start: applying the metadata failed: the server refused the metadata: cannot continue due to inconsistent metadata \(unexpected at \$\.args\)\n {2}inconsistent table no_such_table: no such table\/view exists in postgres: "no_such_table"/);
+  assert.match(r.output, /svc: failed to start: applying the metadata failed: the server refused the metadata: cannot continue due to inconsistent metadata \(unexpected at \$\.args\)\n {2}inconsistent table public\.no_such_table: no such table\/view exists in postgres: "no_such_table"/);
   assert.deepEqual(await sql(db.url, "select metadata::jsonb -> 'tables' as t from svc_catalog.svc_metadata"), [{ t: [] }]);
   // a metadata directory that is not one is refused before anything is touched
   const r2 = await failedStart(['--database-url', db.url, '--metadata-dir', join(dir, 'migrations')]);
