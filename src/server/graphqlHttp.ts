@@ -1,5 +1,6 @@
 /**
- * POST /v1/graphql, /v1alpha1/graphql and /v1beta1/relay on plain `node:http`, in front of
+ * POST /v1/graphql, /v1alpha1/graphql and /v1beta1/relay (and GET /v1/graphql and /v1beta1/relay,
+ * GraphQL over HTTP, queries only; automatic persisted queries) on plain `node:http`, in front of
  * Fastify (which serves every other route). This is the hot path: a request
  * costs body read → JSON.parse → authenticate → plan-cache lookup → one
  * prepared statement → the response text PostgreSQL built, with no framework
