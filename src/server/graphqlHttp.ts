@@ -152,6 +152,7 @@ export function graphqlHttp(
   const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes);
   /** operation type of a GET's query text (bounded memo: clients repeat the same few queries) */
   const opTypes = new Map<string, OperationTypeNode | null>();
+  let opTypesChars = 0;
   const operationType = (query: string, operationName: unknown): OperationTypeNode | null => {
     const key = `${typeof operationName === 'string' ? operationName : ''}\u0000${query}`;
     let t = opTypes.get(key);
@@ -162,8 +163,15 @@ export function graphqlHttp(
       } catch {
         t = null; // the pipeline answers the query's own error
       }
-      if (opTypes.size >= 1000) opTypes.clear();
-      if (query.length <= 64 * 1024) opTypes.set(key, t);
+      // bounded: at most ~1 M characters of keys, then it starts over
+      if (opTypesChars + key.length > 1024 * 1024) {
+        opTypes.clear();
+        opTypesChars = 0;
+      }
+      if (key.length <= 64 * 1024) {
+        opTypes.set(key, t);
+        opTypesChars += key.length;
+      }
     }
     return t;
   };
