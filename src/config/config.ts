@@ -84,6 +84,8 @@ export interface Config {
   dbConnectRetryTimeout: number;
   /** GraphQL document limits, checked before validation */
   maxQueryBytes: number;
+  /** automatic persisted queries: bytes of query text kept per process (LRU); 0 = none kept */
+  persistedQueriesMaxBytes: number;
   maxQueryTokens: number;
   maxQueryDepth: number;
   maxQueryNodes: number;
@@ -165,6 +167,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'adminStatementTimeout', flag: 'admin-statement-timeout', env: 'SVC_GRAPHQL_ADMIN_STATEMENT_TIMEOUT', kind: 'int', description: 'seconds an admin /v1/query request (run_sql, metadata) may run; 0 = no limit (default 0)' },
   { key: 'poolAcquireTimeout', flag: 'pool-acquire-timeout', env: 'SVC_GRAPHQL_POOL_ACQUIRE_TIMEOUT', kind: 'int', description: 'seconds a request waits for a database connection before a 503 (default 10)' },
   { key: 'dbConnectRetryTimeout', flag: 'db-connect-retry-timeout', env: 'SVC_GRAPHQL_DB_CONNECT_RETRY_TIMEOUT', kind: 'int', description: 'seconds start-up retries a database that does not answer (default 60)' },
+  { key: 'persistedQueriesMaxBytes', flag: 'persisted-queries-max-bytes', env: 'SVC_GRAPHQL_PERSISTED_QUERIES_MAX_BYTES', kind: 'int', description: 'bytes of automatic persisted queries kept per process, least recently used evicted first; 0 = none (default 16777216)' },
   { key: 'maxQueryBytes', flag: 'max-query-bytes', env: 'SVC_GRAPHQL_MAX_QUERY_BYTES', kind: 'int', description: 'maximum size of a GraphQL document (default 1048576)' },
   { key: 'maxQueryTokens', flag: 'max-query-tokens', env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS', kind: 'int', description: 'maximum lexical tokens of a GraphQL document (default 20000)' },
   { key: 'maxQueryDepth', flag: 'max-query-depth', env: 'SVC_GRAPHQL_MAX_QUERY_DEPTH', kind: 'int', description: 'maximum selection depth, fragments expanded (default 100)' },
@@ -219,6 +222,7 @@ export function defaultConfig(): Config {
     poolAcquireTimeout: 10,
     dbConnectRetryTimeout: 60,
     maxQueryBytes: 1024 * 1024,
+    persistedQueriesMaxBytes: 16 * 1024 * 1024,
     maxQueryTokens: 20_000,
     maxQueryDepth: 100,
     maxQueryNodes: 10_000,

@@ -1,5 +1,6 @@
 /**
- * POST /v1/graphql, /v1alpha1/graphql and /v1beta1/relay on plain `node:http`, in front of
+ * POST /v1/graphql, /v1alpha1/graphql and /v1beta1/relay (and GET /v1/graphql and /v1beta1/relay,
+ * GraphQL over HTTP, queries only; automatic persisted queries) on plain `node:http`, in front of
  * Fastify (which serves every other route). This is the hot path: a request
  * costs body read → JSON.parse → authenticate → plan-cache lookup → one
  * prepared statement → the response text PostgreSQL built, with no framework
@@ -25,13 +26,71 @@ import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
+import { checkAllowlist } from '../execute/allowlist.js';
+import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
+import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound, sha256Hex } from './persistedQueries.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** the GraphQL-over-HTTP media type, answered when the client accepts it and not application/json */
+const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
+/** code of the error a mutation (or subscription) sent with GET gets, answered with HTTP 405 */
+const METHOD_NOT_ALLOWED = 'method-not-allowed';
+
+/**
+ * The response media type the `Accept` header asks for (GraphQL over HTTP): application/json when
+ * acceptable (also without the header, for any-type and application-any ranges), else
+ * application/graphql-response+json when acceptable, else undefined (nothing we can answer).
+ */
+export function negotiateResponseType(accept: string | undefined): string | undefined {
+  if (accept === undefined || accept.trim() === '') return JSON_TYPE;
+  // per type: the q of the most specific matching range
+  const best = { json: { spec: 0, q: 0 }, gr: { spec: 0, q: 0 } };
+  for (const range of accept.split(',')) {
+    const [type = '', ...params] = range.split(';');
+    const t = type.trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p);
+      if (m) q = Number(m[1]);
+    }
+    if (!Number.isFinite(q)) continue;
+    const spec = (name: string) => (t === name ? 3 : t === 'application/*' ? 2 : t === '*/*' ? 1 : 0);
+    for (const [k, name] of [['json', 'application/json'], ['gr', 'application/graphql-response+json']] as const) {
+      const sp = spec(name);
+      if (sp > best[k].spec) best[k] = { spec: sp, q };
+    }
+  }
+  if (best.json.q > 0) return JSON_TYPE;
+  if (best.gr.q > 0) return GRAPHQL_RESPONSE_TYPE;
+  return undefined;
+}
+
+/** `?query=…&variables=…&operationName=…&extensions=…` of a GET → the request object a POST body would hold */
+function requestFromSearch(search: string): Record<string, unknown> {
+  const p = new URLSearchParams(search);
+  const one: Record<string, unknown> = {};
+  const query = p.get('query');
+  if (query !== null) one.query = query;
+  const op = p.get('operationName');
+  if (op !== null && op !== '') one.operationName = op;
+  for (const key of ['variables', 'extensions'] as const) {
+    const text = p.get(key);
+    if (text === null || text === '') continue;
+    try {
+      one[key] = JSON.parse(text);
+    } catch {
+      throw new SvcError(400, 'invalid-json', `the ${key} parameter is not JSON`, `$.${key}`);
+    }
+  }
+  return one;
+}
 
 interface Answer {
   status: number;
   body: string;
   error?: SvcError;
+  /** the response's media type (default application/json) */
+  type?: string;
   /** for the http-log line */
   session?: Session;
   query?: unknown;
@@ -90,9 +149,56 @@ export function graphqlHttp(
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
   let closing = false;
+  const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes);
+  /** operation type of a GET's query text (bounded memo: clients repeat the same few queries) */
+  const opTypes = new Map<string, OperationTypeNode | null>();
+  let opTypesChars = 0;
+  const operationType = (query: string, operationName: unknown): OperationTypeNode | null => {
+    const key = `${typeof operationName === 'string' ? operationName : ''}\u0000${query}`;
+    let t = opTypes.get(key);
+    if (t === undefined) {
+      try {
+        const doc = parse(query, { noLocation: true, maxTokens: config.maxQueryTokens });
+        t = getOperationAST(doc, typeof operationName === 'string' ? operationName : undefined)?.operation ?? null;
+      } catch {
+        t = null; // the pipeline answers the query's own error
+      }
+      // bounded: at most ~1 M characters of keys, then it starts over
+      if (opTypesChars + key.length > 1024 * 1024) {
+        opTypes.clear();
+        opTypesChars = 0;
+      }
+      if (key.length <= 64 * 1024) {
+        opTypes.set(key, t);
+        opTypesChars += key.length;
+      }
+    }
+    return t;
+  };
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false): string | Promise<string> => {
+    // automatic persisted queries: the text by its hash, or the text checked against its hash and registered
+    let register: string | undefined;
+    if (one && typeof one === 'object' && !Array.isArray(one) && (one as { extensions?: unknown }).extensions !== undefined) {
+      let hash: string | undefined;
+      try {
+        hash = persistedQueryHash((one as { extensions?: unknown }).extensions);
+      } catch (e) {
+        return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
+      }
+      if (hash !== undefined) {
+        const query = (one as { query?: unknown }).query;
+        if (query === undefined || query === null) {
+          const text = persisted.get(hash);
+          if (text === undefined) return JSON.stringify(graphqlErrorBody(persistedQueryNotFound(), false));
+          one = { ...one, query: text };
+        } else if (typeof query === 'string') {
+          if (sha256Hex(query) !== hash) return JSON.stringify(graphqlErrorBody(persistedQueryMismatch(), false));
+          register = hash;
+        }
+      }
+    }
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
       // upstream's GQLQueryText is a newtype over Text (its aeson parser is Text's)
       const e = one && typeof one === 'object' && !('query' in one) ? keyNotFound('query', '$') : typeMismatch('Text', 'String', (one as { query?: unknown })?.query, '$.query');
@@ -100,8 +206,30 @@ export function graphqlHttp(
     }
     const bad = requestShapeError(one as Record<string, unknown>, config.maxNestingDepth);
     if (bad) return JSON.stringify(graphqlErrorBody(bad, showInternal(session)));
+    const req = one as GraphQLRequest;
+    if (get) {
+      // GraphQL over HTTP: GET is for queries only (a mutation must not run on a GET)
+      const op = operationType(req.query, req.operationName);
+      if (op !== null && op !== 'query') {
+        return JSON.stringify(graphqlErrorBody(new SvcError(405, METHOD_NOT_ALLOWED, `${op}s cannot be sent with GET; use POST`, '$'), false));
+      }
+    }
     try {
-      return gql.run(engine, session, one as GraphQLRequest, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal });
+      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal });
+      // registered once the allow-list (checked by run for non-admins) lets it through; with the
+      // allow-list on, an admin's query is registered only when it is allow-listed too
+      if (register !== undefined) {
+        let allowed = true;
+        if (config.enableAllowlist) {
+          try {
+            checkAllowlist(engine.cache, req.query);
+          } catch {
+            allowed = false;
+          }
+        }
+        if (allowed) persisted.set(register, req.query);
+      }
+      return out;
     } catch (e) {
       return JSON.stringify(graphqlErrorBody(toSvcError(e), showInternal(session)));
     }
@@ -117,10 +245,11 @@ export function graphqlHttp(
   // /v1alpha1/graphql answers errors with HTTP 400 (v1 always answers 200)
   const single = (v1alpha1: boolean, session: Session, query: unknown) => (out: string): Answer => {
     const error = firstError(out);
+    if (error?.code === METHOD_NOT_ALLOWED) return { status: 405, body: out, error, session, query };
     return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
   };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     if (Array.isArray(body)) {
       return (async () => {
@@ -130,7 +259,7 @@ export function graphqlHttp(
         return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, endpoint, requestId, signal);
+    const out = runOne(body, session, headers, endpoint, requestId, signal, get);
     return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
@@ -138,18 +267,21 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken, search?: string): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
-    // upstream authenticates first, then parses the body (Server/App.hs mkSpockAction)
+    const get = search !== undefined;
+    // upstream authenticates first, then parses the body (Server/App.hs mkSpockAction); a GET's
+    // request is its query string
     const parsed = (session: Session): Answer | Promise<Answer> => {
       let body: unknown;
       try {
-        body = parseJsonBody(text);
+        body = get ? requestFromSearch(search) : parseJsonBody(text);
       } catch (e) {
-        return { ...failed(e, session, v1alpha1), rawQuery: text.length > 4096 ? `${text.slice(0, 4096)}…` : text };
+        const raw = get ? search : text;
+        return { ...failed(e, session, v1alpha1), rawQuery: raw.length > 4096 ? `${raw.slice(0, 4096)}…` : raw };
       }
       try {
-        return withSession(body, session, headers, endpoint, requestId, signal);
+        return withSession(body, session, headers, endpoint, requestId, signal, get);
       } catch (e) {
         return failed(e, session, v1alpha1, body);
       }
@@ -177,7 +309,8 @@ export function graphqlHttp(
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {
     const { status, body } = answer;
     const headers: Record<string, string | number | string[]> = commonHeaders(req, allowOrigin, requestId);
-    headers['content-type'] = JSON_TYPE;
+    headers['content-type'] = answer.type ?? JSON_TYPE;
+    if (status === 405) headers.allow = 'POST';
     // Set-Cookie of action handlers and remote schemas (src/http/responseHeaders.ts)
     const cookies = takeSetCookies(req.headers);
     if (cookies) headers['set-cookie'] = cookies;
@@ -207,17 +340,44 @@ export function graphqlHttp(
 
   return {
     handle(req, res) {
-      if (req.method !== 'POST') return false;
+      const isGet = req.method === 'GET';
+      if (req.method !== 'POST' && !isGet) return false;
       const url = req.url ?? '';
       const q = url.indexOf('?');
       const endpoint = GRAPHQL_ENDPOINTS.get(q < 0 ? url : url.slice(0, q));
       if (endpoint === undefined || !config.enabledApis.has('graphql')) return false;
+      // GET (GraphQL over HTTP) on /v1/graphql and /v1beta1/relay; /v1alpha1/graphql stays POST-only
+      if (isGet && endpoint.v1alpha1) return false;
       const v1alpha1 = endpoint.v1alpha1;
       const started = process.hrtime.bigint();
       const requestId = requestIdOf(req);
       if (closing) {
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
+        return true;
+      }
+      // the media type of the answer (Accept); a GET accepting neither JSON type gets 406, a POST
+      // keeps upstream's behaviour and is answered with application/json
+      const accept = req.headers.accept;
+      const type = negotiateResponseType(Array.isArray(accept) ? accept.join(',') : accept);
+      if (type === undefined && isGet) {
+        const e = new SvcError(406, 'not-acceptable', 'the Accept header allows neither application/json nor application/graphql-response+json');
+        req.resume();
+        send(req, res, started, requestId, { status: 406, body: JSON.stringify(graphqlErrorBody(e, false)), error: e });
+        return true;
+      }
+      const typed = (r: Answer): Answer => (type === undefined || type === JSON_TYPE ? r : { ...r, type });
+      if (isGet) {
+        req.resume();
+        const done = (r: Answer) => send(req, res, started, requestId, typed(r));
+        const cancel = new CancelToken();
+        res.once('close', () => {
+          if (!res.writableFinished) cancel.cancel();
+        });
+        const r = answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, q < 0 ? '' : url.slice(q + 1));
+        if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
+        else done(r);
+        req.on('error', () => res.destroy());
         return true;
       }
       const chunks: Buffer[] = [];
@@ -239,7 +399,7 @@ export function graphqlHttp(
       req.on('end', () => {
         if (tooLarge) return;
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-        const done = (r: Answer) => send(req, res, started, requestId, r);
+        const done = (r: Answer) => send(req, res, started, requestId, typed(r));
         // the client leaving before the answer cancels the statement in PostgreSQL
         const cancel = new CancelToken();
         res.once('close', () => {

@@ -64,13 +64,16 @@ describe('console routes', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('off by default: /, /console and GET /v1/graphql are 404 (upstream has no GET /v1/graphql)', async () => {
+  test('off by default: / and /console are 404; GET /v1/graphql is GraphQL over HTTP (issue 37), not the console', async () => {
     const s = await start({});
-    for (const path of ['/', '/console', '/console/assets/app-Ab12Cd34.js', '/v1/graphql']) {
+    for (const path of ['/', '/console', '/console/assets/app-Ab12Cd34.js']) {
       const r = await get(s.url, path);
       assert.equal(r.status, 404, path);
       assert.deepEqual(JSON.parse(r.body.toString()), { path: '$', error: 'resource does not exist', code: 'not-found' }, path);
     }
+    const g = await get(s.url, '/v1/graphql');
+    assert.equal(g.status, 200);
+    assert.deepEqual(JSON.parse(g.body.toString()), { errors: [{ extensions: { path: '$', code: 'parse-failed' }, message: 'key "query" not found' }] });
   });
 
   describe('enabled, with --console-assets-dir', () => {
@@ -96,8 +99,10 @@ describe('console routes', () => {
         assert.equal(again.status, 304, path);
         assert.equal(again.body.length, 0);
       }
-      // GET /v1/graphql stays 404 with the console on
-      assert.equal((await get(s.url, '/v1/graphql')).status, 404);
+      // GET /v1/graphql is GraphQL over HTTP with the console on too (behind the admin secret)
+      const g = await get(s.url, '/v1/graphql');
+      assert.equal(g.status, 200);
+      assert.equal(JSON.parse(g.body.toString()).errors[0].extensions.code, 'access-denied');
     });
 
     test('hashed assets are immutable and gzipped when accepted; other names are revalidated', async () => {

@@ -105,9 +105,11 @@ describe('GraphQL over HTTP', () => {
     assert.equal(ok.text, '{"data":{"item_by_pk":{"id":1}}}');
   });
 
-  test('GET on the GraphQL path is not a GraphQL request (404)', async () => {
-    const r = await fetch(s.url + '/v1/graphql');
-    assert.equal(r.status, 404);
+  test('GET is a GraphQL request on /v1/graphql (issue 37, test/server/graphql_get_apq.test.ts), not on /v1alpha1/graphql (404)', async () => {
+    const r = await fetch(s.url + '/v1/graphql?query=' + encodeURIComponent('{ item_by_pk(id: 1) { id } }'));
+    assert.equal(r.status, 200);
+    assert.deepEqual(await r.json(), { data: { item_by_pk: { id: 1 } } });
+    assert.equal((await fetch(s.url + '/v1alpha1/graphql')).status, 404);
   });
 
   test('every request writes one http-log JSON line', async () => {

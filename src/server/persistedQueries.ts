@@ -1,0 +1,84 @@
+/**
+ * Automatic persisted queries (Apollo's APQ protocol): a request may carry
+ * `extensions.persistedQuery {version: 1, sha256Hash}` and no `query`; the text is then looked up here
+ * by its hash. A client that gets `PersistedQueryNotFound` resends the hash with the text, which is
+ * checked against the hash and registered (src/server/graphqlHttp.ts).
+ *
+ * The store is per process, bounded by bytes (`--persisted-queries-max-bytes`) and evicts the least
+ * recently used entries first. Not shared across workers or instances: a hash unknown to one process
+ * costs the client one resend with the text.
+ */
+import { createHash } from 'node:crypto';
+import { SvcError } from '../errors.js';
+
+/** bytes an entry costs beyond its text (the 64-character hash key and the map's bookkeeping) */
+const ENTRY_OVERHEAD = 128;
+
+export class PersistedQueryStore {
+  private readonly entries = new Map<string, string>();
+  private used = 0;
+  constructor(readonly maxBytes: number) {}
+
+  /** the text registered under a hash (and marks it recently used) */
+  get(hash: string): string | undefined {
+    const text = this.entries.get(hash);
+    if (text !== undefined) {
+      this.entries.delete(hash);
+      this.entries.set(hash, text);
+    }
+    return text;
+  }
+
+  /** registers a text; false when it alone is larger than the whole store */
+  set(hash: string, text: string): boolean {
+    const size = entrySize(text);
+    if (size > this.maxBytes) return false;
+    const old = this.entries.get(hash);
+    if (old !== undefined) {
+      this.entries.delete(hash);
+      this.used -= entrySize(old);
+    }
+    while (this.used + size > this.maxBytes) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done) break;
+      this.used -= entrySize(this.entries.get(oldest.value)!);
+      this.entries.delete(oldest.value);
+    }
+    this.entries.set(hash, text);
+    this.used += size;
+    return true;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get bytes(): number {
+    return this.used;
+  }
+}
+
+function entrySize(text: string): number {
+  return Buffer.byteLength(text) + ENTRY_OVERHEAD;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** `extensions.persistedQuery` of a request: its hash, undefined without one; throws when malformed. */
+export function persistedQueryHash(extensions: unknown): string | undefined {
+  if (extensions === undefined || extensions === null) return undefined;
+  if (typeof extensions !== 'object' || Array.isArray(extensions)) throw new SvcError(400, 'validation-failed', 'extensions must be an object', '$.extensions');
+  const pq = (extensions as { persistedQuery?: unknown }).persistedQuery;
+  if (pq === undefined || pq === null) return undefined;
+  const path = '$.extensions.persistedQuery';
+  if (typeof pq !== 'object' || Array.isArray(pq)) throw new SvcError(400, 'validation-failed', 'persistedQuery must be an object', path);
+  const { version, sha256Hash } = pq as { version?: unknown; sha256Hash?: unknown };
+  if (version !== 1) throw new SvcError(400, 'validation-failed', 'PersistedQueryNotSupported: only version 1 of persisted queries is supported', `${path}.version`);
+  if (typeof sha256Hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256Hash)) throw new SvcError(400, 'validation-failed', 'persistedQuery.sha256Hash must be the hex SHA-256 of the query', `${path}.sha256Hash`);
+  return sha256Hash.toLowerCase();
+}
+
+export const persistedQueryNotFound = () => new SvcError(200, 'PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound', '$.extensions.persistedQuery');
+export const persistedQueryMismatch = () => new SvcError(400, 'validation-failed', 'provided sha does not match query', '$.extensions.persistedQuery.sha256Hash');
