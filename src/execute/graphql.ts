@@ -7,7 +7,7 @@ import { SvcError } from '../errors.js';
 import { sessionVariableNotFound } from '../permissions/messages.js';
 import { ArgReader, expectObject } from '../metadata/args.js';
 import { coerceVariables, variableCoercer } from '../ir/document.js';
-import { getRoleSchema, type RoleSchema } from '../schema/graphql/schema.js';
+import { getRoleSchema, roleSchemaPending, type RoleSchema } from '../schema/graphql/schema.js';
 import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
 import { bindParams, compileSql } from '../sql/ast.js';
@@ -140,6 +140,14 @@ function mutationResponse(plan: QueryPlan, results: string[]): string {
  * plan-cache hit is a few lookups) and answered from its one statement's row.
  */
 export function runGraphQL(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions = {}): Promise<string> {
+  // a role's first request waits for its schema, built without holding the event loop (issue 30
+  // item 9); its failure is the planning's (the synchronous build below throws it again)
+  const pending = roleSchemaPending(reqCtx.cache, reqCtx.session.role, useBackendOnlyPermissions(reqCtx.session), opts.relay === true);
+  if (pending) return pending.then(() => runPlanned(reqCtx, req, opts), () => runPlanned(reqCtx, req, opts));
+  return runPlanned(reqCtx, req, opts);
+}
+
+function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions): Promise<string> {
   let ctx = reqCtx;
   const fail = (e: unknown): string => {
     if (!(e instanceof SvcError)) ctx.log.error({ err: e instanceof Error ? { message: e.message, stack: e.stack } : e }, 'graphql execution failed');

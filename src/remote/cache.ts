@@ -8,7 +8,7 @@
 import type { IntrospectionInputTypeRef, IntrospectionObjectType, IntrospectionType, IntrospectionTypeRef, IntrospectionInterfaceType, IntrospectionField } from 'graphql';
 import { SvcError } from '../errors.js';
 import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../metadata/types.js';
-import { buildRoleSchema } from '../schema/graphql/schema.js';
+import { buildRoleSchemaAsync } from '../schema/graphql/schema.js';
 import { gqlScalarName } from '../schema/graphql/names.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
 import { remoteStore, type RemoteIntrospection } from './introspect.js';
@@ -40,8 +40,9 @@ interface Names {
   types: Map<string, string>;
 }
 
-function dbNames(cache: SchemaCache): Names {
-  const rs = buildRoleSchema(cache, 'admin');
+/** (built in slices, as a role's schema for a request: a large remote's types do not hold the event loop) */
+async function dbNames(cache: SchemaCache): Promise<Names> {
+  const rs = await buildRoleSchemaAsync(cache, 'admin');
   const roots = new Set<string>([...Object.keys(rs.query.getFields()), ...Object.keys(rs.mutation?.getFields() ?? {})]);
   const types = new Map<string, string>();
   for (const [n, t] of Object.entries(rs.schema.getTypeMap())) {
@@ -102,8 +103,8 @@ export function remoteConflicts(m: RemoteSchemaModel, names: Names): string | nu
 }
 
 /** The root fields and types of a schema cache: its database schema and its consistent remotes. */
-export function schemaNames(cache: SchemaCache, withRemotes = true): Names {
-  const names = dbNames(cache);
+export async function schemaNames(cache: SchemaCache, withRemotes = true): Promise<Names> {
+  const names = await dbNames(cache);
   const remotes = [...(cache.remote?.schemas.values() ?? [])];
   if (!withRemotes) {
     // the admin schema includes the remotes' fields and types: take them out again
@@ -137,7 +138,7 @@ export async function attachRemote(cache: SchemaCache, md: Metadata, generations
   const model: RemoteCacheModel = { schemas: new Map(), relationships: new Map() };
   cache.remote = model;
   if (md.remote_schemas.length === 0 && !md.tables.some((t) => t.remote_relationships.length > 0)) return;
-  const names = md.remote_schemas.length ? dbNames(cache) : { roots: new Set<string>(), types: new Map<string, string>() };
+  const names = md.remote_schemas.length ? await dbNames(cache) : { roots: new Set<string>(), types: new Map<string, string>() };
   // remotes not fetched yet (start-up) are fetched concurrently: one slow remote costs its timeout once
   const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs, generations.get(rs.name) ?? 0)));
   for (const [i, rs] of md.remote_schemas.entries()) {

@@ -13,6 +13,7 @@ import {
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
+  GraphQLScalarType,
   GraphQLUnionType,
   parseValue,
   valueFromAST,
@@ -45,7 +46,8 @@ function namedType(b: RoleSchemaBuilder, m: RemoteSchemaModel, name: string): Gr
   const description = t.description ?? undefined;
   switch (t.kind) {
     case 'SCALAR':
-      return b.scalar(name);
+      // the remote's description is kept (a scalar the database already registered keeps its own)
+      return b.register(name, () => new GraphQLScalarType({ name, description }));
     case 'ENUM':
       return b.register(name, () =>
         new GraphQLEnumType({
@@ -109,7 +111,11 @@ function inputValue(b: RoleSchemaBuilder, m: RemoteSchemaModel, v: Introspection
       defaultValue = undefined;
     }
   }
-  return { type, description: v.description ?? undefined, defaultValue };
+  // introspection shows the remote's own default literal (as the remote printed it), not a reprint of
+  // the parsed value: a value graphql-js cannot print back (an object for a custom scalar) or prints
+  // differently (field order, 1.0) still reads as the remote's
+  const extensions = typeof v.defaultValue === 'string' ? { svcDefaultLiteral: v.defaultValue } : undefined;
+  return { type, description: v.description ?? undefined, defaultValue, extensions };
 }
 
 function args(b: RoleSchemaBuilder, m: RemoteSchemaModel, list: readonly IntrospectionInputValue[]): GraphQLFieldConfigArgumentMap {

@@ -65,9 +65,9 @@ defineOp('add_remote_schema', {
     });
     const model = remoteSchemaModel(name, intro);
     // conflicts with the database schema, then with the remotes already added (upstream v1.3's codes)
-    const db = remoteConflicts(model, schemaNames(ctx.state.cache, false));
+    const db = remoteConflicts(model, await schemaNames(ctx.state.cache, false));
     if (db) throw new SvcError(400, 'constraint-violation', db, ctx.path);
-    const other = remoteConflicts(model, schemaNames(ctx.state.cache));
+    const other = remoteConflicts(model, await schemaNames(ctx.state.cache));
     if (other) throw new SvcError(400, 'unexpected', other, ctx.path);
     // a fresh generation: other instances fetch it anew even if they knew a remote of that name
     const gen = await bumpRemoteGenerations(ctx.conn, [name]);

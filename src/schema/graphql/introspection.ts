@@ -101,6 +101,9 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
     description: (v) => v.description ?? null,
     type: (v) => v.type,
     defaultValue: (v: GraphQLArgument | GraphQLInputField) => {
+      // a remote schema's argument or input field: the remote's own literal (src/remote/fields.ts)
+      const literal = (v.extensions as { svcDefaultLiteral?: unknown } | undefined)?.svcDefaultLiteral;
+      if (typeof literal === 'string') return literal;
       if (v.defaultValue === undefined) return null;
       const ast = astFromValue(v.defaultValue, v.type);
       return ast ? print(ast) : null;

@@ -6,7 +6,7 @@
  * Mutations (and other root fields) plug in through `registerRootFieldProvider`:
  * a provider adds field configs whose `extensions.svc` parser returns the IR.
  */
-import { GraphQLObjectType, GraphQLSchema, type GraphQLNamedType } from 'graphql';
+import { GraphQLInputObjectType, GraphQLInterfaceType, GraphQLObjectType, GraphQLSchema, GraphQLUnionType, type GraphQLNamedType } from 'graphql';
 import { RoleMutationAccess } from '../../permissions/mutation.js';
 import { RoleViews } from '../../permissions/view.js';
 import type { SchemaCache } from '../model.js';
@@ -55,10 +55,75 @@ export function getRoleSchema(cache: SchemaCache, role: string, backendOnly = fa
   const key = KEY(role, backendOnly, relay);
   const hit = cache.perRole.get(key) as RoleSchema | undefined;
   if (hit) return hit;
-  const built = buildRoleSchema(cache, role, backendOnly, relay);
+  return store(cache, key, buildRoleSchema(cache, role, backendOnly, relay));
+}
+
+function store(cache: SchemaCache, key: string, built: RoleSchema): RoleSchema {
   if (cache.perRole instanceof BoundedRoleCache) cache.perRole.setWeighed(key, built, estimateBytes(built.schema));
   else cache.perRole.set(key, built);
   return built;
+}
+
+/** builds in progress, per schema cache and key: concurrent first requests of a role share one */
+const building = new WeakMap<SchemaCache, Map<string, Promise<RoleSchema>>>();
+
+/**
+ * Issue 30 item 9: null when the role's schema is cached; otherwise a promise of it, built without
+ * blocking the event loop for long (the types are resolved in slices of about SLICE_MS, yielding
+ * to other requests between them) and shared by every request that needs it meanwhile. The request
+ * path awaits it before planning (src/execute/graphql.ts); getRoleSchema then finds it cached.
+ */
+export function roleSchemaPending(cache: SchemaCache, role: string, backendOnly = false, relay = false): Promise<RoleSchema> | null {
+  const key = KEY(role, backendOnly, relay);
+  if (cache.perRole.has(key)) return null;
+  let inCache = building.get(cache);
+  if (!inCache) building.set(cache, (inCache = new Map()));
+  const running = inCache.get(key);
+  if (running) return running;
+  const started = buildRoleSchemaAsync(cache, role, backendOnly, relay)
+    .then((built) => store(cache, key, built))
+    .finally(() => inCache.delete(key));
+  inCache.set(key, started);
+  return started;
+}
+
+/** the longest the event loop is held by a role schema build between two yields */
+export const SLICE_MS = 10;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** buildRoleSchema, with the lazily defined types resolved slice by slice before the schema is made */
+export async function buildRoleSchemaAsync(cache: SchemaCache, role: string, backendOnly = false, relay = false): Promise<RoleSchema> {
+  await yieldToEventLoop();
+  const parts = roleSchemaParts(cache, role, backendOnly, relay);
+  await yieldToEventLoop();
+  const resolved = new Set<GraphQLNamedType>();
+  let until = performance.now() + SLICE_MS;
+  const roots = [parts.query, parts.subscription, parts.mutation].filter((t): t is GraphQLObjectType => t !== null);
+  // resolving a type's fields can define more types: repeat until a pass finds none new
+  for (let found = true; found; ) {
+    found = false;
+    for (const t of [...roots, ...parts.builder.types.values()]) {
+      if (resolved.has(t)) continue;
+      resolved.add(t);
+      found = true;
+      resolveType(t);
+      if (performance.now() >= until) {
+        await yieldToEventLoop();
+        until = performance.now() + SLICE_MS;
+      }
+    }
+  }
+  return finishRoleSchema(parts);
+}
+
+/** what graphql-js would resolve of a type when the schema is made (its thunks; the results are kept) */
+function resolveType(t: GraphQLNamedType): void {
+  if (t instanceof GraphQLObjectType || t instanceof GraphQLInterfaceType) {
+    t.getInterfaces();
+    t.getFields();
+  } else if (t instanceof GraphQLInputObjectType) t.getFields();
+  else if (t instanceof GraphQLUnionType) t.getTypes();
 }
 
 /**
@@ -77,6 +142,13 @@ function estimateBytes(schema: GraphQLSchema): number {
 }
 
 export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = false, relay = false): RoleSchema {
+  return finishRoleSchema(roleSchemaParts(cache, role, backendOnly, relay));
+}
+
+type RoleSchemaParts = Omit<RoleSchema, 'schema'>;
+
+/** the role's root types (their fields and the types they reach defined lazily) and its type builder */
+function roleSchemaParts(cache: SchemaCache, role: string, backendOnly: boolean, relay: boolean): RoleSchemaParts {
   const views = new RoleViews(cache, role);
   const b = new RoleSchemaBuilder(cache, views, new RoleMutationAccess(cache, role, backendOnly));
   const query: Record<string, RootFieldConfig> = {};
@@ -104,13 +176,17 @@ export function buildRoleSchema(cache: SchemaCache, role: string, backendOnly = 
   const queryRoot = new GraphQLObjectType({ name: 'query_root', description: 'query root', fields: sortedEntries({ ...query, ...queryOnly }) });
   const subscriptionRoot = new GraphQLObjectType({ name: 'subscription_root', description: 'subscription root', fields: sortedEntries(query) });
   const mutationRoot = Object.keys(mutation).length > 0 ? new GraphQLObjectType({ name: 'mutation_root', description: 'mutation root', fields: sortedEntries(mutation) }) : null;
+  return { role, query: queryRoot, mutation: mutationRoot, subscription: subscriptionRoot, builder: b };
+}
+
+function finishRoleSchema(p: RoleSchemaParts): RoleSchema {
   // resolve every lazily defined type now, so later requests only read
   const schema = new GraphQLSchema({
-    query: queryRoot,
-    mutation: mutationRoot,
-    subscription: subscriptionRoot,
-    types: [...b.types.values()] as GraphQLNamedType[],
+    query: p.query,
+    mutation: p.mutation,
+    subscription: p.subscription,
+    types: [...p.builder.types.values()] as GraphQLNamedType[],
     directives: [],
   });
-  return { role, schema, query: queryRoot, mutation: mutationRoot, subscription: subscriptionRoot, builder: b };
+  return { ...p, schema };
 }
