@@ -12,6 +12,7 @@ import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_
 import { syncEventTriggers } from './events/triggers.js';
 import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
+import { openSharedStore, type SharedStore } from './db/redis.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -65,6 +66,8 @@ export class Engine {
   /** the read replicas (--read-replica-urls), and the database of reads that may use them */
   replicas?: ReplicaSet;
   private replicaReads?: Db;
+  /** the shared store (--redis-url): state that all workers and instances agree on */
+  redis?: SharedStore;
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
     this.workers = new WorkerSet(log);
@@ -90,9 +93,11 @@ export class Engine {
       onConnectRetry: (attempt, delayMs, e) =>
         log.warn({ type: 'startup', detail: { kind: 'db_connect_retry', attempt, retry_in_ms: delayMs, error: e.message } }, `database not reachable (try ${attempt}): ${e.message}; retrying in ${delayMs} ms`),
     });
+    let opened: Engine | undefined;
     try {
       await initCatalog(db);
       const engine = new Engine(db, config, log);
+      opened = engine;
       if (config.readReplicaUrls.length) {
         engine.replicas = new ReplicaSet({
           urls: config.readReplicaUrls,
@@ -110,6 +115,7 @@ export class Engine {
         await engine.replicas.start();
         engine.replicaReads = readRouted(db, engine.replicas);
       }
+      if (config.redisUrl) engine.redis = await openSharedStore({ url: config.redisUrl, log });
       await engine.reloadFromCatalog();
       await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
@@ -146,6 +152,7 @@ export class Engine {
       await engine.workers.start();
       return engine;
     } catch (e) {
+      await opened?.redis?.close();
       await db.close();
       throw e;
     }
@@ -305,6 +312,7 @@ export class Engine {
     this.stopAsyncListener?.();
     await this.workers.stop(graceMs);
     await this.replicas?.close();
+    await this.redis?.close();
     await this.db.close();
   }
 }

@@ -94,6 +94,8 @@ export interface Config {
   maxNestingDepth: number;
   /** memory budget of the plan cache */
   planCacheMaxBytes: number;
+  /** Redis for state shared by workers and instances (rate limits, persisted queries, response cache) */
+  redisUrl?: string;
   /** start-up: apply the pending migrations of this directory before serving (src/cli/startup.ts) */
   migrationsDir?: string;
   /** start-up: apply this metadata directory (after the migrations) before serving */
@@ -174,6 +176,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'maxQueryNodes', flag: 'max-query-nodes', env: 'SVC_GRAPHQL_MAX_QUERY_NODES', kind: 'int', description: 'maximum fields of the expanded selection (default 10000)' },
   { key: 'maxQueryAliases', flag: 'max-query-aliases', env: 'SVC_GRAPHQL_MAX_QUERY_ALIASES', kind: 'int', description: 'maximum aliased fields in a document (default 1000)' },
   { key: 'maxNestingDepth', flag: 'max-nesting-depth', env: 'SVC_GRAPHQL_MAX_NESTING_DEPTH', kind: 'int', description: 'maximum nesting of JSON inputs: where, bulk, variables (default 256)' },
+  { key: 'redisUrl', flag: 'redis-url', env: 'SVC_GRAPHQL_REDIS_URL', kind: 'string', description: 'redis:// URL of a Redis shared by all workers and instances: rate-limit counters, persisted queries and the response cache (default: per-process state)' },
   { key: 'planCacheMaxBytes', flag: 'plan-cache-max-bytes', env: 'SVC_GRAPHQL_PLAN_CACHE_MAX_BYTES', kind: 'int', description: 'memory budget of the plan cache in bytes (default 67108864)' },
   { key: 'migrationsDir', flag: 'migrations-dir', env: 'SVC_GRAPHQL_MIGRATIONS_DIR', kind: 'string', description: 'apply the pending migrations of this directory (svc migrate) before serving; refuse to start if one fails' },
   { key: 'roleSchemaCacheMaxBytes', flag: 'role-schema-cache-max-bytes', env: 'SVC_GRAPHQL_ROLE_SCHEMA_CACHE_MAX_BYTES', kind: 'int', description: 'estimated bytes of per-role GraphQL schemas kept; the least recently used role\'s schema is dropped beyond it and rebuilt on its next request (default 268435456)' },
