@@ -12,6 +12,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
 import { planCacheStats } from '../../src/execute/graphql.js';
 import { postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
+import { TEST_HS_KEY, userJwt } from '../helpers/jwt.js';
 
 const SETUP = {
   type: 'bulk',
@@ -342,21 +343,26 @@ describe('REST endpoints', () => {
   });
 });
 
-describe('REST endpoints with an admin secret, the allow-list and a small body limit', () => {
+describe('REST endpoints with an admin secret, JWT, the allow-list and a small body limit', () => {
   let s: TestServer;
   const admin = { 'x-svc-admin-secret': 'sekret' };
   before(async () => {
-    s = await startTestServer({ adminSecret: 'sekret', enableAllowlist: true, bodyLimit: 8192 });
+    s = await startTestServer({ adminSecret: 'sekret', jwtSecret: { type: 'HS256', key: TEST_HS_KEY }, enableAllowlist: true, bodyLimit: 8192 });
     await query(s.url, SETUP, admin);
     await query(s.url, { type: 'bulk', args: ENDPOINTS }, admin);
   });
   after(() => s?.close());
 
   test('the same authentication as /v1/graphql', async () => {
-    let r = await call(s.url, 'GET', '/api/rest/authors/1');
-    assert.equal(r.status, 401);
-    assert.equal(r.body.code, 'access-denied');
-    r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, { 'x-svc-admin-secret': 'wrong' });
+    // the error and status /v1alpha1/graphql (which keeps the auth error's status) answers
+    for (const headers of [{}, { 'x-svc-admin-secret': 'wrong' }, { authorization: 'Bearer not-a-jwt' }]) {
+      const r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, headers);
+      const g = await call(s.url, 'POST', '/v1alpha1/graphql', { query: '{ author { id } }' }, headers);
+      assert.ok(r.status === 400 || r.status === 401, String(r.status));
+      assert.equal(r.status, g.status);
+      assert.deepEqual(r.body, { path: g.body.errors[0].extensions.path, error: g.body.errors[0].message, code: g.body.errors[0].extensions.code });
+    }
+    let r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, { 'x-svc-admin-secret': 'wrong' });
     assert.equal(r.status, 401);
     r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, admin);
     assert.equal(r.status, 200);
@@ -372,6 +378,14 @@ describe('REST endpoints with an admin secret, the allow-list and a small body l
     r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, user);
     assert.equal(r.status, 200);
     assert.equal(r.body.author_by_pk.name, 'Ann');
+    // a JWT's session: its role and user id decide what the call sees
+    r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, { authorization: `Bearer ${await userJwt('1')}` });
+    assert.deepEqual(r.body, { author_by_pk: { id: 1, name: 'Ann', articles: [{ title: 'A1' }, { title: 'A2' }] } });
+    r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, { authorization: `Bearer ${await userJwt('2')}` });
+    assert.deepEqual(r.body, { author_by_pk: null });
+    r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, { authorization: `Bearer ${await userJwt('1', -60)}` });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'invalid-jwt');
   });
 
   test('a body over --body-limit is 413', async () => {
