@@ -355,7 +355,7 @@ describe('REST endpoints with an admin secret, JWT, the allow-list and a small b
 
   test('the same authentication as /v1/graphql', async () => {
     // the error and status /v1alpha1/graphql (which keeps the auth error's status) answers
-    for (const headers of [{}, { 'x-svc-admin-secret': 'wrong' }, { authorization: 'Bearer not-a-jwt' }]) {
+    for (const headers of [{}, { 'x-svc-admin-secret': 'wrong' }, { authorization: 'Bearer not-a-jwt' }] as Array<Record<string, string>>) {
       const r = await call(s.url, 'GET', '/api/rest/authors/1', undefined, headers);
       const g = await call(s.url, 'POST', '/v1alpha1/graphql', { query: '{ author { id } }' }, headers);
       assert.ok(r.status === 400 || r.status === 401, String(r.status));
