@@ -45,6 +45,7 @@ insert into article (author_id, title) values (1, 'A1'), (1, 'A2'), (2, 'B1');`,
             { name: 'by_tags', query: 'query ($tags: jsonb!) { author(where: {tags: {_contains: $tags}}, order_by: {id: asc}) { id tags } }' },
             { name: 'by_rating', query: 'query ($r: float8!, $born: date) { author(where: {rating: {_gte: $r}}, order_by: {id: asc}) { id rating born } }' },
             { name: 'add_article', query: 'mutation add_article($author_id: Int!, $title: String!) { insert_article(objects: [{author_id: $author_id, title: $title}]) { affected_rows returning { title author { name } } } }' },
+            { name: 'filtered', query: 'query filtered($where: author_bool_exp, $order: [author_order_by!] = [{id: asc}]) { author(where: $where, order_by: $order) { id name } }' },
             { name: 'sub', query: 'subscription { author { id } }' },
             { name: 'two', query: 'query a { author { id } } query b { author { name } }' },
           ],
@@ -66,6 +67,7 @@ const ENDPOINTS = [
   endpoint('tags', 'tags', ['GET', 'POST'], 'by_tags'),
   endpoint('rating', 'rating/:r', ['GET'], 'by_rating'),
   endpoint('add_article', 'authors/:author_id/articles', ['POST', 'PUT'], 'add_article'),
+  endpoint('filtered', 'filtered', ['POST'], 'filtered'),
 ];
 
 interface Res {
@@ -106,7 +108,7 @@ describe('REST endpoints', () => {
     const md = await exportMd(s.url);
     assert.deepEqual(
       md.rest_endpoints.map((e: { name: string }) => e.name),
-      ['add_article', 'author', 'authors_active', 'big', 'rating', 'tags'],
+      ['add_article', 'author', 'authors_active', 'big', 'filtered', 'rating', 'tags'],
     );
     assert.deepEqual(md.rest_endpoints[1], {
       name: 'author',
@@ -177,7 +179,7 @@ describe('REST endpoints', () => {
     let r = await postQuery(s.url, { type: 'drop_query_collection', args: { collection: 'rest', cascade: false } });
     assert.equal(r.status, 400);
     assert.equal(r.body.code, 'dependency-error');
-    assert.equal(r.body.error, 'cannot drop due to the following dependent objects : rest endpoint add_article, rest endpoint author, rest endpoint authors_active, rest endpoint big, rest endpoint rating, rest endpoint tags');
+    assert.equal(r.body.error, 'cannot drop due to the following dependent objects : rest endpoint add_article, rest endpoint author, rest endpoint authors_active, rest endpoint big, rest endpoint filtered, rest endpoint rating, rest endpoint tags');
     r = await postQuery(s.url, { type: 'drop_query_from_collection', args: { collection_name: 'rest', query_name: 'author_by_id' } });
     assert.equal(r.status, 400);
     assert.equal(r.body.error, 'cannot drop due to the following dependent objects : rest endpoint author');
@@ -303,7 +305,11 @@ describe('REST endpoints', () => {
     const result = await validator.validate(structuredClone(doc));
     assert.equal(result.valid, true, JSON.stringify(result.errors));
     assert.equal(validator.version, '3.0');
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/rest/authors', '/api/rest/authors/{author_id}/articles', '/api/rest/authors/{id}', '/api/rest/big/{big}', '/api/rest/rating/{r}', '/api/rest/tags']);
+    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/rest/authors', '/api/rest/authors/{author_id}/articles', '/api/rest/authors/{id}', '/api/rest/big/{big}', '/api/rest/filtered', '/api/rest/rating/{r}', '/api/rest/tags']);
+    // input objects (recursive) and enums are components; a list with a default is a body property
+    assert.deepEqual(doc.paths['/api/rest/filtered'].post.requestBody.content['application/json'].schema.properties.where, { allOf: [{ $ref: '#/components/schemas/author_bool_exp' }], nullable: true });
+    assert.deepEqual(doc.components.schemas.author_bool_exp.properties._not, { allOf: [{ $ref: '#/components/schemas/author_bool_exp' }], nullable: true });
+    assert.equal(doc.components.schemas.order_by.type, 'string');
     const get = doc.paths['/api/rest/authors/{id}'].get;
     assert.deepEqual(get.parameters, [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }]);
     assert.match(get.description, /^one author\n\*\*\*\nThe GraphQL query for this endpoint is:/);
@@ -336,6 +342,8 @@ describe('REST endpoints', () => {
     await check('get', '/api/rest/rating/{r}', '/api/rest/rating/0');
     await check('get', '/api/rest/tags', '/api/rest/tags?tags=%7B%7D');
     await check('post', '/api/rest/authors/{author_id}/articles', '/api/rest/authors/3/articles', { title: 'C1' });
+    const f = await check('post', '/api/rest/filtered', '/api/rest/filtered', { where: { id: { _gt: 1 } }, order: [{ id: 'desc' }] });
+    assert.deepEqual(f.body, { author: [{ id: 3, name: 'Cy' }, { id: 2, name: 'Bob' }] });
     // and a response that does not match is caught by the same check (the check can fail)
     const schema = doc.paths['/api/rest/authors/{id}'].get.responses['200'].content['application/json'].schema;
     const validate = ajv.compile(toJsonSchema(schema) as object);
