@@ -13,6 +13,7 @@
  *   actions.graphql        the actions' arguments and output types (as fields of `type Query` and
  *                          `type Mutation`), the custom types' fields, values and descriptions
  *   cron_triggers.yaml     cron_triggers (those with include_in_metadata, as export_metadata)
+ *   rest_endpoints.yaml    rest_endpoints (Hasura v2's file of the same name)
  *
  * `renderMetadata` and `parseMetadataFiles` are inverse on what export_metadata returns; what a
  * file cannot carry (an explicit `description: null`, `is_deprecated: false`) is reported by
@@ -48,12 +49,13 @@ const LIST_FILES: ReadonlyArray<readonly [string, string]> = [
   ['query_collections.yaml', 'query_collections'],
   ['allow_list.yaml', 'allowlist'],
   ['cron_triggers.yaml', 'cron_triggers'],
+  ['rest_endpoints.yaml', 'rest_endpoints'],
 ];
 
-export const METADATA_FILES = ['version.yaml', 'tables.yaml', 'functions.yaml', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'actions.yaml', 'actions.graphql', 'cron_triggers.yaml'] as const;
+export const METADATA_FILES = ['version.yaml', 'tables.yaml', 'functions.yaml', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'actions.yaml', 'actions.graphql', 'cron_triggers.yaml', 'rest_endpoints.yaml'] as const;
 
 /** export_metadata's top-level key order */
-const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers'];
+const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints'];
 const CT_KINDS = ['input_objects', 'objects', 'scalars', 'enums'] as const;
 type CtKind = (typeof CT_KINDS)[number];
 /** the definition keys actions.graphql carries */

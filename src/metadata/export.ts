@@ -12,7 +12,7 @@ const TABLE_ARRAYS = [
   'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers',
 ] as const;
 
-const TOP_ARRAYS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers'] as const;
+const TOP_ARRAYS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers', 'rest_endpoints'] as const;
 
 function dropNullish<T extends Record<string, unknown>>(o: T): T {
   const out: Record<string, unknown> = {};
@@ -40,6 +40,7 @@ const SORT_KEY: Record<string, (x: any) => string> = {
   allowlist: (x) => x.collection,
   actions: (x) => x.name,
   cron_triggers: (x) => x.name,
+  rest_endpoints: (x) => x.name,
 };
 const sorted = <T>(k: string, arr: T[]): T[] => [...arr].sort(byName(SORT_KEY[k]!));
 
@@ -73,7 +74,7 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
   if (Object.keys(ctOut).length) out.custom_types = ctOut;
   // keep Hasura's top-level key order
   const ordered: Record<string, unknown> = {};
-  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers']) {
+  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints']) {
     if (out[k] !== undefined) ordered[k] = out[k];
   }
   return ordered;

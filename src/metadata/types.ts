@@ -135,6 +135,15 @@ export interface QueryCollection {
   comment?: string | null;
 }
 
+/** A REST endpoint (Hasura v2's create_rest_endpoint): a URL template over a query of a collection. */
+export interface RestEndpointMetadata {
+  name: string;
+  url: string;
+  methods: string[];
+  definition: { query: { collection_name: string; query_name: string } };
+  comment?: string | null;
+}
+
 export interface CustomTypes {
   input_objects?: unknown[] | null;
   objects?: unknown[] | null;
@@ -171,6 +180,7 @@ export interface Metadata {
   custom_types: CustomTypes;
   actions: ActionMetadata[];
   cron_triggers: CronTriggerMetadata[];
+  rest_endpoints: RestEndpointMetadata[];
 }
 
 export function emptyMetadata(): Metadata {
@@ -184,6 +194,7 @@ export function emptyMetadata(): Metadata {
     custom_types: {},
     actions: [],
     cron_triggers: [],
+    rest_endpoints: [],
   };
 }
 

@@ -13,6 +13,7 @@ import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './
 import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions/model.js';
 import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
+import { resolveRestEndpoints } from '../rest/endpoints.js';
 import {
   displayName,
   qualifiedKey,
@@ -284,7 +285,8 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new BoundedRoleCache(), customTypes, actions };
+  const rest = resolveRestEndpoints(md, inconsistent);
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new BoundedRoleCache(), customTypes, actions, rest };
 }
 
 /**

@@ -126,7 +126,9 @@ export interface FunctionModel {
 export type InconsistentType =
   | 'table' | 'function' | 'object_relation' | 'array_relation' | 'computed_field'
   | 'insert_permission' | 'select_permission' | 'update_permission' | 'delete_permission'
-  | 'event_trigger' | 'remote_schema' | 'remote_relationship' | 'action' | 'custom_types' | 'cron_trigger';
+  | 'event_trigger' | 'remote_schema' | 'remote_relationship' | 'action' | 'custom_types' | 'cron_trigger' | 'endpoint';
+
+import type { RestRouter } from '../rest/endpoints.js';
 
 export interface InconsistentObject {
   definition: unknown;
@@ -179,6 +181,8 @@ export interface SchemaCache {
   /** custom types (empty when inconsistent) and the consistent actions */
   customTypes: CustomTypesModel;
   actions: Map<string, ActionModel>;
+  /** the consistent REST endpoints (src/rest/endpoints.ts) */
+  rest: RestRouter;
   /** remote schemas and remote relationships (src/remote/cache.ts), set by schema/load.ts */
   remote?: RemoteCacheModel;
 }

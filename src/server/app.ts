@@ -24,6 +24,8 @@ import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
 import { registerWorkerMetrics, serverMetrics } from './cluster.js';
 import { graphqlHttp } from './graphqlHttp.js';
+import { restHttp } from './rest.js';
+import { openApiDocument } from '../rest/openapi.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
 import { registerProjectApi } from './project.js';
@@ -51,16 +53,21 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
   // GraphQL POSTs are answered on node:http directly (graphqlHttp.ts); Fastify serves the rest
   const fast = graphqlHttp(engine, auth, gql, allowOrigin);
+  // REST endpoints (/api/rest/…) on node:http too, through the same GraphQL pipeline (rest.ts)
+  const rest = restHttp(engine, auth, gql, allowOrigin);
   const app = Fastify({
     bodyLimit: config.bodyLimit,
     logger: false,
     return503OnClosing: true,
     genReqId: (req) => requestIdOf(req),
     serverFactory: (handler) => createServer((req, res) => {
-      if (!fast.handle(req, res)) handler(req, res);
+      if (!fast.handle(req, res) && !rest.handle(req, res)) handler(req, res);
     }),
   });
-  app.addHook('preClose', async () => fast.close());
+  app.addHook('preClose', async () => {
+    fast.close();
+    rest.close();
+  });
   const enabled = (api: 'graphql' | 'metadata' | 'pgdump' | 'config') => config.enabledApis.has(api);
 
   // bodies are parsed here so that malformed JSON gets Hasura's error, not fastify's
@@ -226,6 +233,19 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
         is_allow_list_enabled: config.enableAllowlist,
         live_queries: { batch_size: config.liveQueriesBatchSize, refetch_delay: config.liveQueriesRefetchInterval },
       });
+    } catch (e) {
+      sendQueryError(reply, toSvcError(e), false, engine);
+    }
+    return reply;
+  });
+
+  // the OpenAPI 3 document of the REST endpoints (Hasura v2's /api/swagger/json; admin only)
+  app.get('/api/swagger/json', async (req, reply) => {
+    if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);
+    try {
+      const session = await resolve(req, reply);
+      if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
+      reply.code(200).type('application/json').send(JSON.stringify(await openApiDocument(engine.cache, config)));
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }

@@ -64,10 +64,10 @@ test('export: every kind of metadata object into the metadata directory', async 
   mdA = await exportOf(a.url);
 
   const r = await svcOk(['metadata', 'export'], inProject());
-  assert.match(r.stdout, /exported the metadata to metadata\/ \(9 files\)/);
+  assert.match(r.stdout, /exported the metadata to metadata\/ \(10 files\)/);
   assert.equal(r.stderr, '', 'no warning: everything round-trips');
   const f = files(join(project, 'metadata'));
-  assert.deepEqual(Object.keys(f), ['actions.graphql', 'actions.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'functions.yaml', 'query_collections.yaml', 'remote_schemas.yaml', 'tables.yaml', 'version.yaml']);
+  assert.deepEqual(Object.keys(f), ['actions.graphql', 'actions.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'functions.yaml', 'query_collections.yaml', 'remote_schemas.yaml', 'rest_endpoints.yaml', 'tables.yaml', 'version.yaml']);
   assert.equal(f['version.yaml'], 'version: 2\n');
   for (const s of ['object_relationships', 'array_relationships', 'computed_fields', 'remote_relationships', 'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers', 'custom_root_fields', 'X-Svc-User-Id']) {
     assert.ok(f['tables.yaml']!.includes(s), `tables.yaml has ${s}`);

@@ -7,7 +7,8 @@ import { SvcError, notExists } from '../../errors.js';
 import { ArgReader, expectArray, expectBool } from '../args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
-import type { QueryCollection } from '../types.js';
+import type { Metadata, QueryCollection } from '../types.js';
+import { dependentObjects } from '../messages.js';
 
 function checkQuery(text: string, path: string): void {
   try {
@@ -32,6 +33,19 @@ function parseQueries(v: unknown, path: string): QueryCollection['definition']['
     seen.add(name);
     return { name, query };
   });
+}
+
+/**
+ * REST endpoints over a collection (or one query of it): a drop that would leave them without their
+ * query fails with dependency-error, or (cascade) drops them too.
+ */
+function dependentEndpoints(ctx: OpContext, collection: string, query: string | undefined, cascade: boolean): void {
+  const md = ctx.state.metadata;
+  const uses = (e: Metadata['rest_endpoints'][number]) => e.definition.query.collection_name === collection && (query === undefined || e.definition.query.query_name === query);
+  const deps = md.rest_endpoints.filter(uses);
+  if (!deps.length) return;
+  if (!cascade) throw dependentObjects(deps.map((e) => `rest endpoint ${e.name}`).sort(), ctx.path);
+  md.rest_endpoints = md.rest_endpoints.filter((e) => !uses(e));
 }
 
 function findCollection(ctx: OpContext, name: string): QueryCollection {
@@ -66,6 +80,7 @@ defineOp('drop_query_collection', {
     a.done();
     findCollection(ctx, name);
     const md = ctx.state.metadata;
+    dependentEndpoints(ctx, name, undefined, cascade);
     if (md.allowlist.some((x) => x.collection === name)) {
       if (!cascade) {
         throw new SvcError(400, 'dependency-error', `query collection ${JSON.stringify(name)} is being used in the allowlist; use cascade: true to remove it from the allowlist too`, ctx.path);
@@ -106,6 +121,7 @@ defineOp('drop_query_from_collection', {
     if (!c.definition.queries.some((q) => q.name === name)) {
       throw notExists(`query with name ${JSON.stringify(name)} not found in collection ${JSON.stringify(collection)}`, ctx.path);
     }
+    dependentEndpoints(ctx, collection, name, false);
     c.definition.queries = c.definition.queries.filter((q) => q.name !== name);
     return SUCCESS;
   },

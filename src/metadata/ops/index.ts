@@ -12,4 +12,5 @@ import './scheduled_triggers.js';
 import './custom_types.js';
 import './dml.js';
 import './actions.js';
+import './rest_endpoints.js';
 import '../../remote/ops.js';

@@ -6,6 +6,7 @@ import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata, type Metadata } from '../types.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
+import { parseRestEndpoint } from './rest_endpoints.js';
 import { bumpRemoteGenerations } from '../../remote/introspect.js';
 
 defineOp('export_metadata', {
@@ -60,7 +61,7 @@ const TABLE_LISTS = [
   'computed_fields',
   'remote_relationships',
 ] as const;
-const TOP_LISTS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers'] as const;
+const TOP_LISTS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers', 'rest_endpoints'] as const;
 
 defineOp('replace_metadata', {
   kind: 'metadata',
@@ -71,6 +72,13 @@ defineOp('replace_metadata', {
       const a = new ArgReader(c, `$.cron_triggers[${i}]`, 'CronTriggerMetadata');
       const def = parseCronTrigger(a);
       a.done();
+      return def;
+    });
+    const seen = new Set<string>();
+    md.rest_endpoints = md.rest_endpoints.map((e, i) => {
+      const def = parseRestEndpoint(new ArgReader(e, `$.rest_endpoints[${i}]`, 'CreateEndpoint'));
+      if (seen.has(def.name)) throw new SvcError(400, 'already-exists', `Endpoint with name: ${def.name} already exists`, `$.rest_endpoints[${i}]`);
+      seen.add(def.name);
       return def;
     });
     // cron triggers left out of the metadata (include_in_metadata: false) live on in the catalog
@@ -128,6 +136,7 @@ defineOp('drop_inconsistent_metadata', {
       if (ref) removeRef(md, ref);
       else if (o.type === 'remote_schema') md.remote_schemas = md.remote_schemas.filter((r) => r.name !== (o.definition as { name: string }).name);
       else if (o.type === 'action') md.actions = md.actions.filter((r) => r.name !== (o.definition as { name: string }).name);
+      else if (o.type === 'endpoint') md.rest_endpoints = md.rest_endpoints.filter((r) => r.name !== (o.definition as { name: string }).name);
     }
     ctx.state.metadataChanged = true;
     await ctx.rebuild();
