@@ -21,7 +21,7 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
 
 export const graphqlHandlers: GraphQLHandlers = {
   run(engine, session, req, headers, opts) {
-    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
+    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
     return runGraphQL(context(engine, session, headers, opts.signal), req, opts);
   },
   planLive(engine, session, req, headers, opts) {

@@ -222,7 +222,7 @@ export function graphqlHttp(
         let allowed = true;
         if (config.enableAllowlist) {
           try {
-            checkAllowlist(engine.cache, req.query);
+            checkAllowlist(engine.cache, req.query, session.role);
           } catch {
             allowed = false;
           }
