@@ -182,16 +182,25 @@ function runTimeLimited(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptio
   const token = new CancelToken();
   reqCtx.signal?.onCancel(() => token.cancel());
   const ctx = { ...reqCtx, signal: token };
-  return new Promise<string>((resolve) => {
+  return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       token.cancel();
       resolve(fail(timeLimitExceeded(timeMs)));
     }, timeMs);
-    runPlan(ctx, req, opts, plan, variables, fail).then((out) => {
+    const done = () => {
       clearTimeout(timer);
       reqCtx.signal?.clear();
-      resolve(out);
-    });
+    };
+    runPlan(ctx, req, opts, plan, variables, fail).then(
+      (out) => {
+        done();
+        resolve(out);
+      },
+      (e: unknown) => {
+        done();
+        reject(e);
+      },
+    );
   });
 }
 

@@ -69,7 +69,7 @@ test('depth and node count as v2 defines them (introspection not counted for dep
   assert.deepEqual(m('{ viewer { albums { ...F songs { ...F } } } } fragment F on Music { id title artists }'), { depth: 3, nodes: 3 });
   assert.deepEqual(m('{ author { name articles { id title } } homepage_entries { article_id } }'), { depth: 2, nodes: 3 });
   assert.deepEqual(m('{ __schema { types { fields { name } } } a { b } }'), { depth: 1, nodes: 4 });
-  assert.deepEqual(m('{ x { ...A } } fragment A on X { y { ...B } z { ...B } } fragment B on Y { w { v } }'), { depth: 4, nodes: 6 });
+  assert.deepEqual(m('{ x { ...A } } fragment A on X { y { ...B } z { ...B } } fragment B on Y { w { v } }'), { depth: 3, nodes: 5 });
 });
 
 describe('API limits (no Redis)', () => {
@@ -369,4 +369,14 @@ describe('rate limits when Redis goes away: per-process counting (degraded, not 
     assert.ok(Date.now() - t0 < 5_000, 'bounded');
     up = true;
   });
+});
+
+test('the CLI metadata directory carries api_limits in api_limits.yaml (written only when set)', async () => {
+  const { parseMetadataFiles, renderMetadata, roundTripLoss } = await import('../../src/cli/metadata_files.js');
+  const md = { version: 2, tables: [], api_limits: { disabled: false, depth_limit: { global: 3, per_role: { user: 2 } }, rate_limit: { global: { max_reqs_per_min: 5, unique_params: 'IP' }, per_role: {} } } };
+  const files = renderMetadata(md);
+  assert.match(files.get('api_limits.yaml')!, /depth_limit:/);
+  assert.equal(roundTripLoss(md), undefined);
+  assert.deepEqual(parseMetadataFiles(files).api_limits, md.api_limits);
+  assert.equal(renderMetadata({ version: 2, tables: [] }).has('api_limits.yaml'), false);
 });
