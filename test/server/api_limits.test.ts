@@ -171,6 +171,38 @@ describe('API limits (no Redis)', () => {
     assert.deepEqual(other, [undefined, undefined, 'rate-limit-exceeded']);
   });
 
+  test('rate limit over websockets: each start counts', async () => {
+    const { default: WebSocket } = await import('ws');
+    await setLimits(s.url, { rate_limit: { global: { max_reqs_per_min: 2, unique_params: ['x-svc-user-id'] } } });
+    await inOneMinute();
+    const ws = new WebSocket(s.url.replace('http', 'ws') + '/v1/graphql', 'graphql-ws');
+    const got: any[] = [];
+    const waiters: Array<() => void> = [];
+    ws.on('message', (d) => {
+      got.push(JSON.parse(d.toString()));
+      waiters.splice(0).forEach((w) => w());
+    });
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    const next = async (id: string) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const m = got.find((x) => x.id === id && (x.type === 'data' || x.type === 'error'));
+        if (m) return m;
+        if (Date.now() > deadline) throw new Error(`no answer for ${id}: ${JSON.stringify(got)}`);
+        await new Promise<void>((r) => waiters.push(r));
+      }
+    };
+    ws.send(JSON.stringify({ type: 'connection_init', payload: { headers: { 'x-svc-role': 'user', 'x-svc-user-id': randomUUID() } } }));
+    const out: string[] = [];
+    for (const id of ['1', '2', '3']) {
+      ws.send(JSON.stringify({ id, type: 'start', payload: { query: FLAT } }));
+      const m = await next(id);
+      out.push(m.type === 'data' ? 'data' : `${m.type}:${m.payload?.errors?.[0]?.extensions?.code ?? JSON.stringify(m.payload)}`);
+    }
+    ws.close();
+    assert.deepEqual(out, ['data', 'data', 'error:rate-limit-exceeded']);
+  });
+
   test('remove_api_limits: every limit goes', async () => {
     await setLimits(s.url, { depth_limit: { global: 1 } });
     await query(s.url, { type: 'remove_api_limits', args: {} });
