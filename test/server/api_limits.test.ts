@@ -203,6 +203,17 @@ describe('API limits (no Redis)', () => {
     assert.deepEqual(out, ['data', 'data', 'error:rate-limit-exceeded']);
   });
 
+  test('rate limit on REST endpoints (/api/rest): each call counts', async () => {
+    await query(s.url, { type: 'create_query_collection', args: { name: 'rest', definition: { queries: [{ name: 'flat', query: FLAT }] } } });
+    await query(s.url, { type: 'create_rest_endpoint', args: { name: 'flat', url: 'flat', methods: ['GET'], definition: { query: { collection_name: 'rest', query_name: 'flat' } } } });
+    await setLimits(s.url, { rate_limit: { global: { max_reqs_per_min: 2, unique_params: ['x-svc-user-id'] } } });
+    await inOneMinute();
+    const h = asRole('user', { 'x-svc-user-id': randomUUID() });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(`${s.url}/api/rest/flat`, { headers: h, signal: AbortSignal.timeout(10_000) })).status);
+    assert.deepEqual(statuses, [200, 200, 429]);
+  });
+
   test('remove_api_limits: every limit goes', async () => {
     await setLimits(s.url, { depth_limit: { global: 1 } });
     await query(s.url, { type: 'remove_api_limits', args: {} });
