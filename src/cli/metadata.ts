@@ -3,14 +3,14 @@
  * status | drop` (reference: cli/svc_metadata_*.rst), on the metadata directory of
  * ./metadata_files.ts.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { CommandSpec } from './args.js';
 import type { QueryClient } from './client.js';
 import type { Context } from './context.js';
 import { EXIT, QueryFailure } from './errors.js';
 import { objectName, rejected } from './messages.js';
-import { METADATA_FILES, parseMetadataFiles, readMetadataDir, readMetadataSource, renderMetadata, roundTripLoss, type MetadataDoc } from './metadata_files.js';
+import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, readMetadataSource, renderMetadata, roundTripLoss, type MetadataDoc } from './metadata_files.js';
 import { stripColour, table, type Paint } from './output.js';
 import { unifiedDiff } from './textdiff.js';
 
@@ -33,8 +33,8 @@ export function diffMetadata(a: MetadataDoc, b: MetadataDoc, aName: string, bNam
   const fa = renderMetadata(a);
   const fb = renderMetadata(b);
   const out: FileDiff[] = [];
-  for (const f of METADATA_FILES) {
-    const d = unifiedDiff(fa.get(f)!, fb.get(f)!, `${aName}/${f}`, `${bName}/${f}`, paint);
+  for (const f of [...METADATA_FILES, ...OPTIONAL_METADATA_FILES]) {
+    const d = unifiedDiff(fa.get(f) ?? '', fb.get(f) ?? '', `${aName}/${f}`, `${bName}/${f}`, paint);
     if (d) out.push({ file: f, diff: d });
   }
   return out;
@@ -48,6 +48,8 @@ export function writeMetadataDir(dir: string, md: MetadataDoc): string[] {
     writeFileSync(join(dir, f), text);
     written.push(join(dir, f));
   }
+  // an optional file whose part is no longer set goes (api_limits.yaml after remove_api_limits)
+  for (const f of OPTIONAL_METADATA_FILES) if (!written.includes(join(dir, f))) rmSync(join(dir, f), { force: true });
   return written;
 }
 

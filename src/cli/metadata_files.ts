@@ -54,8 +54,11 @@ const LIST_FILES: ReadonlyArray<readonly [string, string]> = [
 
 export const METADATA_FILES = ['version.yaml', 'tables.yaml', 'functions.yaml', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'actions.yaml', 'actions.graphql', 'cron_triggers.yaml', 'rest_endpoints.yaml'] as const;
 
+/** files written only when their part of the metadata is set (issue 36: `api_limits`) */
+export const OPTIONAL_METADATA_FILES = ['api_limits.yaml'] as const;
+
 /** export_metadata's top-level key order */
-const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints'];
+const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits'];
 const CT_KINDS = ['input_objects', 'objects', 'scalars', 'enums'] as const;
 type CtKind = (typeof CT_KINDS)[number];
 /** the definition keys actions.graphql carries */
@@ -75,7 +78,9 @@ export function renderMetadata(md: MetadataDoc): Map<string, string> {
   const { yaml, graphql } = renderActions(list(md.actions), isObj(md.custom_types) ? md.custom_types : {});
   files.set('actions.yaml', yaml);
   files.set('actions.graphql', graphql);
-  return new Map(METADATA_FILES.map((f) => [f, files.get(f)!]));
+  const out = new Map<string, string>(METADATA_FILES.map((f) => [f, files.get(f)!]));
+  if (isObj(md.api_limits)) out.set('api_limits.yaml', toYaml(md.api_limits));
+  return out;
 }
 
 function renderActions(actions: unknown[], customTypes: Obj): { yaml: string; graphql: string } {
@@ -192,6 +197,11 @@ export function parseMetadataFiles(files: ReadonlyMap<string, string | undefined
   const { actions, customTypes } = parseActions((ay as Obj | undefined) ?? {}, files.get('actions.graphql') ?? '');
   if (Object.keys(customTypes).length) md.custom_types = customTypes;
   if (actions.length) md.actions = actions;
+  const limits = yamlOf('api_limits.yaml');
+  if (limits !== undefined && limits !== null) {
+    if (!isObj(limits)) throw metadataShape('api_limits.yaml', 'a mapping (set_api_limits\'s arguments)', limits);
+    md.api_limits = limits;
+  }
   const ordered: MetadataDoc = {};
   for (const k of TOP_ORDER) if (md[k] !== undefined) ordered[k] = md[k];
   return ordered;
@@ -315,7 +325,7 @@ export function readMetadataDir(dir: string): Map<string, string | undefined> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw missingDir('metadata', dir);
   const names = new Set(readdirSync(dir));
   if (!names.has('version.yaml')) throw fileError(dir, 'not a metadata directory: it has no version.yaml (export the metadata into it first: svc metadata export)');
-  return new Map(METADATA_FILES.map((f) => [f, names.has(f) ? readFileSync(join(dir, f), 'utf8') : undefined]));
+  return new Map([...METADATA_FILES, ...OPTIONAL_METADATA_FILES].map((f) => [f, names.has(f) ? readFileSync(join(dir, f), 'utf8') : undefined]));
 }
 
 /** A metadata directory, or one JSON/YAML file holding the whole document (export_metadata's output). */

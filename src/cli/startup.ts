@@ -17,7 +17,7 @@ import { runQueryRequest } from '../metadata/run.js';
 import type { QueryClient } from './client.js';
 import { CliError, QueryFailure } from './errors.js';
 import { rejected, startupFailed } from './messages.js';
-import { METADATA_FILES, parseMetadataFiles, readMetadataDir, renderMetadata, type MetadataDoc } from './metadata_files.js';
+import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, renderMetadata, type MetadataDoc } from './metadata_files.js';
 import { appliedVersions, ensureMigrationsTable, readMigrations, refuseDirty, type Migration } from './migrations.js';
 import { planApply, runPlan } from './migrate.js';
 
@@ -109,7 +109,7 @@ async function applyMetadata(client: QueryClient, local: MetadataDoc, log: Logge
     const server = (await client.query({ type: 'export_metadata', args: {} })) as MetadataDoc;
     const a = renderMetadata(server);
     const b = renderMetadata(local);
-    const changed = METADATA_FILES.filter((f) => a.get(f) !== b.get(f));
+    const changed = [...METADATA_FILES, ...OPTIONAL_METADATA_FILES].filter((f) => a.get(f) !== b.get(f));
     if (!changed.length) {
       log.info({ type: 'startup', detail: { kind: 'metadata_applied', changed: [] } }, 'metadata: the server already has it');
       return;

@@ -21,6 +21,8 @@ import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from 
 import { batchParams, batchStatement } from './multiplex.js';
 import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
 import { executeRemoteRoots, resolveJoins } from '../remote/execute.js';
+import { checkOperationSize, measureOperation, roleLimits, timeLimitExceeded } from './apiLimits.js';
+import { CancelToken } from '../core/cancel.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
 
@@ -87,6 +89,9 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
     const op = parseDocument(req.query, req.operationName, ctx.config);
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
+  // API limits (issue 36): depth and node count measured once per entry
+  const limits = roleLimits(ctx.cache, ctx.session.role);
+  if (limits && (limits.depth !== undefined || limits.nodes !== undefined)) checkOperationSize((entry.size ??= measureOperation(entry.op)), limits);
   const vars = entry.coerce(req.variables ?? {});
   const hit = PlanCache.plan(entry, vars.values, vars.types);
   if (hit) {
@@ -148,7 +153,7 @@ export function runGraphQL(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOp
 }
 
 function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions): Promise<string> {
-  let ctx = reqCtx;
+  const ctx = reqCtx;
   const fail = (e: unknown): string => {
     if (!(e instanceof SvcError)) ctx.log.error({ err: e instanceof Error ? { message: e.message, stack: e.stack } : e }, 'graphql execution failed');
     return errorResponse(e, errorFormat(ctx, opts));
@@ -156,6 +161,52 @@ function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions):
   try {
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
     checkSessionVariables(plan, ctx.session);
+    const timeMs = ctx.cache.metadata.api_limits === undefined ? undefined : roleLimits(ctx.cache, ctx.session.role)?.timeMs;
+    if (timeMs !== undefined) return runTimeLimited(ctx, req, opts, plan, variables, timeMs, fail);
+    return runPlan(ctx, req, opts, plan, variables, fail);
+  } catch (e) {
+    if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
+    return Promise.resolve(fail(e));
+  }
+}
+
+/**
+ * API limits' `time_limit`: a mutation's transaction runs with `statement_timeout` (PostgreSQL
+ * cancels and rolls back; nothing is answered before the outcome is known); a query is answered
+ * with the error at the deadline and its statement cancelled (the CancelToken: a running
+ * statement on PostgreSQL; on PGlite the statement finishes in the background).
+ */
+function runTimeLimited(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, timeMs: number, fail: (e: unknown) => string): Promise<string> {
+  const timedOut = (e: unknown) => fail(e instanceof SvcError && /statement timeout/.test(e.message) ? timeLimitExceeded(timeMs) : e);
+  if (plan.opType === 'mutation') return runPlan({ ...reqCtx, timeLimitMs: timeMs }, req, opts, plan, variables, timedOut);
+  const token = new CancelToken();
+  reqCtx.signal?.onCancel(() => token.cancel());
+  const ctx = { ...reqCtx, signal: token };
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      token.cancel();
+      resolve(fail(timeLimitExceeded(timeMs)));
+    }, timeMs);
+    const done = () => {
+      clearTimeout(timer);
+      reqCtx.signal?.clear();
+    };
+    runPlan(ctx, req, opts, plan, variables, fail).then(
+      (out) => {
+        done();
+        resolve(out);
+      },
+      (e: unknown) => {
+        done();
+        reject(e);
+      },
+    );
+  });
+}
+
+function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, fail: (e: unknown) => string): Promise<string> {
+  let ctx = reqCtx;
+  try {
     // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
     if (plan.opType !== 'mutation' && ctx.readDb) ctx = { ...ctx, db: ctx.readDb };
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');

@@ -32,4 +32,6 @@ export interface ExecContext {
   headers: Record<string, string | string[] | undefined>;
   /** cancelled when the client goes away: running statements are cancelled */
   signal?: CancelToken;
+  /** API limits' time limit of a mutation: its transaction's statement_timeout */
+  timeLimitMs?: number;
 }

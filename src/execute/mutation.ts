@@ -50,7 +50,11 @@ export function sessionJson(ctx: ExecContext): string {
 }
 
 const BEGIN: Statement = { text: 'begin' };
-const setSession = (ctx: ExecContext): Statement => ({ name: 'svc_set_session', text: "select set_config('svc.user', $1, true)", values: [sessionJson(ctx)] });
+const setSession = (ctx: ExecContext): Statement =>
+  ctx.timeLimitMs === undefined
+    ? { name: 'svc_set_session', text: "select set_config('svc.user', $1, true)", values: [sessionJson(ctx)] }
+    : // API limits' time limit: every statement of the transaction
+      { name: 'svc_set_session_timeout', text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)", values: [sessionJson(ctx), String(ctx.timeLimitMs)] };
 
 /** The first failure of a pipeline, as an SvcError. */
 function firstFailure(results: Array<PromiseSettledResult<unknown>>): SvcError | undefined {

@@ -21,6 +21,7 @@ import type { GraphQLInputType } from 'graphql';
 import { sameKey, type Operation, type VariableCoercer } from '../ir/document.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { QueryPlan } from './plan.js';
+import type { OperationSize } from './apiLimits.js';
 
 export interface PlanCacheStats {
   hits: number;
@@ -48,6 +49,8 @@ export interface PlanCacheEntry {
   owner: PlanCache;
   /** no longer in the cache: its plans are not counted */
   evicted?: boolean;
+  /** the operation's depth and node count, measured once when API limits ask for them */
+  size?: OperationSize;
 }
 
 const MAX_ENTRIES = 4096;

@@ -5,6 +5,7 @@
  */
 import { SvcError } from '../errors.js';
 import { typeMismatch } from './args.js';
+import { apiLimitsEmpty, exportApiLimits, type ApiLimits } from './apiLimits.js';
 import { emptyMetadata, emptyTable, type Metadata, type TableMetadata } from './types.js';
 
 const TABLE_ARRAYS = [
@@ -72,9 +73,10 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
     if (Array.isArray(v) && v.length) ctOut[k] = v;
   }
   if (Object.keys(ctOut).length) out.custom_types = ctOut;
+  if (!apiLimitsEmpty(md.api_limits)) out.api_limits = exportApiLimits(md.api_limits!);
   // keep Hasura's top-level key order
   const ordered: Record<string, unknown> = {};
-  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints']) {
+  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits']) {
     if (out[k] !== undefined) ordered[k] = out[k];
   }
   return ordered;
@@ -133,5 +135,7 @@ export function normalizeMetadata(raw: unknown): Metadata {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw metadata JSON being normalised
   md.functions = md.functions.map((f: any) => (f && f.function ? { ...f, function: qualifyName(f.function) } : { function: qualifyName(f) }));
   if (r.custom_types && typeof r.custom_types === 'object') md.custom_types = r.custom_types;
+  // validated by replace_metadata (metadata.ts) before it gets here
+  if (r.api_limits && typeof r.api_limits === 'object' && !apiLimitsEmpty(r.api_limits as ApiLimits)) md.api_limits = r.api_limits as ApiLimits;
   return md;
 }

@@ -3,6 +3,8 @@
  * "version 2" format). Internally every array is present; `exportMetadata`
  * drops the empty ones and orders keys canonically.
  */
+import type { AllowlistEntry, ApiLimits } from './apiLimits.js';
+
 export interface QualifiedName {
   schema: string;
   name: string;
@@ -176,11 +178,13 @@ export interface Metadata {
   functions: FunctionMetadata[];
   remote_schemas: RemoteSchemaMetadata[];
   query_collections: QueryCollection[];
-  allowlist: Array<{ collection: string }>;
+  allowlist: AllowlistEntry[];
   custom_types: CustomTypes;
   actions: ActionMetadata[];
   cron_triggers: CronTriggerMetadata[];
   rest_endpoints: RestEndpointMetadata[];
+  /** issue 36: Hasura v2's API limits (absent: none) */
+  api_limits?: ApiLimits;
 }
 
 export function emptyMetadata(): Metadata {

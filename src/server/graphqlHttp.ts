@@ -27,6 +27,7 @@ import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { checkAllowlist } from '../execute/allowlist.js';
+import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
 import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound, sha256Hex } from './persistedQueries.js';
 
@@ -177,7 +178,7 @@ export function graphqlHttp(
   };
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string): string | Promise<string> => {
     // automatic persisted queries: the text by its hash, or the text checked against its hash and registered
     let register: string | undefined;
     if (one && typeof one === 'object' && !Array.isArray(one) && (one as { extensions?: unknown }).extensions !== undefined) {
@@ -215,14 +216,14 @@ export function graphqlHttp(
       }
     }
     try {
-      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal });
+      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal, client: { ip } });
       // registered once the allow-list (checked by run for non-admins) lets it through; with the
       // allow-list on, an admin's query is registered only when it is allow-listed too
       if (register !== undefined) {
         let allowed = true;
         if (config.enableAllowlist) {
           try {
-            checkAllowlist(engine.cache, req.query);
+            checkAllowlist(engine.cache, req.query, session.role);
           } catch {
             allowed = false;
           }
@@ -249,17 +250,20 @@ export function graphqlHttp(
     return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
   };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     if (Array.isArray(body)) {
+      // API limits' batch limit (issue 36)
+      const batch = engine.cache.metadata.api_limits === undefined ? undefined : roleLimits(engine.cache, session.role)?.batch;
+      if (batch !== undefined && body.length > batch) return failed(batchLimitExceeded(body.length, batch), session, v1alpha1, body);
       return (async () => {
         const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal));
+        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal, false, ip));
         const error = parts.map(firstError).find((x) => x !== undefined);
         return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, endpoint, requestId, signal, get);
+    const out = runOne(body, session, headers, endpoint, requestId, signal, get, ip);
     return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
@@ -267,7 +271,7 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken, search?: string): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken, search?: string, ip?: string): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     const get = search !== undefined;
     // upstream authenticates first, then parses the body (Server/App.hs mkSpockAction); a GET's
@@ -281,7 +285,7 @@ export function graphqlHttp(
         return { ...failed(e, session, v1alpha1), rawQuery: raw.length > 4096 ? `${raw.slice(0, 4096)}…` : raw };
       }
       try {
-        return withSession(body, session, headers, endpoint, requestId, signal, get);
+        return withSession(body, session, headers, endpoint, requestId, signal, get, ip);
       } catch (e) {
         return failed(e, session, v1alpha1, body);
       }
@@ -374,7 +378,7 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, q < 0 ? '' : url.slice(q + 1));
+        const r = answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, q < 0 ? '' : url.slice(q + 1), req.socket.remoteAddress);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
         req.on('error', () => res.destroy());
@@ -405,7 +409,7 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel);
+        const r = answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

@@ -103,7 +103,7 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
   };
 
   /** The answer to an authenticated call. */
-  const call = async (session: Session, method: string, path: string, search: string, text: string, headers: IncomingMessage['headers'], requestId: string, signal: CancelToken): Promise<Answer> => {
+  const call = async (session: Session, method: string, path: string, search: string, text: string, headers: IncomingMessage['headers'], requestId: string, signal: CancelToken, ip?: string): Promise<Answer> => {
     // the path below /api/rest/, split into decoded segments
     const raw = path.split('/');
     if (raw.length > MAX_REST_SEGMENTS) return failed(new SvcError(404, 'not-found', 'Endpoint not found'), session);
@@ -146,7 +146,7 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
     const request = { query: ep.query, variables };
     let out: string;
     try {
-      out = await gql.run(engine, session, request, headers, { v1alpha1: false, requestId, signal, rejectPreExec: true });
+      out = await gql.run(engine, session, request, headers, { v1alpha1: false, requestId, signal, rejectPreExec: true, client: { ip } });
     } catch (e) {
       return failed(e, session, request);
     }
@@ -196,7 +196,7 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
         });
         const done = (a: Answer) => send(req, res, started, requestId, a);
         const headers = req.headers as Record<string, string | string[] | undefined>;
-        const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel);
+        const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel, req.socket.remoteAddress);
         let session: Session | undefined;
         try {
           session = auth.resolveNow?.(headers);

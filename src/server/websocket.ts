@@ -531,7 +531,8 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     /** the response text, or (with `rejectPreExec`) the SvcError of a request that failed before execution */
     async function run(s: Session, request: GraphQLRequest, rejectPreExec: boolean): Promise<string | SvcError> {
       try {
-        return await gql.run(engine, s, request, headers, { v1alpha1, relay, legacyErrors: v1alpha1, rejectPreExec });
+        // a start is a client's operation (rate-limited); a live query's refetch is not
+        return await gql.run(engine, s, request, headers, { v1alpha1, relay, legacyErrors: v1alpha1, rejectPreExec, client: rejectPreExec ? { ip: req.socket.remoteAddress } : undefined });
       } catch (e) {
         const err = e instanceof SvcError ? e : toSvcError(e);
         if (rejectPreExec) return err;

@@ -9,6 +9,7 @@ import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import type { Metadata, QueryCollection } from '../types.js';
 import { dependentObjects } from '../messages.js';
+import { parseAllowlistScope } from '../apiLimits.js';
 
 function checkQuery(text: string, path: string): void {
   try {
@@ -132,10 +133,32 @@ defineOp('add_collection_to_allowlist', {
   async run(ctx, args) {
     const a = reader(args);
     const collection = a.name('collection');
+    const rawScope = a.raw('scope');
+    const scope = rawScope === undefined || rawScope === null ? undefined : parseAllowlistScope(rawScope, a.sub('scope'));
     a.done();
     findCollection(ctx, collection);
     const md = ctx.state.metadata;
-    if (!md.allowlist.some((x) => x.collection === collection)) md.allowlist.push({ collection });
+    if (md.allowlist.some((x) => x.collection === collection)) {
+      // v1.3: adding again is a no-op; v2 (with a scope): the same, and it says how to change the scope
+      if (scope === undefined) return SUCCESS;
+      return { message: `collection ${JSON.stringify(collection)} already exists in the allowlist, scope ignored; to change scope, use update_scope_of_collection_in_allowlist` };
+    }
+    md.allowlist.push(scope === undefined ? { collection } : { collection, scope });
+    return SUCCESS;
+  },
+});
+
+/** v2: the scope of a collection already in the allow-list (global, or the roles that may run its queries). */
+defineOp('update_scope_of_collection_in_allowlist', {
+  kind: 'metadata',
+  async run(ctx, args) {
+    const a = reader(args);
+    const collection = a.name('collection');
+    const scope = parseAllowlistScope(a.required('scope'), a.sub('scope'));
+    a.done();
+    const entry = ctx.state.metadata.allowlist.find((x) => x.collection === collection);
+    if (!entry) throw new SvcError(400, 'not-found', `collection ${JSON.stringify(collection)} doesn't exist in the allowlist`, ctx.path);
+    entry.scope = scope;
     return SUCCESS;
   },
 });

@@ -7,6 +7,7 @@ import './functions.js';
 import './metadata.js';
 import './bulk.js';
 import './collections.js';
+import './api_limits.js';
 import './event_triggers.js';
 import './scheduled_triggers.js';
 import './custom_types.js';

@@ -5,6 +5,7 @@ import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata, type Metadata } from '../types.js';
+import { apiLimitsEmpty, parseAllowlist, parseApiLimits } from '../apiLimits.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
 import { parseRestEndpoint } from './rest_endpoints.js';
 import { bumpRemoteGenerations } from '../../remote/introspect.js';
@@ -42,6 +43,11 @@ function checkMetadataShape(args: unknown): void {
     if (l !== undefined && l !== null) expectArray(l, a.sub(k));
   }
   a.object('custom_types', true);
+  // issue 36: scoped allow-list entries and API limits, checked whole (v2's messages)
+  const al = a.raw('allowlist');
+  if (Array.isArray(al)) parseAllowlist(al, a.sub('allowlist'));
+  const lim = a.raw('api_limits');
+  if (lim !== undefined && lim !== null) parseApiLimits(lim, a.sub('api_limits'));
 }
 
 /** The cron triggers of `prev` that are not part of the metadata and not redefined by `next`. */
@@ -68,6 +74,13 @@ defineOp('replace_metadata', {
   async run(ctx, args) {
     checkMetadataShape(args);
     const md = normalizeMetadata(args);
+    const raw = args as Record<string, unknown>;
+    md.allowlist = parseAllowlist(md.allowlist, '$.allowlist');
+    if (raw.api_limits !== undefined && raw.api_limits !== null) {
+      const lim = parseApiLimits(raw.api_limits, '$.api_limits');
+      if (apiLimitsEmpty(lim)) delete md.api_limits;
+      else md.api_limits = lim;
+    }
     md.cron_triggers = md.cron_triggers.map((c, i) => {
       const a = new ArgReader(c, `$.cron_triggers[${i}]`, 'CronTriggerMetadata');
       const def = parseCronTrigger(a);
