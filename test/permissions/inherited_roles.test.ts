@@ -213,6 +213,51 @@ describe('select: the permission matrix against the model', () => {
   });
 });
 
+describe('a role whose filter follows a relationship; distinct_on a guarded column', () => {
+  const OPEN = new Set([2, 4]);
+  before(async () => {
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        { type: 'run_sql', args: { sql: 'create table grp (id int primary key, open boolean not null); insert into grp values (1, false), (2, true), (3, false), (4, true);' } },
+        { type: 'track_table', args: { table: 'grp' } },
+        { type: 'create_object_relationship', args: { table: 'item', name: 'grp', using: { manual_configuration: { remote_table: 'grp', column_mapping: { team: 'id' } } } } },
+        { type: 'create_select_permission', args: { table: 'item', role: 'opengrp', permission: { columns: ['id', 'c'], filter: { grp: { open: { _eq: true } } } } } },
+        { type: 'add_inherited_role', args: { role_name: 'i_og', role_set: ['owner', 'opengrp'] } },
+      ],
+    });
+  });
+  after(async () => {
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        { type: 'drop_inherited_role', args: { role_name: 'i_og' } },
+        { type: 'drop_select_permission', args: { table: 'item', role: 'opengrp' } },
+        { type: 'drop_relationship', args: { table: 'item', relationship: 'grp' } },
+        { type: 'untrack_table', args: { table: 'grp' } },
+        { type: 'run_sql', args: { sql: 'drop table grp' } },
+      ],
+    });
+  });
+
+  test('rows and values as the model says, and DISTINCT ON the value the role reads', async () => {
+    for (const sess of SESSIONS) {
+      const visible = ROWS.filter((r) => r.owner === sess.user || OPEN.has(r.team));
+      const c = (r: Row) => (OPEN.has(r.team) ? r.c : null);
+      const a = (r: Row) => (r.owner === sess.user ? r.a : null);
+      const all = await gql('i_og', sess, '{ item(order_by: {id: asc}) { id a c } }');
+      assert.equal(all.errors, undefined, JSON.stringify(all.errors));
+      assert.deepEqual(all.data.item, visible.map((r) => ({ id: r.id, a: a(r), c: c(r) })), JSON.stringify(sess));
+      const d = await gql('i_og', sess, '{ item(distinct_on: [c], order_by: [{c: asc}, {id: asc}]) { c id } }');
+      assert.equal(d.errors, undefined, JSON.stringify(d.errors));
+      const firsts = new Map<string | null, Row>();
+      for (const r of [...visible].sort((x, y) => x.id - y.id)) if (!firsts.has(c(r))) firsts.set(c(r), r);
+      const want = [...firsts.entries()].sort(([x], [y]) => (x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1)).map(([v, r]) => ({ c: v, id: r.id }));
+      assert.deepEqual(d.data.item, want, JSON.stringify(sess));
+    }
+  });
+});
+
 describe('the GraphQL schema of an inherited role', () => {
   const typeOf = async (role: string) => {
     const body = await gql(role, SESSIONS[0]!, '{ __type(name: "item") { fields { name type { kind name ofType { name } } } } }');
