@@ -63,7 +63,7 @@ const exportCmd: CommandSpec = {
     'Writes the metadata of the server (export_metadata) as the files of the project\'s metadata directory',
     '(metadata_directory of config.yaml, default metadata/): version.yaml, tables.yaml, functions.yaml,',
     'remote_schemas.yaml, query_collections.yaml, allow_list.yaml, actions.yaml, actions.graphql, cron_triggers.yaml,',
-    'rest_endpoints.yaml.',
+    'rest_endpoints.yaml, inherited_roles.yaml.',
   ].join('\n'),
   examples: [
     '# Export metadata and save it in the metadata directory:',

@@ -14,6 +14,7 @@
  *                          `type Mutation`), the custom types' fields, values and descriptions
  *   cron_triggers.yaml     cron_triggers (those with include_in_metadata, as export_metadata)
  *   rest_endpoints.yaml    rest_endpoints (Hasura v2's file of the same name)
+ *   inherited_roles.yaml   inherited_roles (Hasura v2's file; beyond v1.3's format)
  *
  * `renderMetadata` and `parseMetadataFiles` are inverse on what export_metadata returns; what a
  * file cannot carry (an explicit `description: null`, `is_deprecated: false`) is reported by
@@ -50,15 +51,16 @@ const LIST_FILES: ReadonlyArray<readonly [string, string]> = [
   ['allow_list.yaml', 'allowlist'],
   ['cron_triggers.yaml', 'cron_triggers'],
   ['rest_endpoints.yaml', 'rest_endpoints'],
+  ['inherited_roles.yaml', 'inherited_roles'],
 ];
 
-export const METADATA_FILES = ['version.yaml', 'tables.yaml', 'functions.yaml', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'actions.yaml', 'actions.graphql', 'cron_triggers.yaml', 'rest_endpoints.yaml'] as const;
+export const METADATA_FILES = ['version.yaml', 'tables.yaml', 'functions.yaml', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'actions.yaml', 'actions.graphql', 'cron_triggers.yaml', 'rest_endpoints.yaml', 'inherited_roles.yaml'] as const;
 
 /** files written only when their part of the metadata is set (issue 36: `api_limits`) */
 export const OPTIONAL_METADATA_FILES = ['api_limits.yaml'] as const;
 
 /** export_metadata's top-level key order */
-const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits'];
+const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits', 'inherited_roles'];
 const CT_KINDS = ['input_objects', 'objects', 'scalars', 'enums'] as const;
 type CtKind = (typeof CT_KINDS)[number];
 /** the definition keys actions.graphql carries */

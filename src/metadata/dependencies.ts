@@ -174,6 +174,7 @@ function definitionIn(md: Metadata, o: InconsistentObject): string | undefined {
   const ref = inconsistentRef(o);
   const name = (o.definition as { name?: unknown } | null)?.name;
   if (!ref) {
+    if (o.type === 'inherited_role') return JSON.stringify(md.inherited_roles.find((r) => r.role_name === (o.definition as { role_name?: unknown }).role_name));
     const list = o.type === 'remote_schema' ? md.remote_schemas : o.type === 'action' ? md.actions : o.type === 'cron_trigger' ? md.cron_triggers : o.type === 'endpoint' ? md.rest_endpoints : undefined;
     return JSON.stringify(o.type === 'custom_types' ? md.custom_types : list?.find((x) => x.name === name));
   }

@@ -13,7 +13,7 @@ const TABLE_ARRAYS = [
   'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers',
 ] as const;
 
-const TOP_ARRAYS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers', 'rest_endpoints'] as const;
+const TOP_ARRAYS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers', 'rest_endpoints', 'inherited_roles'] as const;
 
 function dropNullish<T extends Record<string, unknown>>(o: T): T {
   const out: Record<string, unknown> = {};
@@ -42,6 +42,7 @@ const SORT_KEY: Record<string, (x: any) => string> = {
   actions: (x) => x.name,
   cron_triggers: (x) => x.name,
   rest_endpoints: (x) => x.name,
+  inherited_roles: (x) => x.role_name,
 };
 const sorted = <T>(k: string, arr: T[]): T[] => [...arr].sort(byName(SORT_KEY[k]!));
 
@@ -76,7 +77,7 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
   if (!apiLimitsEmpty(md.api_limits)) out.api_limits = exportApiLimits(md.api_limits!);
   // keep Hasura's top-level key order
   const ordered: Record<string, unknown> = {};
-  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits']) {
+  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits', 'inherited_roles']) {
     if (out[k] !== undefined) ordered[k] = out[k];
   }
   return ordered;

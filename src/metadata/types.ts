@@ -172,6 +172,12 @@ export interface CronTriggerMetadata {
   comment?: string | null;
 }
 
+/** An inherited role (Hasura v2's shape): the union of its roles' permissions (src/permissions/inherited.ts). */
+export interface InheritedRoleMetadata {
+  role_name: string;
+  role_set: string[];
+}
+
 export interface Metadata {
   version: 2;
   tables: TableMetadata[];
@@ -185,6 +191,7 @@ export interface Metadata {
   rest_endpoints: RestEndpointMetadata[];
   /** issue 36: Hasura v2's API limits (absent: none) */
   api_limits?: ApiLimits;
+  inherited_roles: InheritedRoleMetadata[];
 }
 
 export function emptyMetadata(): Metadata {
@@ -199,6 +206,7 @@ export function emptyMetadata(): Metadata {
     actions: [],
     cron_triggers: [],
     rest_endpoints: [],
+    inherited_roles: [],
   };
 }
 

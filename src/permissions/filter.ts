@@ -83,8 +83,8 @@ export class FilterBuilder {
         const tv = views ? views.requireTable(t, `${p}._table`) : null;
         items.push({ kind: 'exists', table: t, exp: this.node(ex._where ?? {}, t, tv, `${p}._where`, perm), filter: tv?.filter ?? null });
       } else if (table.columnsByName.has(k)) {
-        const c = table.columnsByName.get(k)!;
-        if (view) views!.requireColumn(view, k, perm);
+        // the role's view of the column (an inherited role's may carry a guard: compared as the role reads it)
+        const c = view ? views!.requireColumn(view, k, perm) : table.columnsByName.get(k)!;
         items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else if (table.relationships.has(k)) {
         const rel = table.relationships.get(k)!;
@@ -93,10 +93,10 @@ export class FilterBuilder {
         const rv = view ? views!.requireRelationship(view, rel, perm) : null;
         items.push({ kind: 'relationship', rel, target, exp: this.node(v, target, rv, path, perm), filter: rv?.filter ?? null });
       } else if (table.computedFields.has(k)) {
-        const cf = table.computedFields.get(k)!;
-        if (cf.returns.kind !== 'scalar') throw err400('unexpected-payload', `computed field ${JSON.stringify(k)} does not return a scalar`, p);
-        if (view) views!.requireComputedField(view, cf, perm);
-        const t = pgType(cf.returns.type, cf.returns.typeSchema);
+        const declared = table.computedFields.get(k)!;
+        if (declared.returns.kind !== 'scalar') throw err400('unexpected-payload', `computed field ${JSON.stringify(k)} does not return a scalar`, p);
+        const cf = view ? views!.requireComputedField(view, declared, perm) : declared;
+        const t = pgType(declared.returns.type, declared.returns.typeSchema);
         const target: ColumnTarget = { kind: 'computed', field: cf, type: t };
         items.push({ kind: 'column', target, ops: this.columnOps(v, target, t, table, p, view), nullSafeEq: this.opts.nullSafeEq });
       } else {
@@ -143,9 +143,9 @@ export class FilterBuilder {
     const columnCompare = COLUMN_COMPARE_BY_NAME.get(op);
     if (columnCompare) {
       if (typeof arg !== 'string') throw err400('unexpected-payload', 'expecting a string for column operator', path);
-      const other = table.columnsByName.get(arg);
-      if (!other) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`, path);
-      if (view) this.opts.views!.requireColumn(view, arg, path);
+      const declared = table.columnsByName.get(arg);
+      if (!declared) throw err400('not-exists', `no such column exists : ${JSON.stringify(arg)}`, path);
+      const other = view ? this.opts.views!.requireColumn(view, arg, path) : declared;
       return { op: columnCompare, column: other };
     }
     switch (op) {

@@ -154,7 +154,8 @@ registerRootFieldProvider((b): RootFields => {
 registerTableFieldProvider((b, v: TableView) => {
   const rels = b.cache.remote?.relationships.get(v.table.key);
   if (!rels) return {};
-  const readable = new Set(v.columns.map((c) => c.name));
+  // an inherited role's guarded columns (null on some rows) do not join: their raw values would reach the remote
+  const readable = new Set(v.columns.filter((c) => !c.guard).map((c) => c.name));
   const out: Record<string, GraphQLFieldConfig<unknown, unknown>> = {};
   for (const rel of rels) {
     if (!rel.columns.every((c) => readable.has(c.name))) continue;

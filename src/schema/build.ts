@@ -14,6 +14,7 @@ import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions
 import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
+import { orderInheritedRoles, roleCycles } from '../metadata/inherited.js';
 import {
   displayName,
   qualifiedKey,
@@ -285,8 +286,83 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 
+  // 9. inherited roles (metadata/inherited.ts): mutations and actions here, select in permissions/view.ts
+  const inheritedRoles = resolveInheritedRoles(md, tables, actions, inconsistent);
+  for (const r of inheritedRoles.keys()) roles.add(r);
+
   const rest = resolveRestEndpoints(md, inconsistent);
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, perRole: new BoundedRoleCache(), customTypes, actions, rest };
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(), customTypes, actions, rest };
+}
+
+/**
+ * The inherited roles' insert/update/delete permissions and actions, in dependency order (an
+ * inherited role after those in its set). A permission the role defines itself is kept; otherwise it
+ * inherits its roles' permission of that kind when all of them that have one have the same one (roles
+ * without one do not count), and when they differ the role has none on that table and the pair is
+ * reported as inconsistent (Hasura v2's rule). An action is the role's when any role of its set may
+ * call it. A cycle (refused when added) makes every role on it inconsistent.
+ */
+function resolveInheritedRoles(
+  md: Metadata,
+  tables: Map<string, TableModel>,
+  actions: SchemaCache['actions'],
+  inconsistent: InconsistentObject[],
+): Map<string, string[]> {
+  const all = new Map<string, string[]>();
+  const cyclic = new Set(roleCycles(md.inherited_roles).flat());
+  for (const r of md.inherited_roles) {
+    if (cyclic.has(r.role_name)) {
+      inconsistent.push({ definition: r, reason: `the inherited role ${JSON.stringify(r.role_name)} is on a cycle of inherited roles`, type: 'inherited_role' });
+    } else {
+      all.set(r.role_name, r.role_set);
+    }
+  }
+  for (const name of orderInheritedRoles(all)) {
+    const set = all.get(name)!;
+    const def = md.inherited_roles.find((r) => r.role_name === name)!;
+    for (const t of tables.values()) {
+      const own = t.permissions.get(name) ?? {};
+      let changed = false;
+      for (const kind of ['insert', 'update', 'delete'] as const) {
+        if (own[kind]) continue;
+        const given = set.map((r) => ({ role: r, p: t.permissions.get(r)?.[kind] })).filter((x) => x.p !== undefined);
+        if (given.length === 0) continue;
+        const keys = given.map((x) => mutationPermissionKey(kind, x.p!));
+        if (keys.every((k) => k === keys[0])) {
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the same kind's model, copied as is
+          (own as any)[kind] = given[0]!.p;
+          changed = true;
+        } else {
+          inconsistent.push({
+            definition: { ...def, table: t.name, permission_type: kind },
+            reason:
+              `in table ${JSON.stringify(displayName(t.name))}: the inherited role ${JSON.stringify(name)} cannot inherit the ${kind} permission: ` +
+              `the ${kind} permissions of its roles ${given.map((x) => JSON.stringify(x.role)).join(', ')} differ; define an ${kind} permission for ${JSON.stringify(name)} on this table`,
+            type: 'inherited_role',
+          });
+        }
+      }
+      if (changed) t.permissions.set(name, own);
+    }
+    for (const a of actions.values()) if (set.some((r) => a.roles.has(r))) a.roles.add(name);
+  }
+  return all;
+}
+
+/** What makes two permissions of one kind the same (their definitions, columns in table order, keys sorted). */
+function mutationPermissionKey(kind: 'insert' | 'update' | 'delete', p: NonNullable<RolePermissions['insert' | 'update' | 'delete']>): string {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the three models share the keys read here
+  const m = p as any;
+  const parts = { kind, columns: m.columns ?? null, filter: m.filter ?? null, check: m.check ?? null, set: m.set ?? null, backendOnly: m.backendOnly ?? null };
+  return stableJson(parts);
+}
+
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
 }
 
 /**

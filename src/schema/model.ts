@@ -22,6 +22,12 @@ import type { RemoteCacheModel } from '../remote/model.js';
 export interface ColumnModel extends ColumnInfo {
   /** GraphQL field name (custom_column_names or the column name) */
   gqlName: string;
+  /**
+   * Set only on an inherited role's view of the column (permissions/view.ts): the rows whose value
+   * the role may read (the OR of the filters of its roles that may read the column); elsewhere the
+   * column reads as null (`CASE WHEN guard THEN col END`, sql/boolexp.ts guardedCol).
+   */
+  guard?: FilterExp;
 }
 
 export interface RelationshipModel {
@@ -52,6 +58,8 @@ export interface ComputedFieldModel {
   inputArgs: Array<{ name: string; type: string; typeSchema: string; hasDefault: boolean }>;
   def: ComputedFieldDef;
   comment: string | null;
+  /** as ColumnModel.guard: an inherited role's view of a scalar computed field */
+  guard?: FilterExp;
 }
 
 export interface SelectPermissionModel {
@@ -126,7 +134,8 @@ export interface FunctionModel {
 export type InconsistentType =
   | 'table' | 'function' | 'object_relation' | 'array_relation' | 'computed_field'
   | 'insert_permission' | 'select_permission' | 'update_permission' | 'delete_permission'
-  | 'event_trigger' | 'remote_schema' | 'remote_relationship' | 'action' | 'custom_types' | 'cron_trigger' | 'endpoint';
+  | 'event_trigger' | 'remote_schema' | 'remote_relationship' | 'action' | 'custom_types' | 'cron_trigger' | 'endpoint'
+  | 'inherited_role';
 
 import type { RestRouter } from '../rest/endpoints.js';
 
@@ -174,8 +183,10 @@ export interface SchemaCache {
   functions: Map<string, FunctionModel>;
   inconsistent: InconsistentObject[];
   dependencies: Dependency[];
-  /** every role named by a permission (admin excluded) */
+  /** every role named by a permission (admin excluded), and the inherited roles */
   roles: Set<string>;
+  /** inherited role → its role set (metadata `inherited_roles`; acyclic: checked when added) */
+  inheritedRoles: Map<string, string[]>;
   /** lazily built per-role artefacts (GraphQL schema etc.), keyed by role */
   perRole: Map<string, unknown>;
   /** custom types (empty when inconsistent) and the consistent actions */

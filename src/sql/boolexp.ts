@@ -5,7 +5,7 @@
  */
 import { COLUMN_COMPARE_OPERATORS, COMPARE_OPERATORS, SPECIAL_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
-import type { TableModel } from '../schema/model.js';
+import type { ColumnModel, TableModel } from '../schema/model.js';
 import { SESSION, constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
 import { numberText, plainDecimalText, type NumberText } from './numbers.js';
 import { arrayTypeSql, isGeography, typeSql, valueInput, type PgType } from './pgtypes.js';
@@ -19,6 +19,8 @@ import { arrayTypeSql, isGeography, typeSql, valueInput, type PgType } from './p
 export class Aliases {
   private n = 0;
   private readonly sources = new Map<string, Sql>();
+  /** guarded column reads per (alias, column): one text per statement, so DISTINCT ON matches ORDER BY */
+  readonly guarded = new Map<string, Sql>();
   next(prefix = 't'): string {
     this.n += 1;
     return `_${prefix}${this.n}`;
@@ -41,6 +43,27 @@ export function tableSql(t: TableModel): Sql {
 
 export function col(alias: string, column: string): Sql {
   return ident(alias, column);
+}
+
+/**
+ * A column as the request's role reads it: the column, or for an inherited role's guarded column
+ * (permissions/view.ts) `CASE WHEN <guard> THEN col END` — null on the rows none of the roles that
+ * may read the column may see.
+ */
+export function guardedCol(alias: string, c: ColumnModel, aliases: Aliases): Sql {
+  if (!c.guard) return col(alias, c.name);
+  const key = `${alias}\u0000${c.name}`;
+  let out = aliases.guarded.get(key);
+  if (!out) {
+    out = sql`(CASE WHEN ${boolExpSql(c.guard, alias, aliases)} THEN ${col(alias, c.name)} END)`;
+    aliases.guarded.set(key, out);
+  }
+  return out;
+}
+
+/** A scalar computed field's call, guarded like a column (`guard` of an inherited role's view). */
+export function guardedCall(call: Sql, guard: BoolExp | undefined, alias: string, aliases: Aliases): Sql {
+  return guard ? sql`(CASE WHEN ${boolExpSql(guard, alias, aliases)} THEN ${call} END)` : call;
 }
 
 /** `(a) AND (b)`; `true` when empty. */
@@ -67,8 +90,8 @@ export function boolExpSql(e: BoolExp, alias: string, aliases: Aliases): Sql {
     case 'not':
       return sql`NOT (${boolExpSql(e.item, alias, aliases)})`;
     case 'column': {
-      const lhs = targetSql(e.target, alias);
-      return andSql(e.ops.map((op) => columnOpSql(lhs, op, alias, e.nullSafeEq ?? false)));
+      const lhs = targetSql(e.target, alias, aliases);
+      return andSql(e.ops.map((op) => columnOpSql(lhs, op, alias, e.nullSafeEq ?? false, aliases)));
     }
     case 'relationship': {
       const r = aliases.next('t');
@@ -87,8 +110,8 @@ export function boolExpSql(e: BoolExp, alias: string, aliases: Aliases): Sql {
   }
 }
 
-export function targetSql(t: ColumnTarget, alias: string): Sql {
-  if (t.kind === 'column') return col(alias, t.column.name);
+export function targetSql(t: ColumnTarget, alias: string, aliases?: Aliases): Sql {
+  if (t.kind === 'column') return aliases ? guardedCol(alias, t.column, aliases) : col(alias, t.column.name);
   const fn = t.field.function;
   const args: Sql[] = [];
   // scalar computed fields in filters take the row (and the session when configured)
@@ -97,7 +120,8 @@ export function targetSql(t: ColumnTarget, alias: string): Sql {
     if (i === t.field.tableArgIndex) args.push(ident(alias));
     else if (i === t.field.sessionArgIndex) args.push(sql`(${param(SESSION)})::${typeSql({ name: a.type, schema: a.typeSchema })}`);
   });
-  return sql`${ident(fn.schema, fn.name)}(${join(args, ', ')})`;
+  const call = sql`${ident(fn.schema, fn.name)}(${join(args, ', ')})`;
+  return aliases ? guardedCall(call, t.field.guard, alias, aliases) : call;
 }
 
 /** Text of a literal for a parameter of type t. */
@@ -141,7 +165,7 @@ function isNullLiteral(v: TypedValue): boolean {
   return v.ref.kind === 'literal' && (v.ref.value === null || v.ref.value === undefined);
 }
 
-export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: boolean): Sql {
+export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: boolean, aliases?: Aliases): Sql {
   switch (op.op) {
     case 'is_null':
       return op.value ? sql`(${lhs}) IS NULL` : sql`(${lhs}) IS NOT NULL`;
@@ -165,7 +189,7 @@ export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: b
       return sql`(${lhs}) ${raw(sym)} ${arr}`;
     }
     case 'ceq': case 'cneq': case 'cgt': case 'clt': case 'cgte': case 'clte':
-      return sql`(${lhs}) ${raw(COLUMN_COMPARE_OPERATORS[op.op].sql!)} (${col(alias, op.column.name)})`;
+      return sql`(${lhs}) ${raw(COLUMN_COMPARE_OPERATORS[op.op].sql!)} (${aliases ? guardedCol(alias, op.column, aliases) : col(alias, op.column.name)})`;
     case 'st_d_within': {
       const args = [lhs, valueSql(op.from), valueSql(op.distance)];
       if (isGeography(op.from.type)) args.push(op.useSpheroid ? valueSql(op.useSpheroid) : raw('true'));
@@ -179,7 +203,7 @@ export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: b
         : sql`${raw(SPECIAL_OPERATORS.st_intersects_geom_nband.sql!)}(${lhs}, ${valueSql(op.geommin)})`;
     case 'cast': {
       const casted = sql`(${lhs})::${typeSql(op.to)}`;
-      return andSql(op.ops.map((o) => columnOpSql(casted, o, alias, nullSafeEq)));
+      return andSql(op.ops.map((o) => columnOpSql(casted, o, alias, nullSafeEq, aliases)));
     }
     default: {
       const spec = COMPARE_OPERATORS[op.op];

@@ -22,7 +22,7 @@
 import type { ConnectionSelect, CursorItem, EdgeField, Field, OrderByItem, OrderByTarget, PageInfoField, SelectBase, SelectSource } from '../ir/types.js';
 import type { TableModel } from '../schema/model.js';
 import { ident, join, quoteLiteral, raw, sql, type Sql } from './ast.js';
-import { andSql, col, orSql, valueSql, type Aliases } from './boolexp.js';
+import { andSql, col, guardedCol, orSql, valueSql, type Aliases } from './boolexp.js';
 import { jsonOutput, type PgType } from './pgtypes.js';
 
 /** What the connection compiler uses of the select compiler (sql/select.ts). */
@@ -204,7 +204,7 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
       conds = [];
     }
     const keys = items.map((o) => {
-      if (o.target.kind === 'column') return col(alias, o.target.column.name);
+      if (o.target.kind === 'column') return guardedCol(alias, o.target.column, h.aliases);
       const l = h.aliases.next('o');
       from = sql`${from} LEFT JOIN LATERAL (SELECT ${h.orderTarget(o.target, alias)} AS "v" OFFSET 0) AS ${ident(l)} ON true`;
       return col(l, 'v');

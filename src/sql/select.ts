@@ -20,9 +20,10 @@ import type {
   SelectSource,
 } from '../ir/types.js';
 import { SESSION, constParam, ident, join, param, quoteLiteral, raw, sql, type Sql } from './ast.js';
-import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.js';
+import { Aliases, andSql, boolExpSql, col, guardedCall, guardedCol, tableSql, valueSql } from './boolexp.js';
 import { jsonOutput, typeSql, type OutputOptions, type PgType } from './pgtypes.js';
 import { connectionSql, nodeIdSql } from './connection.js';
+import type { ColumnModel } from '../schema/model.js';
 
 export interface SelectCompileOptions extends OutputOptions {
   /** the FROM item of a `mutated` source (a set-returning expression of the table's row type) */
@@ -86,7 +87,7 @@ export class SelectCompiler {
   distinct(sel: SelectBase, alias: string): Sql {
     const d = sel.args.distinctOn;
     if (!d || d.length === 0) return raw('');
-    return sql`DISTINCT ON (${join(d.map((c) => col(alias, c.name)), ', ')}) `;
+    return sql`DISTINCT ON (${join(d.map((c) => guardedCol(alias, c, this.aliases)), ', ')}) `;
   }
 
   orderItem(o: OrderByItem, alias: string): Sql {
@@ -98,7 +99,7 @@ export class SelectCompiler {
   orderTarget(t: OrderByTarget, alias: string): Sql {
     switch (t.kind) {
       case 'column':
-        return col(alias, t.column.name);
+        return guardedCol(alias, t.column, this.aliases);
       case 'object': {
         const r = this.aliases.next('o');
         const conds = t.rel.mapping.map(([l, rc]) => sql`(${col(r, rc)}) = (${col(alias, l)})`);
@@ -109,7 +110,7 @@ export class SelectCompiler {
         const r = this.aliases.next('o');
         const conds = t.rel.mapping.map(([l, rc]) => sql`(${col(r, rc)}) = (${col(alias, l)})`);
         if (t.filter && t.filter.kind !== 'true') conds.push(boolExpSql(t.filter, r, this.aliases));
-        const agg = t.agg.kind === 'count' ? raw('count(*)') : sql`${raw(t.agg.op)}(${col(r, t.agg.column.name)})`;
+        const agg = t.agg.kind === 'count' ? raw('count(*)') : sql`${raw(t.agg.op)}(${guardedCol(r, t.agg.column, this.aliases)})`;
         return sql`(SELECT ${agg} FROM ${tableSql(t.target)} AS ${ident(r)} WHERE ${andSql(conds)})`;
       }
     }
@@ -120,7 +121,7 @@ export class SelectCompiler {
   fieldExpr(f: Field, alias: string): Sql {
     switch (f.kind) {
       case 'column': {
-        const c = col(alias, f.column.name);
+        const c = guardedCol(alias, f.column, this.aliases);
         if (f.jsonPath) return jsonPathExpr(c, f.jsonPath);
         return jsonOutput(c, { name: f.column.type, schema: f.column.typeSchema }, this.opts);
       }
@@ -134,7 +135,7 @@ export class SelectCompiler {
         return this.aggregate(f.select, { alias, corr: { kind: 'relationship', rel: f.rel } });
       case 'computed_scalar': {
         const fn = f.field.function;
-        const call = sql`${ident(fn.schema, fn.name)}(${this.args(f.args, { alias, corr: { kind: 'row' } })})`;
+        const call = guardedCall(sql`${ident(fn.schema, fn.name)}(${this.args(f.args, { alias, corr: { kind: 'row' } })})`, f.field.guard, alias, this.aliases);
         if (f.jsonPath) return jsonPathExpr(call, f.jsonPath);
         return jsonOutput(call, f.type, this.opts);
       }
@@ -204,12 +205,12 @@ export class SelectCompiler {
     const r = this.aliases.next('r');
     const projections: Sql[] = [];
     const projected = new Map<string, string>();
-    const project = (column: string): Sql => {
-      let a = projected.get(column);
+    const project = (column: ColumnModel): Sql => {
+      let a = projected.get(column.name);
       if (!a) {
         a = `a${projected.size}`;
-        projected.set(column, a);
-        projections.push(sql`${col(t, column)} AS ${ident(a)}`);
+        projected.set(column.name, a);
+        projections.push(sql`${guardedCol(t, column, this.aliases)} AS ${ident(a)}`);
       }
       return col(r, a);
     };
@@ -240,13 +241,13 @@ export class SelectCompiler {
     return sql`(SELECT ${this.objectExpr(pairs)} FROM (${inner}) AS ${ident(r)})`;
   }
 
-  aggregateOp(f: AggregateOpField, project: (c: string) => Sql): Sql {
+  aggregateOp(f: AggregateOpField, project: (c: ColumnModel) => Sql): Sql {
     switch (f.kind) {
       case 'typename':
         return sql`${raw(quoteLiteral(f.name))}::text`;
       case 'count': {
         if (!f.columns || f.columns.length === 0) return raw('count(*)');
-        const cols = f.columns.map((c) => project(c.name));
+        const cols = f.columns.map((c) => project(c));
         const arg = cols.length === 1 ? cols[0]! : sql`(${join(cols, ', ')})`;
         return f.distinct ? sql`count(DISTINCT ${arg})` : sql`count(${arg})`;
       }
@@ -254,7 +255,7 @@ export class SelectCompiler {
         return this.objectExpr(
           f.fields.map((x) => [
             x.alias,
-            x.kind === 'typename' ? sql`${raw(quoteLiteral(x.name))}::text` : aggregateOutput(f.op, project(x.column.name), x.column, this.opts),
+            x.kind === 'typename' ? sql`${raw(quoteLiteral(x.name))}::text` : aggregateOutput(f.op, project(x.column), x.column, this.opts),
           ]),
         );
     }

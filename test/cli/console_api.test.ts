@@ -70,7 +70,7 @@ describe('svc serve --project-dir: /apis/migrate', () => {
     assert.match(dir!, /^\d+_create_table_public_author$/);
     assert.equal(r.body.migration.id, dir);
     assert.deepEqual(r.body.migration.files, [`migrations/${dir}/up.sql`, `migrations/${dir}/down.sql`]);
-    assert.deepEqual(r.body.metadata_files, ['metadata/version.yaml', 'metadata/tables.yaml', 'metadata/functions.yaml', 'metadata/remote_schemas.yaml', 'metadata/query_collections.yaml', 'metadata/allow_list.yaml', 'metadata/actions.yaml', 'metadata/actions.graphql', 'metadata/cron_triggers.yaml', 'metadata/rest_endpoints.yaml']);
+    assert.deepEqual(r.body.metadata_files, ['metadata/version.yaml', 'metadata/tables.yaml', 'metadata/functions.yaml', 'metadata/remote_schemas.yaml', 'metadata/query_collections.yaml', 'metadata/allow_list.yaml', 'metadata/actions.yaml', 'metadata/actions.graphql', 'metadata/cron_triggers.yaml', 'metadata/rest_endpoints.yaml', 'metadata/inherited_roles.yaml']);
     assert.equal(readFileSync(join(tmp.dir, 'migrations', dir!, 'up.sql'), 'utf8'), 'create table author (id serial primary key, name text);\n');
     assert.equal(readFileSync(join(tmp.dir, 'migrations', dir!, 'down.sql'), 'utf8'), 'drop table author;\n');
     assert.equal(readFileSync(join(tmp.dir, 'metadata', 'tables.yaml'), 'utf8'), '- table:\n    schema: public\n    name: author\n');

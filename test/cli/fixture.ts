@@ -43,6 +43,7 @@ export const METADATA_OPS = (remoteUrl: string) => [
   { type: 'create_action', args: { name: 'stats', definition: { type: 'query', handler: 'http://127.0.0.1:9/stats', arguments: [{ name: 'since', type: 'Timestamp' }, { name: 'mood', type: 'Mood' }], output_type: '[Stats!]!' } } },
   { type: 'create_action', args: { name: 'export_all', definition: { kind: 'asynchronous', handler: 'http://127.0.0.1:9/export', output_type: 'Stats' } } },
   { type: 'create_action_permission', args: { action: 'login', role: 'user' } },
+  { type: 'add_inherited_role', args: { role_name: 'user_and_editor', role_set: ['user', 'editor'] } },
   { type: 'add_remote_schema', args: { name: 'msgs', definition: { url: remoteUrl, forward_client_headers: false, timeout_seconds: 20 }, comment: 'messages' } },
   { type: 'create_remote_relationship', args: { name: 'message', table: 'profiles', svc_fields: ['msg_id'], remote_schema: 'msgs', remote_field: { message: { arguments: { id: '$msg_id' } } } } },
   { type: 'create_query_collection', args: { name: 'app', definition: { queries: [{ name: 'articles', query: 'query articles {\n  article { id title }\n}' }] } } },

@@ -64,10 +64,10 @@ test('export: every kind of metadata object into the metadata directory', async 
   mdA = await exportOf(a.url);
 
   const r = await svcOk(['metadata', 'export'], inProject());
-  assert.match(r.stdout, /exported the metadata to metadata\/ \(10 files\)/);
+  assert.match(r.stdout, /exported the metadata to metadata\/ \(11 files\)/);
   assert.equal(r.stderr, '', 'no warning: everything round-trips');
   const f = files(join(project, 'metadata'));
-  assert.deepEqual(Object.keys(f), ['actions.graphql', 'actions.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'functions.yaml', 'query_collections.yaml', 'remote_schemas.yaml', 'rest_endpoints.yaml', 'tables.yaml', 'version.yaml']);
+  assert.deepEqual(Object.keys(f), ['actions.graphql', 'actions.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'functions.yaml', 'inherited_roles.yaml', 'query_collections.yaml', 'remote_schemas.yaml', 'rest_endpoints.yaml', 'tables.yaml', 'version.yaml']);
   assert.equal(f['version.yaml'], 'version: 2\n');
   for (const s of ['object_relationships', 'array_relationships', 'computed_fields', 'remote_relationships', 'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers', 'custom_root_fields', 'X-Svc-User-Id']) {
     assert.ok(f['tables.yaml']!.includes(s), `tables.yaml has ${s}`);
@@ -75,6 +75,7 @@ test('export: every kind of metadata object into the metadata directory', async 
   assert.match(f['functions.yaml']!, /name: search_articles/);
   assert.match(f['remote_schemas.yaml']!, new RegExp(`url: ${remote.url.replace(/[.]/g, '\\.')}`));
   assert.match(f['cron_triggers.yaml']!, /name: nightly/);
+  assert.match(f['inherited_roles.yaml']!, /- role_name: user_and_editor\n {2}role_set:\n {2}- user\n {2}- editor/);
   assert.doesNotMatch(f['cron_triggers.yaml']!, /not_in_metadata/);
   assert.match(f['query_collections.yaml']!, /query: \|-?\n\s+query articles \{/, 'GraphQL as a literal block');
   assert.equal(f['allow_list.yaml'], '- collection: app\n');
@@ -96,7 +97,7 @@ test('apply onto a fresh database: the second server exports the identical metad
   assert.match(wrong.stderr, /the admin secret is not the server's/);
   await svcOk(['migrate', 'apply', '--endpoint', b.url], onB());
   const applied = await svcOk(['metadata', 'apply', '--endpoint', b.url], onB());
-  assert.match(applied.stdout, /metadata applied \(changed: tables\.yaml, functions\.yaml, remote_schemas\.yaml, query_collections\.yaml, allow_list\.yaml, actions\.yaml, actions\.graphql, cron_triggers\.yaml\)/);
+  assert.match(applied.stdout, /metadata applied \(changed: tables\.yaml, functions\.yaml, remote_schemas\.yaml, query_collections\.yaml, allow_list\.yaml, actions\.yaml, actions\.graphql, cron_triggers\.yaml, inherited_roles\.yaml\)/);
   assert.deepEqual(await exportOf(b.url), mdA);
   await svcOk(['metadata', 'export', '--endpoint', b.url], onB({ SVC_GRAPHQL_METADATA_DIRECTORY: 'metadata_b' }));
   assert.deepEqual(files(join(project, 'metadata_b')), files(join(project, 'metadata')));

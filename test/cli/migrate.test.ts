@@ -48,7 +48,7 @@ test('svc init creates a config v2 project', async () => {
   assert.match(r.stdout, /created the project proj/);
   assert.equal(readFileSync(join(project, 'config.yaml'), 'utf8').split('\n')[0], 'version: 2');
   assert.match(readFileSync(join(project, 'config.yaml'), 'utf8'), new RegExp(`endpoint: ${url.replace(/[.]/g, '\\.')}`));
-  for (const f of ['version.yaml', 'tables.yaml', 'functions.yaml', 'actions.yaml', 'actions.graphql', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'rest_endpoints.yaml']) {
+  for (const f of ['version.yaml', 'tables.yaml', 'functions.yaml', 'actions.yaml', 'actions.graphql', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'rest_endpoints.yaml', 'inherited_roles.yaml']) {
     assert.ok(existsSync(join(project, 'metadata', f)), f);
   }
   assert.ok(existsSync(join(project, 'migrations')));

@@ -67,6 +67,7 @@ const RICH = {
     { name: 'get', definition: { arguments: [], output_type: '[Out!]', headers: [{ name: 'h', value_from_env: 'V' }], forward_client_headers: true, handler: '{{BASE}}/get', type: 'query' } },
   ],
   cron_triggers: [{ name: 'c', webhook: 'http://h/c', schedule: '* * * * *', include_in_metadata: true, payload: { yes: 'no', n: 1.5, s: '007', t: 'true' } }],
+  inherited_roles: [{ role_name: 'both', role_set: ['user', 'editor'] }],
 };
 
 test('metadata files: render → parse gives back what export_metadata holds', () => {

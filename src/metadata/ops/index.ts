@@ -14,4 +14,5 @@ import './custom_types.js';
 import './dml.js';
 import './actions.js';
 import './rest_endpoints.js';
+import './inherited_roles.js';
 import '../../remote/ops.js';

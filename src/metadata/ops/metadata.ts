@@ -4,11 +4,12 @@ import { exportMetadata, normalizeMetadata } from '../export.js';
 import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
-import { emptyMetadata, type Metadata } from '../types.js';
+import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../types.js';
 import { apiLimitsEmpty, parseAllowlist, parseApiLimits } from '../apiLimits.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
 import { parseRestEndpoint } from './rest_endpoints.js';
 import { bumpRemoteGenerations } from '../../remote/introspect.js';
+import { parseInheritedRoles } from '../inherited.js';
 
 defineOp('export_metadata', {
   kind: 'data',
@@ -23,7 +24,7 @@ defineOp('export_metadata', {
  * aeson: `tables` is required, the other lists are optional, every list is a list of objects).
  * A document that does not parse changes nothing: `{}` or a misspelt key is never "no tables".
  */
-function checkMetadataShape(args: unknown): void {
+function checkMetadataShape(args: unknown): InheritedRoleMetadata[] {
   const a = new ArgReader(args, '$', 'Metadata', false);
   const v = a.raw('version');
   if (v !== undefined && v !== 1 && v !== 2) throw new SvcError(400, 'parse-failed', `expected 1 or 2, encountered ${JSON.stringify(v)}`, '$.version');
@@ -48,6 +49,8 @@ function checkMetadataShape(args: unknown): void {
   if (Array.isArray(al)) parseAllowlist(al, a.sub('allowlist'));
   const lim = a.raw('api_limits');
   if (lim !== undefined && lim !== null) parseApiLimits(lim, a.sub('api_limits'));
+  const ir = a.raw('inherited_roles');
+  return ir !== undefined && ir !== null ? parseInheritedRoles(expectArray(ir, a.sub('inherited_roles')), a.sub('inherited_roles')) : [];
 }
 
 /** The cron triggers of `prev` that are not part of the metadata and not redefined by `next`. */
@@ -72,7 +75,7 @@ const TOP_LISTS = ['functions', 'remote_schemas', 'query_collections', 'allowlis
 defineOp('replace_metadata', {
   kind: 'metadata',
   async run(ctx, args) {
-    checkMetadataShape(args);
+    const inheritedRoles = checkMetadataShape(args);
     const md = normalizeMetadata(args);
     const raw = args as Record<string, unknown>;
     md.allowlist = parseAllowlist(md.allowlist, '$.allowlist');
@@ -81,6 +84,7 @@ defineOp('replace_metadata', {
       if (apiLimitsEmpty(lim)) delete md.api_limits;
       else md.api_limits = lim;
     }
+    md.inherited_roles = inheritedRoles;
     md.cron_triggers = md.cron_triggers.map((c, i) => {
       const a = new ArgReader(c, `$.cron_triggers[${i}]`, 'CronTriggerMetadata');
       const def = parseCronTrigger(a);
@@ -150,6 +154,7 @@ defineOp('drop_inconsistent_metadata', {
       else if (o.type === 'remote_schema') md.remote_schemas = md.remote_schemas.filter((r) => r.name !== (o.definition as { name: string }).name);
       else if (o.type === 'action') md.actions = md.actions.filter((r) => r.name !== (o.definition as { name: string }).name);
       else if (o.type === 'endpoint') md.rest_endpoints = md.rest_endpoints.filter((r) => r.name !== (o.definition as { name: string }).name);
+      else if (o.type === 'inherited_role') md.inherited_roles = md.inherited_roles.filter((r) => r.role_name !== (o.definition as { role_name: string }).role_name);
     }
     ctx.state.metadataChanged = true;
     await ctx.rebuild();
