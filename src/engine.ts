@@ -13,6 +13,7 @@ import { syncEventTriggers } from './events/triggers.js';
 import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import { openSharedStore, type SharedStore } from './db/redis.js';
+import { ResponseCache, type TableChanges } from './cache/responseCache.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -68,6 +69,8 @@ export class Engine {
   private replicaReads?: Db;
   /** the shared store (--redis-url): state that all workers and instances agree on */
   redis?: SharedStore;
+  /** the response cache of @cached queries (src/cache): in memory, or in Redis with --redis-url */
+  responseCache!: ResponseCache;
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
     this.workers = new WorkerSet(log);
@@ -116,6 +119,13 @@ export class Engine {
         engine.replicaReads = readRouted(db, engine.replicas);
       }
       if (config.redisUrl) engine.redis = await openSharedStore({ url: config.redisUrl, log });
+      engine.responseCache = new ResponseCache({
+        maxBytes: config.queryCacheMaxBytes,
+        shared: engine.redis,
+        changes: (engine as { changes?: TableChanges }).changes,
+        dbId: await databaseIdentity(db),
+        log,
+      });
       await engine.reloadFromCatalog();
       await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
@@ -310,9 +320,25 @@ export class Engine {
   /** Stops the background workers (within the grace period), then closes the pool. */
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
     this.stopAsyncListener?.();
+    this.responseCache?.close();
     await this.workers.stop(graceMs);
     await this.replicas?.close();
     await this.redis?.close();
     await this.db.close();
+  }
+}
+
+/**
+ * What identifies the database across processes (the response cache's Redis keys): the cluster's
+ * system identifier and the database's name and oid; the name alone where the control functions
+ * are not allowed.
+ */
+async function databaseIdentity(db: Db): Promise<string> {
+  try {
+    const r = await db.query("select (select system_identifier::text from pg_control_system()) || ':' || d.oid::text || ':' || d.datname as id from pg_database d where d.datname = current_database()");
+    return String(r.rows[0]?.id);
+  } catch {
+    const r = await db.query('select current_database() as id');
+    return String(r.rows[0]?.id);
   }
 }
