@@ -10,6 +10,7 @@ import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_CHANNEL } from './catalog/catalog.js';
 import { syncEventTriggers } from './events/triggers.js';
+import { ChangeTracker, changeTriggerTables, syncChangeTriggers } from './changes/tracker.js';
 import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import { openSharedStore, type SharedStore } from './db/redis.js';
@@ -69,6 +70,8 @@ export class Engine {
   private replicaReads?: Db;
   /** the shared store (--redis-url): state that all workers and instances agree on */
   redis?: SharedStore;
+  /** which tracked tables may have changed (changes/tracker.ts): per-table versions from NOTIFY */
+  readonly changes: ChangeTracker;
   /** the response cache of @cached queries (src/cache): in memory, or in Redis with --redis-url */
   responseCache!: ResponseCache;
 
@@ -77,6 +80,7 @@ export class Engine {
     const clock = parseClock(config.schedulerClock);
     this.clock = () => clock();
     this.queryGate = new Semaphore(config.databaseUrl ? Math.max(1, Math.floor((config.pgConnections * 3) / 4)) : 1);
+    this.changes = new ChangeTracker(db, log);
   }
 
   static async start(config: Config, log: Logger): Promise<Engine> {
@@ -129,6 +133,8 @@ export class Engine {
       await engine.reloadFromCatalog();
       await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
+      await engine.workers.add({ name: 'table-changes', start: () => engine.changes.start(), stop: () => engine.changes.stop() });
+      engine.onCacheChange(() => void engine.changes.refresh().catch(() => undefined));
       // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
       const hosts = new HostGates(Math.max(1, config.eventsHttpMaxConnectionsPerHost));
       const delivery = (queue: DeliveryQueue, clock?: Clock) =>
@@ -242,6 +248,8 @@ export class Engine {
         const { metadata } = await loadMetadata(c);
         const tables = this.current.db.tables;
         await syncEventTriggers(c, metadata, metadata, (t) => tables.has(`${t.schema}.${t.name}`));
+        const changes = await syncChangeTriggers(c, changeTriggerTables(metadata.tables, (k) => tables.get(k)?.kind));
+        for (const f of changes.failed) this.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
       });
     } catch (e) {
       this.log.error({ type: 'startup', detail: { error: e instanceof Error ? e.message : String(e) } }, 'could not bring the event triggers\' database objects in line with the metadata');
