@@ -14,7 +14,7 @@ import { ChangeTracker, changeTriggerTables, syncChangeTriggers } from './change
 import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import { openSharedStore, type SharedStore } from './db/redis.js';
-import { ResponseCache, type TableChanges } from './cache/responseCache.js';
+import { ResponseCache } from './cache/responseCache.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -126,7 +126,7 @@ export class Engine {
       engine.responseCache = new ResponseCache({
         maxBytes: config.queryCacheMaxBytes,
         shared: engine.redis,
-        changes: (engine as { changes?: TableChanges }).changes,
+        changes: engine.changes,
         dbId: await databaseIdentity(db),
         log,
       });

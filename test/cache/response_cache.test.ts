@@ -27,6 +27,7 @@ const SETUP = {
     { type: 'track_table', args: { name: 'tag' } },
     { type: 'track_table', args: { name: 'item_view' } },
     { type: 'create_array_relationship', args: { table: 'item', name: 'tags', using: { foreign_key_constraint_on: { table: 'tag', column: 'item_id' } } } },
+    { type: 'create_object_relationship', args: { table: 'tag', name: 'item', using: { foreign_key_constraint_on: 'item_id' } } },
     { type: 'add_computed_field', args: { table: 'item', name: 'upper', definition: { function: 'item_upper' } } },
     // role user: its own items (reads x-svc-user-id); role guest: every item (reads no session variable)
     { type: 'create_select_permission', args: { table: 'item', role: 'user', permission: { columns: ['id', 'name', 'owner'], filter: { owner: { _eq: 'X-Svc-User-Id' } } } } },
@@ -148,7 +149,7 @@ describe('@cached: in-process cache', () => {
       x = (x * 1103515245 + 12345) % 2147483648;
       return x % n;
     };
-    const reads = [
+    const reads: Array<{ q: string; vars: () => Record<string, unknown>; headers: Record<string, string> }> = [
       { q: ITEMS, vars: () => ({}), headers: {} },
       { q: 'query P($id: Int!) @cached { item_by_pk(id: $id) { id name tags { label } } }', vars: () => ({ id: 1 + rnd(4) }), headers: {} },
       { q: 'query U @cached { item(order_by: {id: asc}) { id name tags(order_by: {id: asc}) { label } } }', vars: () => ({}), headers: { 'x-svc-role': 'user', 'x-svc-user-id': 'u1' } },
@@ -179,7 +180,7 @@ describe('@cached: in-process cache', () => {
       const r = reads[rnd(reads.length)]!;
       const variables = r.vars();
       const cached = await gql(s, { query: r.q, variables }, r.headers);
-      const fresh = await gql(s, { query: r.q.replace(/@cached/, ''), variables }, r.headers);
+      const fresh = await gql(s, { query: r.q.replace(/@cached(\([^)]*\))?/, ''), variables }, r.headers);
       assert.equal(fresh.cache, null);
       if (cached.cache === 'hit') hits++;
       assert.deepEqual(cached.body, fresh.body, `step ${step} (${cached.cache}): ${r.q}`);
@@ -205,7 +206,7 @@ describe('@cached: in-process cache', () => {
   test('introspection lists @cached; a query without it gets no cache headers', async () => {
     const r = await gql(s, { query: '{ __schema { directives { name locations args { name defaultValue type { name } } } } }' });
     const cached = r.body.data.__schema.directives.find((d: { name: string }) => d.name === 'cached');
-    assert.deepEqual(cached, { name: 'cached', locations: ['QUERY'], args: [{ name: 'refresh', defaultValue: 'false', type: { name: 'Boolean' } }, { name: 'ttl', defaultValue: '60', type: { name: 'Int' } }] });
+    assert.deepEqual(cached, { name: 'cached', locations: ['QUERY'], args: [{ name: 'ttl', defaultValue: '60', type: { name: 'Int' } }, { name: 'refresh', defaultValue: 'false', type: { name: 'Boolean' } }] });
     const plain = await gql(s, { query: '{ item { id } }' });
     assert.equal(plain.cache, null);
     assert.equal(plain.cacheControl, null);

@@ -122,7 +122,7 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
   __Directive: {
     name: (d: GraphQLDirective) => d.name,
     description: () => null,
-    locations: (d: GraphQLDirective) => d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT'),
+    locations: (d: GraphQLDirective) => (d === CachedDirective ? d.locations : d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT')),
     args: (d: GraphQLDirective, a) => d.args.filter((x) => a.get('includeDeprecated') === true || !x.deprecationReason).map((x) => ({ ...x, description: null })),
     isRepeatable: () => false,
   },
