@@ -15,6 +15,7 @@ import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import { openSharedStore, type SharedStore } from './db/redis.js';
 import { ResponseCache } from './cache/responseCache.js';
+import { NotifyFence } from './cache/fence.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -123,7 +124,13 @@ export class Engine {
         engine.replicaReads = readRouted(db, engine.replicas);
       }
       if (config.redisUrl) engine.redis = await openSharedStore({ url: config.redisUrl, log });
+      let fence: NotifyFence | undefined;
+      if (config.queryCacheStrict) {
+        fence = new NotifyFence(db);
+        await engine.workers.add({ name: 'query-cache-fence', start: () => fence!.start(), stop: () => fence!.stop() });
+      }
       engine.responseCache = new ResponseCache({
+        fence,
         maxBytes: config.queryCacheMaxBytes,
         shared: engine.redis,
         changes: engine.changes,

@@ -19,6 +19,7 @@ import type { SharedStore } from '../db/redis.js';
 import type { Logger } from '../core/logger.js';
 import { MemoryStore, RedisStore, newStats, type CacheStats, type Hit } from './store.js';
 import { sha256 } from './policy.js';
+import type { NotifyFence } from './fence.js';
 
 /**
  * The table-change signal the cache needs (src/changes, statement-level triggers + LISTEN/NOTIFY):
@@ -43,6 +44,8 @@ export interface ResponseCacheOptions {
   /** identifies the database (entries of different databases never mix in one Redis) */
   dbId: string;
   log: Logger;
+  /** strict mode (--query-cache-strict): a fence before every lookup */
+  fence?: NotifyFence;
 }
 
 export class ResponseCache {
@@ -53,6 +56,8 @@ export class ResponseCache {
   /** bumped when every entry of this process must go ('all': the change signal had a gap) */
   private gen = 0;
   private unsubscribe?: () => void;
+  /** Redis: this process's announcements in flight (strict mode waits for them) */
+  private announcing: Promise<unknown> = Promise.resolve();
   /** a @cached query was seen by this process: its own mutations announce their writes */
   private isActive = false;
 
@@ -148,7 +153,27 @@ export class ResponseCache {
       } else for (const t of tables) this.memory.invalidate(t);
       return;
     }
-    void this.redis!.bump(tables === 'all' ? 'all' : [...tables]);
+    const p = this.redis!.bump(tables === 'all' ? 'all' : [...tables]);
+    this.announcing = Promise.all([this.announcing, p]);
+  }
+
+  /** strict mode is on: `beforeLookup` must be awaited before each lookup */
+  get strict(): boolean {
+    return !!this.opts.fence;
+  }
+
+  /**
+   * Strict mode: resolves once every write committed before this call has been counted (its
+   * notification received through the fence; with Redis, announced there too). Rejects when the
+   * fence fails (the caller misses).
+   */
+  async beforeLookup(): Promise<void> {
+    await this.opts.fence!.wait();
+    if (this.redis) {
+      // the tracker tells its subscribers on the next turn; then this process's announcements land
+      await new Promise((r) => setImmediate(r));
+      await this.announcing;
+    }
   }
 
   close(): void {

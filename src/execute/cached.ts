@@ -74,15 +74,20 @@ export function runCached(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, 
     return captured instanceof Promise ? captured.then(go) : go(captured);
   };
   if (refresh) return miss();
-  const found = rc.get(key, policy.tables);
-  const answer = (hit: { body: string; remainingMs: number } | undefined): Promise<string> => {
+  // strict mode (--query-cache-strict): every write committed before now is counted before the lookup
+  if (rc.strict) return rc.beforeLookup().then(() => lookup(), () => miss());
+  return lookup();
+  function lookup(): Promise<string> {
+    const found = rc.get(key, policy.tables);
+    return found instanceof Promise ? found.then(answer) : answer(found);
+  }
+  function answer(hit: { body: string; remainingMs: number } | undefined): Promise<string> {
     if (!hit) return miss();
     rc.stats.hits++;
     setResponseHeader(ctx.headers, 'x-svc-query-cache', 'hit');
     setResponseHeader(ctx.headers, 'cache-control', `max-age=${Math.ceil(hit.remainingMs / 1000)}`);
     return Promise.resolve(hit.body);
-  };
-  return found instanceof Promise ? found.then(answer) : answer(found);
+  }
 }
 
 /** `schema.table` of the tables a mutation plan writes (inserts nested through relationships included). */

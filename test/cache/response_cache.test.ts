@@ -242,3 +242,31 @@ describe('@cached: the in-process cache is bounded by bytes', () => {
     assert.equal((await gql(s, { query: q, variables: { id: 0 } })).cache, 'miss');
   });
 });
+
+describe('@cached: strict mode (--query-cache-strict)', () => {
+  let s: TestServer;
+  let client: pg.Client;
+  before(async () => {
+    s = await startTestServer({ queryCacheStrict: true });
+    await query(s.url, SETUP);
+    await waitFor('the change triggers are watched', async () => s.engine.changes.watched('public.item') && s.engine.changes.watched('public.tag'));
+    client = new pg.Client({ connectionString: s.databaseUrl });
+    await client.connect();
+  });
+  after(async () => {
+    await client?.end();
+    await s?.close();
+  });
+
+  test('a write committed by another client just before the request is never missed, without waiting for its NOTIFY', async () => {
+    let hits = 0;
+    for (let i = 0; i < 60; i++) {
+      const cached = await gql(s, { query: ITEMS });
+      if (cached.cache === 'hit') hits++;
+      assert.deepEqual(cached.body.data.item.map((r: { name: string }) => r.name), (await client.query('select name from item order by id')).rows.map((r) => r.name), `step ${i} (${cached.cache})`);
+      // every other step: a write through pg, committed before the next request is sent
+      if (i % 2 === 1) await client.query(`update item set name = 's${i}' where id = ${1 + (i % 3)}`);
+    }
+    assert.ok(hits >= 20, `only ${hits} hits`);
+  });
+});

@@ -214,3 +214,30 @@ describe('@cached with Redis unreachable', () => {
     assert.equal((await gql(s.url, { query: ITEMS })).cache, 'hit');
   });
 });
+
+describe('@cached with Redis, strict mode', () => {
+  let s: TestServer;
+  let client: pg.Client;
+  before(async () => {
+    s = await startTestServer({ redisUrl: REDIS, queryCacheStrict: true });
+    await query(s.url, SETUP);
+    await waitFor('the change trigger is watched', async () => s.engine.changes.watched('public.item'));
+    client = new pg.Client({ connectionString: s.databaseUrl });
+    await client.connect();
+  });
+  after(async () => {
+    await client?.end();
+    await s?.close();
+  });
+
+  test('a write by another client committed before the request is never missed', async () => {
+    let hits = 0;
+    for (let i = 0; i < 40; i++) {
+      const cached = await gql(s.url, { query: ITEMS });
+      if (cached.cache === 'hit') hits++;
+      assert.deepEqual(cached.body.data.item, await names(client), `step ${i} (${cached.cache})`);
+      if (i % 2 === 1) await client.query(`update item set name = 's${i}' where id = ${1 + (i % 2)}`);
+    }
+    assert.ok(hits >= 10, `only ${hits} hits`);
+  });
+});
