@@ -7,8 +7,9 @@
 //        [--rounds 2] [--connections 32] [--pool 16] [--redis-url redis://127.0.0.1:6379]
 //        [--database-url postgres://postgres@127.0.0.1:5432/svc_bench] [--out bench/CACHE.md]
 //
-// Targets: raw; svc (the query as is); svc @cached (in-process cache); with --redis-url also
-// svc @cached on Redis (a second svc process with --redis-url). Svc runs the production build
+// Targets: raw; svc (the query as is); svc @cached (in-process cache); svc @cached, strict (a
+// second svc process with --query-cache-strict); with --redis-url also svc @cached on Redis (a
+// third svc process with --redis-url). Svc runs the production build
 // (dist/main.js). Each round runs every target once per scenario; the table shows the best round
 // per target (the machine is shared: the best round is the least disturbed one).
 import { spawn, spawnSync } from 'node:child_process';
@@ -110,6 +111,7 @@ async function main() {
   if (r.status !== 200) throw new Error(`replace_metadata: ${r.status} ${await r.text()}`);
   const raw = await startChild('raw', (port) => [join(HERE, 'raw-server.mjs'), '--database-url', DB_URL, '--port', String(port), '--pool', opt.pool], '/healthz');
   const redis = opt['redis-url'] ? await startChild('svc-redis', svcArgs(['--redis-url', opt['redis-url']]), '/healthz') : undefined;
+  const strict = await startChild('svc-strict', svcArgs(['--query-cache-strict']), '/healthz');
   const scenarios = opt.scenarios.split(',').map((id) => SCENARIOS.find((s) => s.id === id));
   const targets = [];
   for (const s of scenarios) {
@@ -119,6 +121,7 @@ async function main() {
     targets.push({ s, name: 'raw', url: `${raw.base}/q/${s.id}`, body: JSON.stringify({ variables: s.variables }), pid: raw.child.pid });
     targets.push({ s, name: 'svc', url: `${svc.base}/v1/graphql`, body: plain, pid: svc.child.pid });
     targets.push({ s, name: 'svc @cached', url: `${svc.base}/v1/graphql`, body: cached, check: svc.base, pid: svc.child.pid });
+    targets.push({ s, name: 'svc @cached, strict', url: `${strict.base}/v1/graphql`, body: cached, check: strict.base, pid: strict.child.pid });
     if (redis) targets.push({ s, name: 'svc @cached, Redis', url: `${redis.base}/v1/graphql`, body: cached, check: redis.base, pid: redis.child.pid });
   }
   // the cached responses are the uncached ones, and are hits
