@@ -58,16 +58,22 @@ export class ResponseCache {
   private unsubscribe?: () => void;
   /** Redis: this process's announcements in flight (strict mode waits for them) */
   private announcing: Promise<unknown> = Promise.resolve();
-  /** a @cached query was seen by this process: its own mutations announce their writes */
+  /**
+   * its own mutations announce their writes: in memory once this process has seen a @cached query
+   * (before, it holds no entry); with Redis always (other processes' entries are shared)
+   */
   private isActive = false;
 
   constructor(private readonly opts: ResponseCacheOptions) {
-    if (opts.shared) this.redis = new RedisStore(opts.shared, opts.dbId, this.stats, Math.max(1, opts.maxBytes));
+    if (opts.shared) {
+      this.redis = new RedisStore(opts.shared, opts.dbId, this.stats, Math.max(1, opts.maxBytes));
+      this.isActive = true;
+    }
     else this.memory = new MemoryStore(opts.maxBytes, this.stats);
     this.unsubscribe = opts.changes?.subscribe((tables) => this.changed(tables));
   }
 
-  /** a @cached query was seen by this process (until then its mutations announce nothing themselves) */
+  /** this process's mutations announce their writes (see isActive) */
   get active(): boolean {
     return this.isActive;
   }

@@ -50,7 +50,8 @@ export function runCached(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, 
   const args = plan.cachedDirective!.args;
   const ttl = argValue(args.ttl, variables, DEFAULT_TTL_SECONDS, ttlOf);
   const refresh = argValue(args.refresh, variables, false, boolOf);
-  if (policy.bypass || !rc.available()) {
+  // (an entry is stored only while every table it reads gives a change signal)
+  if (policy.bypass || !rc.available() || !rc.watched(policy.tables)) {
     rc.stats.bypasses++;
     setResponseHeader(ctx.headers, 'x-svc-query-cache', 'bypass');
     return run();
@@ -63,8 +64,7 @@ export function runCached(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, 
     setResponseHeader(ctx.headers, 'cache-control', `max-age=${ttl}`);
     // the versions are captured before the statement runs: a write committed after its snapshot
     // changes them, and the entry is never served
-    // an entry is stored only while every table it reads gives a change signal
-    const captured = rc.watched(policy.tables) ? rc.capture(policy.tables) : undefined;
+    const captured = rc.capture(policy.tables);
     const go = (versions: number[] | string | undefined) =>
       run().then((body) => {
         if (versions === undefined || ttl === 0 || !body.startsWith('{"data"')) return body;
