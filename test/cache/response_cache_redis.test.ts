@@ -241,3 +241,51 @@ describe('@cached with Redis, strict mode', () => {
     assert.ok(hits >= 10, `only ${hits} hits`);
   });
 });
+
+describe('@cached with Redis, strict mode, two Svc processes', () => {
+  let db: TestDatabase;
+  let a: { proc: SvcProcess; url: string };
+  let b: { proc: SvcProcess; url: string };
+  let client: pg.Client;
+  before(async () => {
+    db = await createTestDatabase();
+    const env = cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_REDIS_URL: REDIS, SVC_GRAPHQL_QUERY_CACHE_STRICT: 'true', SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup' });
+    a = await startSvcProcess([], env);
+    await query(a.url, SETUP);
+    b = await startSvcProcess([], env);
+    client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    await waitFor('B serves item', async () => (await gql(b.url, { query: '{ item { id } }' })).body.data?.item?.length === 2, 20_000);
+  });
+  after(async () => {
+    await client?.end();
+    await a?.proc.stop(5_000);
+    await b?.proc.stop(5_000);
+    await db?.drop();
+  });
+
+  test('property: random writes (mutation on A or B, run_sql on A or B, pg) and reads on A and B, no waiting: never a stale hit', async () => {
+    let x = 11;
+    const rnd = (k: number) => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % k;
+    };
+    let hits = 0;
+    for (let step = 0; step < 120; step++) {
+      const p = rnd(2) === 0 ? a : b;
+      if (rnd(3) === 0) {
+        const id = 1 + rnd(2);
+        const name = `p${step}`;
+        const how = rnd(3);
+        if (how === 0) await gql(p.url, { query: `mutation { update_item_by_pk(pk_columns: {id: ${id}}, _set: {name: "${name}"}) { id } }` });
+        else if (how === 1) await query(p.url, { type: 'run_sql', args: { sql: `update item set name = '${name}' where id = ${id}` } });
+        else await client.query(`update item set name = '${name}' where id = ${id}`);
+        continue;
+      }
+      const cached = await gql(p.url, { query: ITEMS });
+      if (cached.cache === 'hit') hits++;
+      assert.deepEqual(cached.body.data.item, await names(client), `step ${step} (${cached.cache} on ${p === a ? 'A' : 'B'})`);
+    }
+    assert.ok(hits > 10, `only ${hits} hits`);
+  });
+});
