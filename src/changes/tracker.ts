@@ -31,6 +31,9 @@
  * - while the LISTEN connection is down `listening()` is false and every table must be taken as
  *   changing (poll); when it comes back every table counts as changed once (`version` of every
  *   table goes up, subscribers get 'all'), since notifications sent meanwhile are lost;
+ * - after every schema-cache change the tracker re-reads which tables carry the trigger and what
+ *   views and functions read (`tablesRead`, changes/reads.ts), then counts every table as changed
+ *   once ('all'): a metadata change is rare and may change what any reader reads;
  * - `watched(t)`: t's trigger is installed (checked on every schema-cache change); an unwatched
  *   table gives no signal and its readers must poll. A trigger dropped outside Svc (or a table
  *   dropped and created again by psql) is noticed, like every DDL made outside Svc, at the next
@@ -43,6 +46,7 @@ import type { Db, Queryable } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { QualifiedTable } from '../metadata/types.js';
 import { qualified, quoteLiteral } from '../sql/ident.js';
+import { loadReadCatalog, ReadResolver } from './reads.js';
 
 export const CHANGES_CHANNEL = 'svc_table_changes';
 export const CHANGE_TRIGGER = 'svc_table_changes';
@@ -145,6 +149,9 @@ export class ChangeTracker {
   private unlisten?: () => Promise<void>;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  private resolver: ReadResolver | undefined;
+  /** bumped by every refresh: read sets computed before it may be out of date */
+  catalogVersion = 0;
   /** 'notify': change notifications arrive; 'poll': no signal (readers poll) */
   mode: 'notify' | 'poll' = 'poll';
   readonly stats: ChangeStats = { notifications: 0, reconnects: 0 };
@@ -205,6 +212,14 @@ export class ChangeTracker {
     return this.epoch + (this.versions.get(typeof t === 'string' ? t : tableKey(t)) ?? 0);
   }
 
+  /**
+   * The tables (`schema.name`) a compiled statement reads (changes/reads.ts), or null when that
+   * cannot be known (a function with dynamic SQL, a materialized view, no catalog read yet).
+   */
+  tablesRead(sql: string): string[] | null {
+    return this.resolver ? this.resolver.tablesOf(sql) : null;
+  }
+
   /** Called with the tables that may have changed (coalesced per event-loop turn); returns an unsubscribe function. */
   subscribe(fn: (tables: ChangedTables) => void): () => void {
     this.subs.add(fn);
@@ -212,8 +227,8 @@ export class ChangeTracker {
   }
 
   /**
-   * Re-reads which tables carry the trigger (after a schema-cache change). A table
-   * that lost its trigger counts as changed once (its readers must re-read and then poll).
+   * Re-reads which tables carry the trigger and what views and functions read (after a
+   * schema-cache change); then every table counts as changed once.
    */
   refresh(): Promise<void> {
     if (this.refreshing) {
@@ -224,10 +239,13 @@ export class ChangeTracker {
       do {
         this.refreshAgain = false;
         const now = new Set((await installedChangeTriggers(this.db)).map(tableKey));
-        const lost = [...this.watchedTables].filter((k) => !now.has(k));
+        this.resolver = new ReadResolver(await loadReadCatalog(this.db));
         this.watchedTables = now;
-        for (const k of lost) this.changed(k);
+        this.catalogVersion++;
       } while (this.refreshAgain);
+      // views and functions may read other tables now, triggers may have come or gone: readers
+      // work out what they read again, and take everything as changed once
+      this.changedAll();
     })().finally(() => {
       this.refreshing = undefined;
     });

