@@ -35,6 +35,10 @@ export interface TableChanges {
   listening(): boolean;
   /** whether the table gives a change signal (its trigger is installed and we are listening) */
   watched(table: string): boolean;
+  /** the base tables a compiled statement reads (through views and SQL/plpgsql functions); null = unknown */
+  tablesRead(sql: string): string[] | null;
+  /** goes up whenever `tablesRead` may answer differently (the catalog was re-read) */
+  readonly catalogVersion: number;
 }
 
 export interface ResponseCacheOptions {
@@ -86,6 +90,18 @@ export class ResponseCache {
   available(): boolean {
     const c = this.opts.changes;
     return !!c && c.listening();
+  }
+
+  /** The base tables a statement reads (null: unknown) and the catalog version of that answer. */
+  tablesRead(sql: string): { tables: string[] | null; catalog: number } {
+    const c = this.opts.changes;
+    if (!c) return { tables: null, catalog: -1 };
+    return { tables: c.tablesRead(sql), catalog: c.catalogVersion };
+  }
+
+  /** the catalog version `tablesRead` answers for now */
+  get catalogVersion(): number {
+    return this.opts.changes?.catalogVersion ?? -1;
   }
 
   /** every table gives a change signal: an entry reading them may be stored */

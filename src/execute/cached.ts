@@ -8,32 +8,28 @@
  * `X-Svc-Query-Cache-Key: <key>`, `X-Svc-Query-Cache: hit | miss | bypass`.
  */
 import { argValue, checkTtl, DEFAULT_TTL_SECONDS } from '../cache/directive.js';
-import { sha256, tablesRead, type CachePolicy } from '../cache/policy.js';
+import { sha256, type CachePolicy } from '../cache/policy.js';
 import type { ResponseCache } from '../cache/responseCache.js';
 import { useBackendOnlyPermissions } from '../core/session.js';
 import { setResponseHeader } from '../http/responseHeaders.js';
-import type { RootField } from '../ir/types.js';
 import type { ExecContext } from './interface.js';
 import type { QueryPlan } from './plan.js';
 
-/** The plan's cache facts (computed at its first @cached request and kept on the plan). */
+/** The plan's cache facts (computed at its first @cached request and kept on the plan until the tracker re-reads the catalog). */
 export function cachePolicy(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, operationName: string | null | undefined, relay: boolean): CachePolicy {
-  if (plan.cachePolicy) return plan.cachePolicy;
-  const dbFields: RootField[] = [];
+  const kept = plan.cachePolicy;
+  if (kept && kept.catalog === rc.catalogVersion) return kept;
   let bypass: string | undefined;
-  for (const f of plan.fields) {
-    if (f.kind === 'db') dbFields.push(f.ir);
-    else if (f.kind === 'action' || f.kind === 'remote') bypass = 'the query uses an action or a remote schema';
-  }
+  for (const f of plan.fields) if (f.kind === 'action' || f.kind === 'remote') bypass = 'the query uses an action or a remote schema';
   if (plan.remote) bypass = 'the query uses a remote schema';
-  const read = tablesRead(dbFields);
-  bypass ??= read.bypass;
   const text = plan.statement?.compiled.text ?? '';
-  // `($1)::`: the whole session is an argument (functions; those bypass anyway): key by all of it
+  const read = rc.tablesRead(text);
+  if (!read.tables) bypass ??= 'what the query reads cannot be known (a function with dynamic SQL or in another language, a materialized view, a foreign table)';
+  // `($1)::`: the whole session is a function's argument: key by all of it
   const sessionVars = text.includes('($1)::') ? null : [...plan.sessionVars].sort();
   const variant = `${ctx.config.stringifyNumericTypes ? 's' : ''}${useBackendOnlyPermissions(ctx.session) ? 'b' : ''}${relay ? 'r' : ''}`;
   const base = sha256([rc.dbId, ctx.cache.resourceVersion, ctx.session.role, variant, operationName ?? '', plan.cachedDirective!.text].join('\u0000'));
-  const policy: CachePolicy = { tables: read.tables, sessionVars, base, ...(bypass ? { bypass } : {}) };
+  const policy: CachePolicy = { tables: read.tables ?? [], sessionVars, base, catalog: read.catalog, ...(bypass ? { bypass } : {}) };
   if (plan.cached) plan.cachePolicy = policy;
   return policy;
 }

@@ -20,7 +20,9 @@ const SETUP = {
               create table tag (id int primary key, item_id int not null references item (id), label text not null);
               insert into tag values (1, 1, 'red'), (2, 3, 'blue');
               create view item_view as select * from item;
-              create function item_upper(i item) returns text language sql stable as $$ select upper(i.name) $$;`,
+              create function item_upper(i item) returns text language sql stable as $$ select upper(i.name) $$;
+              create function item_dyn(i item) returns text language plpgsql stable as $$
+                declare r text; begin execute 'select upper($1)' into r using i.name; return r; end $$;`,
       },
     },
     { type: 'track_table', args: { name: 'item' } },
@@ -29,6 +31,7 @@ const SETUP = {
     { type: 'create_array_relationship', args: { table: 'item', name: 'tags', using: { foreign_key_constraint_on: { table: 'tag', column: 'item_id' } } } },
     { type: 'create_object_relationship', args: { table: 'tag', name: 'item', using: { foreign_key_constraint_on: 'item_id' } } },
     { type: 'add_computed_field', args: { table: 'item', name: 'upper', definition: { function: 'item_upper' } } },
+    { type: 'add_computed_field', args: { table: 'item', name: 'dyn', definition: { function: 'item_dyn' } } },
     // role user: its own items (reads x-svc-user-id); role guest: every item (reads no session variable)
     { type: 'create_select_permission', args: { table: 'item', role: 'user', permission: { columns: ['id', 'name', 'owner'], filter: { owner: { _eq: 'X-Svc-User-Id' } } } } },
     { type: 'create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id', 'label'], filter: { item: { owner: { _eq: 'X-Svc-User-Id' } } } } } },
@@ -188,13 +191,21 @@ describe('@cached: in-process cache', () => {
     assert.ok(hits > 10, `only ${hits} hits`);
   });
 
-  test('not cached: views and SQL functions (bypass); @cached on a mutation is refused', async () => {
-    const v = await gql(s, { query: 'query @cached { item_view { id } }' });
-    assert.equal(v.cache, 'bypass');
-    assert.equal(v.key, null);
-    const f = await gql(s, { query: 'query @cached { item { upper } }' });
-    assert.equal(f.cache, 'bypass');
-    assert.ok(f.body.data.item.length > 0);
+  test('views and SQL functions are cached on the tables they read; dynamic SQL is not (bypass); @cached on a mutation is refused', async () => {
+    for (const q of ['query V @cached { item_view(order_by: {id: asc}) { id name } }', 'query F @cached { item(order_by: {id: asc}) { id upper } }']) {
+      await waitFor('a hit', async () => (await gql(s, { query: q })).cache === 'hit');
+      const v = s.engine.changes.version('public.item');
+      await client.query("update item set name = name || 'v' where id = 2");
+      await heard(s, 'public.item', v);
+      const r = await gql(s, { query: q });
+      assert.equal(r.cache, 'miss', q);
+      const name = (await client.query('select name from item where id = 2')).rows[0].name;
+      assert.equal(r.body.data[q.includes('item_view') ? 'item_view' : 'item'][1][q.includes('upper') ? 'upper' : 'name'], q.includes('upper') ? name.toUpperCase() : name);
+    }
+    const dyn = await gql(s, { query: 'query @cached { item { dyn } }' });
+    assert.equal(dyn.cache, 'bypass');
+    assert.equal(dyn.key, null);
+    assert.ok(dyn.body.data.item.length > 0);
     const m = await gql(s, { query: 'mutation @cached { delete_tag(where: {id: {_eq: -1}}) { affected_rows } }' });
     assert.equal(m.body.errors[0].extensions.code, 'validation-failed');
     const bad = await gql(s, { query: 'query @cached(ttl: "x") { item { id } }' });
