@@ -11,7 +11,9 @@
  * - a function in a user schema: its body is scanned (LANGUAGE sql and plpgsql only) for
  *   identifiers naming user tables, views or functions (by name, in any schema — a superset),
  *   recursively; a plpgsql body with EXECUTE (dynamic SQL) or another language is unknown;
- * - a materialized view or a foreign table: unknown (no trigger can tell when it changes).
+ * - a materialized view or a foreign table: unknown (no trigger can tell when it changes);
+ * - Svc's own tables (svc_catalog: async actions' log) are relations like any other: no change
+ *   trigger, so their readers poll; a statement that names no table at all is unknown too.
  * Unknown makes the whole set unknown (`null`): its readers poll. Over-approximation (a table named
  * in a comment of a function body, a column alias that looks like a table) costs extra refetches
  * only. Functions of system schemas (pg_catalog: now(), lower(), …) are taken to read no user table.
@@ -33,7 +35,7 @@ const CATALOG_SQL = `
 select json_build_object(
  'relations', coalesce((select json_agg(json_build_array(n.nspname, c.relname, c.relkind))
    from pg_class c join pg_namespace n on n.oid = c.relnamespace
-   where c.relkind in ('r','p','v','m','f') and n.nspname not in ${EXCLUDED} and n.nspname not like 'pg\\_%'), '[]'),
+   where c.relkind in ('r','p','v','m','f') and n.nspname not in ('pg_catalog','information_schema') and n.nspname not like 'pg\\_%'), '[]'),
  'views', coalesce((select json_agg(json_build_object('schema', vn.nspname, 'name', v.relname,
      'rels', coalesce((select json_agg(distinct rn.nspname || '.' || r.relname)
         from pg_rewrite rw join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = rw.oid and d.refclassid = 'pg_class'::regclass
@@ -114,7 +116,8 @@ export class ReadResolver {
         if (fns) for (const f of fns) if (!this.addFunction(f, out, 0)) return null;
       }
     }
-    return [...out].sort();
+    // nothing read (a function of pg_catalog alone, now()): no change would ever tell: unknown
+    return out.size ? [...out].sort() : null;
   }
 
   private addRelation(key: string, out: Set<string>, depth: number): boolean {
@@ -128,7 +131,8 @@ export class ReadResolver {
       const v = this.catalog.views.get(key);
       if (!v) return null;
       const mine = new Set<string>();
-      for (const r of v.rels) if (this.catalog.relations.has(r) && !this.addRelation(r, mine, depth + 1)) return null;
+      // a system catalog (pg_stat_activity, …) gives no change signal: unknown
+      for (const r of v.rels) if (!this.catalog.relations.has(r) || !this.addRelation(r, mine, depth + 1)) return null;
       for (const oid of v.funcs) {
         const f = this.fnByOid.get(oid);
         if (f && !this.addFunction(f, mine, depth + 1)) return null;
