@@ -10,9 +10,12 @@ import { defaultPlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_CHANNEL } from './catalog/catalog.js';
 import { syncEventTriggers } from './events/triggers.js';
+import { ChangeTracker, changeTriggerTables, syncChangeTriggers } from './changes/tracker.js';
 import { HostGates } from './delivery/hosts.js';
 import { openDb, type Db } from './db/db.js';
 import { openSharedStore, type SharedStore } from './db/redis.js';
+import { ResponseCache } from './cache/responseCache.js';
+import { NotifyFence } from './cache/fence.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
@@ -68,12 +71,17 @@ export class Engine {
   private replicaReads?: Db;
   /** the shared store (--redis-url): state that all workers and instances agree on */
   redis?: SharedStore;
+  /** which tracked tables may have changed (changes/tracker.ts): per-table versions from NOTIFY */
+  readonly changes: ChangeTracker;
+  /** the response cache of @cached queries (src/cache): in memory, or in Redis with --redis-url */
+  responseCache!: ResponseCache;
 
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
     this.workers = new WorkerSet(log);
     const clock = parseClock(config.schedulerClock);
     this.clock = () => clock();
     this.queryGate = new Semaphore(config.databaseUrl ? Math.max(1, Math.floor((config.pgConnections * 3) / 4)) : 1);
+    this.changes = new ChangeTracker(db, log);
   }
 
   static async start(config: Config, log: Logger): Promise<Engine> {
@@ -116,9 +124,24 @@ export class Engine {
         engine.replicaReads = readRouted(db, engine.replicas);
       }
       if (config.redisUrl) engine.redis = await openSharedStore({ url: config.redisUrl, log });
+      let fence: NotifyFence | undefined;
+      if (config.queryCacheStrict) {
+        fence = new NotifyFence(db);
+        await engine.workers.add({ name: 'query-cache-fence', start: () => fence!.start(), stop: () => fence!.stop() });
+      }
+      engine.responseCache = new ResponseCache({
+        fence,
+        maxBytes: config.queryCacheMaxBytes,
+        shared: engine.redis,
+        changes: engine.changes,
+        dbId: await databaseIdentity(db),
+        log,
+      });
       await engine.reloadFromCatalog();
       await engine.repairEventTriggers();
       await engine.workers.add(engine.metadataSync());
+      await engine.workers.add({ name: 'table-changes', start: () => engine.changes.start(), stop: () => engine.changes.stop() });
+      engine.onCacheChange(() => void engine.changes.refresh().catch(() => undefined));
       // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
       const hosts = new HostGates(Math.max(1, config.eventsHttpMaxConnectionsPerHost));
       const delivery = (queue: DeliveryQueue, clock?: Clock) =>
@@ -232,6 +255,8 @@ export class Engine {
         const { metadata } = await loadMetadata(c);
         const tables = this.current.db.tables;
         await syncEventTriggers(c, metadata, metadata, (t) => tables.has(`${t.schema}.${t.name}`));
+        const changes = await syncChangeTriggers(c, changeTriggerTables(metadata.tables, (k) => tables.get(k)?.kind));
+        for (const f of changes.failed) this.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
       });
     } catch (e) {
       this.log.error({ type: 'startup', detail: { error: e instanceof Error ? e.message : String(e) } }, 'could not bring the event triggers\' database objects in line with the metadata');
@@ -310,9 +335,25 @@ export class Engine {
   /** Stops the background workers (within the grace period), then closes the pool. */
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
     this.stopAsyncListener?.();
+    this.responseCache?.close();
     await this.workers.stop(graceMs);
     await this.replicas?.close();
     await this.redis?.close();
     await this.db.close();
+  }
+}
+
+/**
+ * What identifies the database across processes (the response cache's Redis keys): the cluster's
+ * system identifier and the database's name and oid; the name alone where the control functions
+ * are not allowed.
+ */
+async function databaseIdentity(db: Db): Promise<string> {
+  try {
+    const r = await db.query("select (select system_identifier::text from pg_control_system()) || ':' || d.oid::text || ':' || d.datname as id from pg_database d where d.datname = current_database()");
+    return String(r.rows[0]?.id);
+  } catch {
+    const r = await db.query('select current_database() as id');
+    return String(r.rows[0]?.id);
   }
 }

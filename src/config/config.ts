@@ -86,6 +86,10 @@ export interface Config {
   maxQueryBytes: number;
   /** automatic persisted queries: bytes of query text kept per process (LRU); 0 = none kept */
   persistedQueriesMaxBytes: number;
+  /** bytes of @cached responses kept per process (without --redis-url) */
+  queryCacheMaxBytes: number;
+  /** a fence before every @cached lookup: no hit misses a write committed before the request */
+  queryCacheStrict: boolean;
   maxQueryTokens: number;
   maxQueryDepth: number;
   maxQueryNodes: number;
@@ -170,6 +174,8 @@ export const OPTIONS: readonly Option[] = [
   { key: 'poolAcquireTimeout', flag: 'pool-acquire-timeout', env: 'SVC_GRAPHQL_POOL_ACQUIRE_TIMEOUT', kind: 'int', description: 'seconds a request waits for a database connection before a 503 (default 10)' },
   { key: 'dbConnectRetryTimeout', flag: 'db-connect-retry-timeout', env: 'SVC_GRAPHQL_DB_CONNECT_RETRY_TIMEOUT', kind: 'int', description: 'seconds start-up retries a database that does not answer (default 60)' },
   { key: 'persistedQueriesMaxBytes', flag: 'persisted-queries-max-bytes', env: 'SVC_GRAPHQL_PERSISTED_QUERIES_MAX_BYTES', kind: 'int', description: 'bytes of automatic persisted queries kept per process, least recently used evicted first; 0 = none (default 16777216)' },
+  { key: 'queryCacheMaxBytes', flag: 'query-cache-max-bytes', env: 'SVC_GRAPHQL_QUERY_CACHE_MAX_BYTES', kind: 'int', description: 'bytes of @cached responses kept per process, least recently used evicted first (with --redis-url: the largest response stored in Redis); 0 = none (default 67108864)' },
+  { key: 'queryCacheStrict', flag: 'query-cache-strict', env: 'SVC_GRAPHQL_QUERY_CACHE_STRICT', kind: 'bool', switch: true, description: 'before every @cached lookup, wait until the change notifications of every write committed before the request have arrived (one NOTIFY round trip per batch of lookups); default false' },
   { key: 'maxQueryBytes', flag: 'max-query-bytes', env: 'SVC_GRAPHQL_MAX_QUERY_BYTES', kind: 'int', description: 'maximum size of a GraphQL document (default 1048576)' },
   { key: 'maxQueryTokens', flag: 'max-query-tokens', env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS', kind: 'int', description: 'maximum lexical tokens of a GraphQL document (default 20000)' },
   { key: 'maxQueryDepth', flag: 'max-query-depth', env: 'SVC_GRAPHQL_MAX_QUERY_DEPTH', kind: 'int', description: 'maximum selection depth, fragments expanded (default 100)' },
@@ -226,6 +232,8 @@ export function defaultConfig(): Config {
     dbConnectRetryTimeout: 60,
     maxQueryBytes: 1024 * 1024,
     persistedQueriesMaxBytes: 16 * 1024 * 1024,
+    queryCacheMaxBytes: 64 * 1024 * 1024,
+    queryCacheStrict: false,
     maxQueryTokens: 20_000,
     maxQueryDepth: 100,
     maxQueryNodes: 10_000,

@@ -66,7 +66,7 @@ export interface Db extends Queryable {
    * LISTEN on a channel with a dedicated connection, re-opened when it breaks (then `onReconnect`
    * runs: notifications sent meanwhile are lost); returns an unlisten function
    */
-  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void, onLost?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   /** statements executed so far (for tests and metrics) */
   readonly statementCount: number;
@@ -251,6 +251,7 @@ async function loadPgliteExtensions(): Promise<Record<string, unknown>> {
 class PoolDb implements Db {
   statementCount = 0;
   roundTrips = 0;
+  private listenHub?: ListenHub;
   constructor(
     readonly kind: 'pg' | 'pglite',
     private readonly pool: pg.Pool,
@@ -414,63 +415,17 @@ class PoolDb implements Db {
   }
 
   /**
-   * LISTEN on a dedicated connection that is re-opened when it breaks (a database restart, a
-   * terminated backend, a network cut): retried with backoff (100 ms doubling to 5 s) for as long
-   * as the listener lives; `onReconnect` runs after each re-open, since notifications sent while
-   * the connection was down are lost and the caller must re-read what they would have said.
+   * LISTEN on ONE dedicated connection shared by every channel of this pool (metadata sync, table
+   * changes, ...), re-opened when it breaks (a database restart, a terminated backend, a network
+   * cut): retried with backoff (100 ms doubling to 5 s) for as long as a listener lives. `onLost`
+   * runs when it breaks, `onReconnect` after each re-open (every channel listened again), since
+   * notifications sent while the connection was down are lost and the caller must re-read what
+   * they would have said.
    */
-  async listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void, onLost?: () => void): Promise<() => Promise<void>> {
     if (this.pglite) return this.pglite.listen(channel, onPayload);
-    let stopped = false;
-    let current: pg.Client | undefined;
-    let retry: NodeJS.Timeout | undefined;
-    let delay = 100;
-    const open = async (): Promise<void> => {
-      const c = await (this.listenConn ?? this.dedicated)!();
-      let lost = false;
-      const onLost = () => {
-        if (lost) return;
-        lost = true;
-        if (current === c) current = undefined;
-        void c.end().catch(() => undefined);
-        if (!stopped) schedule();
-      };
-      c.on('notification', (m) => {
-        if (m.channel === channel) onPayload(m.payload ?? '');
-      });
-      c.on('error', onLost);
-      c.on('end', onLost);
-      try {
-        await c.query(`listen ${pg.escapeIdentifier(channel)}`);
-      } catch (e) {
-        lost = true;
-        await c.end().catch(() => undefined);
-        throw e;
-      }
-      current = c;
-      delay = 100;
-    };
-    const schedule = () => {
-      if (retry || stopped) return;
-      retry = setTimeout(() => {
-        retry = undefined;
-        open().then(
-          () => onReconnect?.(),
-          () => {
-            delay = Math.min(delay * 2, 5_000);
-            schedule();
-          },
-        );
-      }, delay);
-      retry.unref();
-    };
-    await open();
-    return async () => {
-      stopped = true;
-      if (retry) clearTimeout(retry);
-      // a connection that is already gone never reports its end: do not wait for it for ever
-      if (current) await Promise.race([current.end().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
-    };
+    this.listenHub ??= new ListenHub(this.listenConn ?? this.dedicated!);
+    return this.listenHub.add({ channel, onPayload, onReconnect, onLost });
   }
 
   async notify(channel: string, payload: string): Promise<void> {
@@ -481,6 +436,118 @@ class PoolDb implements Db {
     await this.pool.end().catch(() => undefined);
     if (this.pglite) await this.pglite.close().catch(() => undefined);
     this.unlock?.();
+  }
+}
+
+interface ListenSub {
+  channel: string;
+  onPayload: (payload: string) => void;
+  onReconnect?: (() => void) | undefined;
+  onLost?: (() => void) | undefined;
+}
+
+/** The LISTEN connection of a pool: one connection, any number of channels and listeners. */
+class ListenHub {
+  private readonly subs = new Set<ListenSub>();
+  private current: pg.Client | undefined;
+  private opening: Promise<void> | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private delay = 100;
+  /** channels LISTENed on `current` */
+  private listened = new Set<string>();
+
+  constructor(private readonly connect: () => Promise<pg.Client>) {}
+
+  async add(sub: ListenSub): Promise<() => Promise<void>> {
+    this.subs.add(sub);
+    try {
+      if (!this.current) await (this.opening ??= this.open().finally(() => (this.opening = undefined)));
+      else await this.listenOn(this.current, sub.channel);
+    } catch (e) {
+      this.subs.delete(sub);
+      throw e;
+    }
+    return () => this.remove(sub);
+  }
+
+  private async listenOn(c: pg.Client, channel: string): Promise<void> {
+    if (this.listened.has(channel)) return;
+    this.listened.add(channel);
+    try {
+      await c.query(`listen ${pg.escapeIdentifier(channel)}`);
+    } catch (e) {
+      this.listened.delete(channel);
+      throw e;
+    }
+  }
+
+  private async remove(sub: ListenSub): Promise<void> {
+    if (!this.subs.delete(sub)) return;
+    const c = this.current;
+    if (this.subs.size === 0) {
+      if (this.retry) clearTimeout(this.retry);
+      this.retry = undefined;
+      this.current = undefined;
+      this.listened.clear();
+      // a connection that is already gone never reports its end: do not wait for it for ever
+      if (c) await Promise.race([c.end().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      return;
+    }
+    if (c && ![...this.subs].some((s) => s.channel === sub.channel)) {
+      this.listened.delete(sub.channel);
+      await c.query(`unlisten ${pg.escapeIdentifier(sub.channel)}`).catch(() => undefined);
+    }
+  }
+
+  private async open(): Promise<void> {
+    const c = await this.connect();
+    let lost = false;
+    const onLost = () => {
+      if (lost) return;
+      lost = true;
+      void c.end().catch(() => undefined);
+      if (this.current !== c) return;
+      this.current = undefined;
+      this.listened.clear();
+      if (this.subs.size === 0) return;
+      for (const s of this.subs) s.onLost?.();
+      this.schedule();
+    };
+    c.on('notification', (m) => {
+      for (const s of this.subs) if (s.channel === m.channel) s.onPayload(m.payload ?? '');
+    });
+    c.on('error', onLost);
+    c.on('end', onLost);
+    this.current = c;
+    this.listened.clear();
+    try {
+      for (const ch of new Set([...this.subs].map((s) => s.channel))) await this.listenOn(c, ch);
+    } catch (e) {
+      lost = true;
+      this.current = undefined;
+      this.listened.clear();
+      await c.end().catch(() => undefined);
+      throw e;
+    }
+    this.delay = 100;
+  }
+
+  private schedule(): void {
+    if (this.retry || this.subs.size === 0) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (this.subs.size === 0 || this.current) return;
+      this.open().then(
+        () => {
+          for (const s of this.subs) s.onReconnect?.();
+        },
+        () => {
+          this.delay = Math.min(this.delay * 2, 5_000);
+          this.schedule();
+        },
+      );
+    }, this.delay);
+    this.retry.unref();
   }
 }
 

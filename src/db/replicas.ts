@@ -161,7 +161,7 @@ export function readRouted(primary: Db, replicas: ReplicaSet): Db {
     prepared: (name, text, values, cancel) => viaReplica((db) => db.prepared(name, text, values, cancel)),
     withConn: (fn) => primary.withConn(fn),
     tx: (fn, opts) => primary.tx(fn, opts),
-    listen: (channel, onPayload, onReconnect) => primary.listen(channel, onPayload, onReconnect),
+    listen: (channel, onPayload, onReconnect, onLost) => primary.listen(channel, onPayload, onReconnect, onLost),
     notify: (channel, payload) => primary.notify(channel, payload),
     get statementCount() {
       return primary.statementCount;

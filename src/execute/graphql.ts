@@ -23,6 +23,7 @@ import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
 import { executeRemoteRoots, resolveJoins } from '../remote/execute.js';
 import { checkOperationSize, measureOperation, roleLimits, timeLimitExceeded } from './apiLimits.js';
 import { CancelToken } from '../core/cancel.js';
+import { runCached, writtenTables } from './cached.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
 
@@ -208,7 +209,8 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
   let ctx = reqCtx;
   try {
     // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
-    if (plan.opType !== 'mutation' && ctx.readDb) ctx = { ...ctx, db: ctx.readDb };
+    // (a @cached query reads from the primary: the change signal that invalidates it is the primary's)
+    if (plan.opType !== 'mutation' && ctx.readDb && !plan.cachedDirective) ctx = { ...ctx, db: ctx.readDb };
     const queryLog = ctx.config.enabledLogTypes.includes('query-log');
     if (plan.remote) {
       // remote schemas and remote relationships (src/remote): database fields keep their statement
@@ -225,19 +227,27 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
     if (planHasActions(plan)) return executeActionPlan(ctx, plan, variables).catch(fail);
     if (plan.opType === 'mutation') {
       if (queryLog) logQuery(ctx, req, plan, opts, undefined);
-      return executeMutationPlan(ctx, plan, variables).then((results) => mutationResponse(plan, results), fail);
+      return executeMutationPlan(ctx, plan, variables).then((results) => {
+        // the response cache stops serving what this mutation changed before its response is sent
+        const rc = ctx.responseCache;
+        const told = rc?.active ? rc.wrote(writtenTables(plan)) : undefined;
+        return told ? told.then(() => mutationResponse(plan, results)) : mutationResponse(plan, results);
+      }, fail);
     }
     if (!plan.statement) {
       if (queryLog) logQuery(ctx, req, plan, opts, undefined);
       return Promise.resolve(readResponse(plan, {}));
     }
     const { name, compiled } = plan.statement;
-    const values = bindParams(compiled, ctx.session.vars, variables);
-    if (queryLog) logQuery(ctx, req, plan, opts, values);
-    return ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
-      (r) => readResponse(plan, r.rows[0] ?? {}),
-      (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
-    );
+    const run = (values = bindParams(compiled, ctx.session.vars, variables)) =>
+      ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
+        (r) => readResponse(plan, r.rows[0] ?? {}),
+        (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
+      );
+    if (queryLog) logQuery(ctx, req, plan, opts, bindParams(compiled, ctx.session.vars, variables));
+    // @cached (src/execute/cached.ts): answered from the response cache, or run and stored
+    if (plan.cachedDirective && ctx.responseCache) return runCached(ctx, ctx.responseCache, plan, variables, req.operationName, opts.relay === true, () => run()).catch(fail);
+    return run();
   } catch (e) {
     if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
     return Promise.resolve(fail(e));

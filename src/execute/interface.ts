@@ -7,6 +7,7 @@ import type { Db } from '../db/db.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
 import type { CancelToken } from '../core/cancel.js';
+import type { ResponseCache } from '../cache/responseCache.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -34,4 +35,6 @@ export interface ExecContext {
   signal?: CancelToken;
   /** API limits' time limit of a mutation: its transaction's statement_timeout */
   timeLimitMs?: number;
+  /** the response cache of @cached queries (src/cache) */
+  responseCache?: ResponseCache;
 }

@@ -21,6 +21,8 @@ import { compileSql, type CompiledSql } from '../sql/ast.js';
 import { compileMutation, type RaisedError } from '../sql/mutation.js';
 import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
 import { planRemote, type RemotePlan } from '../remote/plan.js';
+import { cachedDirective, type CachedArgs } from '../cache/directive.js';
+import { normalisedQuery, type CachePolicy } from '../cache/policy.js';
 
 export type OperationType = 'query' | 'mutation' | 'subscription';
 
@@ -69,6 +71,12 @@ export interface QueryPlan {
   multiplexed?: CompiledSql;
   /** remote root fields and remote relationships (src/remote/plan.ts) */
   remote?: RemotePlan;
+  /** `@cached` on the query (src/cache): its arguments and the normalised query text */
+  cachedDirective?: { args: CachedArgs; text: string };
+  /** the response cache's facts of this plan, computed at its first @cached request */
+  cachePolicy?: CachePolicy;
+  /** mutations: `schema.table` of the tables the plan writes (computed when the response cache needs it) */
+  written?: string[];
 }
 
 /** A subscriber's parameter n inside the multiplexed statement: element n-1 of its JSON array of values. */
@@ -128,6 +136,7 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   const { opType, ctx, fields } = operationRootFields(rs, op, vars);
   const r = rs.builder.cache.remote;
   const remote = r && (r.schemas.size > 0 || r.relationships.size > 0) ? planRemote(op.def, op.fragments, fields) : undefined;
+  const cached = cachedDirective(op.def);
   if (opType === 'mutation') return { ...compileMutationPlan(ctx, fields, opts), remote };
   const dbFields = fields.filter((f) => f.kind !== 'const' && f.kind !== 'action' && f.kind !== 'remote');
   // one statement answers every root field, one output column each: PostgreSQL's limit of 1664
@@ -152,7 +161,17 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
     if (f.kind === 'remote') return { alias: f.alias, kind: 'remote' };
     return { alias: f.alias, kind: 'db', column: col++, ir: f };
   });
-  return { opType, structural: ctx.structural, fields: planFields, statement, sessionVars, response: responseTemplate(planFields), remote, ...(multiplexed ? { multiplexed } : {}) };
+  return {
+    opType,
+    structural: ctx.structural,
+    fields: planFields,
+    statement,
+    sessionVars,
+    response: responseTemplate(planFields),
+    remote,
+    ...(multiplexed ? { multiplexed } : {}),
+    ...(cached ? { cachedDirective: { args: cached, text: normalisedQuery(op) } } : {}),
+  };
 }
 
 function responseTemplate(fields: PlanField[]): QueryPlan['response'] {

@@ -29,3 +29,19 @@ export function takeSetCookies(requestHeaders: object): string[] | undefined {
   if (list) byRequest.delete(requestHeaders);
   return list;
 }
+
+/** Other headers the executor sets on a request's response (the response cache's), by the same key. */
+const extraByRequest = new WeakMap<object, Record<string, string>>();
+
+export function setResponseHeader(requestHeaders: object, name: string, value: string): void {
+  const h = extraByRequest.get(requestHeaders);
+  if (h) h[name] = value;
+  else extraByRequest.set(requestHeaders, { [name]: value });
+}
+
+/** The headers set for a request (and forgets them). */
+export function takeResponseHeaders(requestHeaders: object): Record<string, string> | undefined {
+  const h = extraByRequest.get(requestHeaders);
+  if (h) extraByRequest.delete(requestHeaders);
+  return h;
+}

@@ -7,6 +7,7 @@
 import { BoundedRoleCache } from '../schema/roleCache.js';
 import { loadSchemaCache } from '../schema/load.js';
 import { syncEventTriggers } from '../events/triggers.js';
+import { changeTriggerTables, syncChangeTriggers } from '../changes/tracker.js';
 import { syncCronTriggers } from '../scheduled/triggers.js';
 import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js';
 import { SvcError, accessDenied } from '../errors.js';
@@ -154,6 +155,9 @@ async function runInTransaction(
           // run_sql may change what the metadata is built on even when the
           // document is unchanged: bump the version so every instance rebuilds
           await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
+          // the table-change triggers (changes/tracker.ts): one that cannot be installed leaves its table polled
+          const changes = await syncChangeTriggers(conn, changeTriggerTables(state.metadata.tables, (k) => state.cache.db.tables.get(k)?.kind));
+          for (const f of changes.failed) engine.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
           generated = await syncCronTriggers(conn, cache.metadata, state.metadata, engine.clock());
           const version = await saveMetadata(conn, state.metadata);
           ownVersion?.(); // a retried transaction: the earlier attempt's version was never committed

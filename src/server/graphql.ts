@@ -29,6 +29,7 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
   log: engine.log,
   headers,
   signal,
+  responseCache: engine.responseCache,
 });
 
 export const graphqlHandlers: GraphQLHandlers = {

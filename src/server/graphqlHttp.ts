@@ -13,7 +13,7 @@
  * /v1alpha1/graphql), batched requests, gzip when accepted,
  * the http-log line, 503 while closing.
  */
-import { takeSetCookies } from '../http/responseHeaders.js';
+import { takeResponseHeaders, takeSetCookies } from '../http/responseHeaders.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
@@ -150,7 +150,7 @@ export function graphqlHttp(
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
   let closing = false;
-  const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes);
+  const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes, engine.redis);
   /** operation type of a GET's query text (bounded memo: clients repeat the same few queries) */
   const opTypes = new Map<string, OperationTypeNode | null>();
   let opTypesChars = 0;
@@ -191,9 +191,10 @@ export function graphqlHttp(
       if (hash !== undefined) {
         const query = (one as { query?: unknown }).query;
         if (query === undefined || query === null) {
-          const text = persisted.get(hash);
-          if (text === undefined) return JSON.stringify(graphqlErrorBody(persistedQueryNotFound(), false));
-          one = { ...one, query: text };
+          const found = persisted.lookup(hash);
+          const withText = (text: string | undefined): string | Promise<string> =>
+            text === undefined ? JSON.stringify(graphqlErrorBody(persistedQueryNotFound(), false)) : runOne({ ...(one as object), query: text, extensions: undefined }, session, headers, endpoint, requestId, signal, get);
+          return found instanceof Promise ? found.then(withText) : withText(found);
         } else if (typeof query === 'string') {
           if (sha256Hex(query) !== hash) return JSON.stringify(graphqlErrorBody(persistedQueryMismatch(), false));
           register = hash;
@@ -318,6 +319,9 @@ export function graphqlHttp(
     // Set-Cookie of action handlers and remote schemas (src/http/responseHeaders.ts)
     const cookies = takeSetCookies(req.headers);
     if (cookies) headers['set-cookie'] = cookies;
+    // the response cache's headers (Cache-Control, X-Svc-Query-Cache-Key, X-Svc-Query-Cache)
+    const extra = takeResponseHeaders(req.headers);
+    if (extra) Object.assign(headers, extra);
     const finish = (payload: string | Buffer) => {
       headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       res.writeHead(status, headers);

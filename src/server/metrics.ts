@@ -37,6 +37,31 @@ export function createMetrics(engine: Engine): client.Registry {
       this.set(planCacheStats.misses);
     },
   });
+  // the response cache of @cached queries (src/cache)
+  const cacheGauge = (name: string, help: string, read: (st: Engine['responseCache']['stats']) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const rc = engine.responseCache;
+        if (rc) this.set(read(rc.stats));
+      },
+    });
+  cacheGauge('svc_query_cache_hits_total', '@cached queries answered from the response cache', (s) => s.hits);
+  cacheGauge('svc_query_cache_misses_total', '@cached queries run and stored (or refreshed)', (s) => s.misses);
+  cacheGauge('svc_query_cache_evictions_total', 'response-cache entries dropped to stay within --query-cache-max-bytes', (s) => s.evictions);
+  cacheGauge('svc_query_cache_invalidations_total', 'response-cache entries dropped because a table they read was written', (s) => s.invalidations);
+  cacheGauge('svc_query_cache_bypasses_total', '@cached queries answered without the cache (functions, views, remote schemas, no change signal)', (s) => s.bypasses);
+  cacheGauge('svc_query_cache_redis_errors_total', 'Redis commands of the response cache that failed (each answered as a miss)', (s) => s.redisErrors);
+  new client.Gauge({
+    name: 'svc_query_cache_bytes',
+    help: 'bytes of responses held by the in-process response cache',
+    registers: [registry],
+    collect() {
+      this.set(engine.responseCache?.memory?.bytes ?? 0);
+    },
+  });
   new client.Gauge({
     name: 'svc_db_statements_total',
     help: 'SQL statements sent to PostgreSQL',

@@ -5,11 +5,17 @@
  * checked against the hash and registered (src/server/graphqlHttp.ts).
  *
  * The store is per process, bounded by bytes (`--persisted-queries-max-bytes`) and evicts the least
- * recently used entries first. Not shared across workers or instances: a hash unknown to one process
- * costs the client one resend with the text.
+ * recently used entries first. With `--redis-url` it is also shared: a registered text is written to
+ * Redis (`<prefix>apq:<hash>`, expiring after a week unused, bounded by Redis's `maxmemory`) and a
+ * hash unknown here is looked up there. Redis down or slow = not found there (the client resends
+ * the text, one round trip more), never an error.
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../errors.js';
+import type { SharedStore } from '../db/redis.js';
+
+/** seconds a text stays in Redis after it was last registered or read */
+const SHARED_TTL_SECONDS = 7 * 24 * 3600;
 
 /** bytes an entry costs beyond its text (the 64-character hash key and the map's bookkeeping) */
 const ENTRY_OVERHEAD = 128;
@@ -17,7 +23,28 @@ const ENTRY_OVERHEAD = 128;
 export class PersistedQueryStore {
   private readonly entries = new Map<string, string>();
   private used = 0;
-  constructor(readonly maxBytes: number) {}
+  constructor(
+    readonly maxBytes: number,
+    private readonly shared?: SharedStore,
+  ) {}
+
+  /**
+   * The text of a hash: from this process's store, else (with Redis) from the shared one, which
+   * is then kept here too. Undefined when unknown (or Redis is unreachable).
+   */
+  lookup(hash: string): string | undefined | Promise<string | undefined> {
+    const local = this.get(hash);
+    if (local !== undefined || !this.shared || !this.shared.ready()) return local;
+    const key = `${this.shared.prefix}apq:${hash}`;
+    return this.shared.client.getEx(key, { EX: SHARED_TTL_SECONDS }).then(
+      (text) => {
+        if (typeof text !== 'string' || sha256Hex(text) !== hash) return undefined;
+        this.set(hash, text, false);
+        return text;
+      },
+      () => undefined,
+    );
+  }
 
   /** the text registered under a hash (and marks it recently used) */
   get(hash: string): string | undefined {
@@ -29,8 +56,12 @@ export class PersistedQueryStore {
     return text;
   }
 
-  /** registers a text; false when it alone is larger than the whole store */
-  set(hash: string, text: string): boolean {
+  /** registers a text (and, with Redis, shares it); false when it alone is larger than the whole store */
+  set(hash: string, text: string, share = true): boolean {
+    if (share && this.maxBytes > 0 && this.shared?.ready()) {
+      // fire and forget: a failed write only costs another process one resend
+      this.shared.client.set(`${this.shared.prefix}apq:${hash}`, text, { EX: SHARED_TTL_SECONDS }).catch(() => undefined);
+    }
     const size = entrySize(text);
     if (size > this.maxBytes) return false;
     const old = this.entries.get(hash);

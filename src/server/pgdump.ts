@@ -102,7 +102,7 @@ export function cleanDump(sql: string): string {
   return statements
     .filter((s) => !/^SET\s/i.test(s) && !/^SELECT pg_catalog\.set_config/i.test(s))
     .filter((s) => s !== 'CREATE SCHEMA public;' && !/^COMMENT ON SCHEMA public IS/i.test(s))
-    .filter((s) => !/notify_svc_/.test(s))
+    .filter((s) => !/notify_svc_|svc_table_change/.test(s))
     .map((s) => `${s}\n`)
     .join('');
 }

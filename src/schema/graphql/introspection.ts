@@ -1,7 +1,8 @@
 /**
  * `__schema` / `__type` answered from the role's GraphQLSchema, in the order
  * Hasura v1.3 lists things: types, fields, arguments, input fields and enum
- * values sorted by name. Only `@skip` and `@include` exist as directives.
+ * values sorted by name. The directives are `@include`, `@skip` and `@cached` (Hasura v2's response
+ * cache directive on queries, src/cache/directive.ts; beyond v1.3).
  * Every field graphql-js 16's `getIntrospectionQuery` can ask for is answered (`isOneOf`,
  * `specifiedByURL`, `isRepeatable`, `__Schema.description`, `includeDeprecated` on arguments and
  * input fields with their `isDeprecated`/`deprecationReason`), so current GraphiQL and codegen work.
@@ -34,6 +35,7 @@ import {
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { fieldNotFound } from '../../ir/messages.js';
 import { checkLeaf } from './select.js';
+import { CachedDirective } from '../../cache/directive.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphql-js's introspection values are untyped
 type Resolver = (value: any, args: Map<string, unknown>, schema: GraphQLSchema) => unknown;
@@ -51,7 +53,7 @@ function kindOf(t: GraphQLType): string {
   return 'INPUT_OBJECT';
 }
 
-const DIRECTIVES: GraphQLDirective[] = [GraphQLIncludeDirective, GraphQLSkipDirective];
+const DIRECTIVES: GraphQLDirective[] = [GraphQLIncludeDirective, GraphQLSkipDirective, CachedDirective];
 
 const RESOLVERS: Record<string, Record<string, Resolver>> = {
   __Schema: {
@@ -120,7 +122,7 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
   __Directive: {
     name: (d: GraphQLDirective) => d.name,
     description: () => null,
-    locations: (d: GraphQLDirective) => d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT'),
+    locations: (d: GraphQLDirective) => (d === CachedDirective ? d.locations : d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT')),
     args: (d: GraphQLDirective, a) => d.args.filter((x) => a.get('includeDeprecated') === true || !x.deprecationReason).map((x) => ({ ...x, description: null })),
     isRepeatable: () => false,
   },
