@@ -25,6 +25,11 @@ import { checkOperationSize, measureOperation, roleLimits, timeLimitExceeded } f
 import { CancelToken } from '../core/cancel.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
+import { tracing } from '../core/tracing.js';
+import { requestSqlDuration } from '../core/histogram.js';
+
+/** svc_request_sql_duration_seconds, bound once per operation type */
+const sqlTime = { query: requestSqlDuration.child('query'), mutation: requestSqlDuration.child('mutation') };
 
 export interface RunOptions {
   /** `/v1alpha1/graphql` error envelope */
@@ -42,6 +47,8 @@ export interface RunOptions {
   rejectPreExec?: boolean;
   /** `/v1beta1/relay`: the Relay schema */
   relay?: boolean;
+  /** filled in once planned: the operation type (latency histogram, request span) */
+  info?: { opType: string };
 }
 
 /**
@@ -75,8 +82,44 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
   return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
 }
 
-/** The plan for a request (from the cache when possible) and its coerced variables. */
+/**
+ * The plan for a request (from the cache when possible) and its coerced variables. With tracing on,
+ * a span `svc.graphql.plan` (attribute svc.plan_cache.hit) with, on a miss, `svc.graphql.parse`
+ * (parse and document limits) under it.
+ */
 export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache, relay = false): { plan: QueryPlan; variables: Record<string, unknown> } {
+  const t = tracing;
+  if (!t) return planRequestNow(ctx, req, cache, relay);
+  const span = t.start('svc.graphql.plan');
+  const misses = planCacheStats.misses;
+  try {
+    const out = t.run(span, () => planRequestNow(ctx, req, cache, relay));
+    span.setAttributes({ 'svc.plan_cache.hit': planCacheStats.misses === misses, 'graphql.operation.type': out.plan.opType, ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}) });
+    return out;
+  } catch (e) {
+    const err = e instanceof SvcError ? e : undefined;
+    t.fail(span, err?.code ?? 'unexpected', e instanceof Error ? e.message : String(e));
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+function parseTraced(req: GraphQLRequest, config: ExecContext['config']): ReturnType<typeof parseDocument> {
+  const t = tracing;
+  if (!t) return parseDocument(req.query, req.operationName, config);
+  const span = t.start('svc.graphql.parse', { 'svc.query.bytes': req.query.length });
+  try {
+    return parseDocument(req.query, req.operationName, config);
+  } catch (e) {
+    t.fail(span, e instanceof SvcError ? e.code : 'unexpected', e instanceof Error ? e.message : String(e));
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+function planRequestNow(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache, relay: boolean): { plan: QueryPlan; variables: Record<string, unknown> } {
   if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
   const backendOnly = useBackendOnlyPermissions(ctx.session);
   // the output format (stringified numerics) and the schema variant are part of the compiled statement
@@ -86,7 +129,7 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
   let rs: RoleSchema | undefined;
   if (!entry) {
     rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly, relay);
-    const op = parseDocument(req.query, req.operationName, ctx.config);
+    const op = parseTraced(req, ctx.config);
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
   // API limits (issue 36): depth and node count measured once per entry
@@ -160,6 +203,7 @@ function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions):
   };
   try {
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
+    if (opts.info) opts.info.opType = plan.opType;
     checkSessionVariables(plan, ctx.session);
     const timeMs = ctx.cache.metadata.api_limits === undefined ? undefined : roleLimits(ctx.cache, ctx.session.role)?.timeMs;
     if (timeMs !== undefined) return runTimeLimited(ctx, req, opts, plan, variables, timeMs, fail);
@@ -225,7 +269,11 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
     if (planHasActions(plan)) return executeActionPlan(ctx, plan, variables).catch(fail);
     if (plan.opType === 'mutation') {
       if (queryLog) logQuery(ctx, req, plan, opts, undefined);
-      return executeMutationPlan(ctx, plan, variables).then((results) => mutationResponse(plan, results), fail);
+      const m0 = performance.now();
+      return executeMutationPlan(ctx, plan, variables).then((results) => {
+        sqlTime.mutation.observe((performance.now() - m0) / 1000);
+        return mutationResponse(plan, results);
+      }, fail);
     }
     if (!plan.statement) {
       if (queryLog) logQuery(ctx, req, plan, opts, undefined);
@@ -234,8 +282,12 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
     const { name, compiled } = plan.statement;
     const values = bindParams(compiled, ctx.session.vars, variables);
     if (queryLog) logQuery(ctx, req, plan, opts, values);
+    const q0 = performance.now();
     return ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
-      (r) => readResponse(plan, r.rows[0] ?? {}),
+      (r) => {
+        sqlTime.query.observe((performance.now() - q0) / 1000);
+        return readResponse(plan, r.rows[0] ?? {});
+      },
       (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
     );
   } catch (e) {
