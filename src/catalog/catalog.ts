@@ -162,10 +162,13 @@ create table svc_catalog.remote_schema_generations (
   // 3 → 4: the W3C traceparent of the request whose write created an event (issue 35), read by the
   // column's default from the transaction's \`svc.traceparent\`, which a mutation sets only while
   // tracing is on (null otherwise); the delivery tries' spans are linked to it. The column is added
-  // without a default first (no table rewrite), then given one (for new rows only).
+  // without a default first (no table rewrite), then given one (for new rows only). One-off
+  // scheduled events and async actions get the column too, written by their inserts.
   `
 alter table svc_catalog.event_log add column trace_context text;
 alter table svc_catalog.event_log alter column trace_context set default nullif(current_setting('svc.traceparent', true), '');
+alter table svc_catalog.hdb_scheduled_events add column trace_context text;
+alter table svc_catalog.hdb_action_log add column trace_context text;
 `,
 ];
 
