@@ -27,6 +27,9 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '32' },
+    // ms each wrk connection waits between requests: a fixed offered load (the servers compared at
+    // the same request rate, where CPU per request is comparable; 0 = as fast as possible)
+    delay: { type: 'string', default: '0' },
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
@@ -99,7 +102,7 @@ function wrk(base, seconds, pid) {
   const c0 = pid ? cpuMs(pid) : 0;
   const dir = mkdtempSync(join(os.tmpdir(), 'svc-wrk-'));
   const script = join(dir, 'a_pk.lua');
-  writeFileSync(script, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify({ query: QUERY, variables: { id: 4242 }, operationName: 'a_pk' }))}\n`);
+  writeFileSync(script, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify({ query: QUERY, variables: { id: 4242 }, operationName: 'a_pk' }))}\n${Number(opts.delay) > 0 ? `function delay()\n  return ${Number(opts.delay)}\nend\n` : ''}`);
   const r = spawnSync('wrk', ['-t2', `-c${opts.connections}`, `-d${seconds}s`, '--latency', '-s', script, `${base}/v1/graphql`], { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(r.stdout)?.[1]);
   const p99m = /99%\s+([\d.]+)(us|ms|s)/.exec(r.stdout);

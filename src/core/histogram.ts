@@ -68,6 +68,20 @@ export class FastHistogram {
     this.child(...values).observe(seconds);
   }
 
+  /** nested-map cache of three-label series: no string building or array per observation (hot paths) */
+  private readonly by3 = new Map<string, Map<string, Map<string, HistogramChild>>>();
+
+  /** `observe` for a three-label histogram, without allocating */
+  observe3(seconds: number, a: string, b: string, c: string): void {
+    let m1 = this.by3.get(a);
+    if (!m1) this.by3.set(a, (m1 = new Map()));
+    let m2 = m1.get(b);
+    if (!m2) m1.set(b, (m2 = new Map()));
+    let s = m2.get(c);
+    if (!s) m2.set(c, (s = this.child(a, b, c)));
+    s.observe(seconds);
+  }
+
   /** prom-client's metric shape: `_bucket` (cumulative, with `le`), `_sum`, `_count` per series */
   get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> } {
     const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
@@ -86,6 +100,7 @@ export class FastHistogram {
 
   reset(): void {
     this.series.clear();
+    this.by3.clear();
   }
 }
 

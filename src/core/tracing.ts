@@ -31,6 +31,8 @@ export interface Tracing {
   fail(span: Span, code: string, message: string): void;
   /** adds `traceparent` (and `tracestate`) of the active span to outbound headers */
   inject(headers: Record<string, string>): void;
+  /** whether a span is active (SQL outside any request, e.g. the background workers' polls, makes no root spans) */
+  active(): boolean;
   /** the W3C traceparent of the active span when it is sampled (SQL comments, event rows) */
   traceparent(): string | undefined;
   /** the trace id of a span */

@@ -83,13 +83,16 @@ export interface Db extends Queryable {
 const STATEMENT_ATTR_MAX = 8192;
 
 /**
- * A statement (or a batch of them, one round trip) as a span: `svc.sql`, child of the active span,
+ * A statement (or a batch of them, one round trip) as a span: `svc.sql`, child of the active span
+ * (only under one: a statement outside any request or delivery is not traced),
  * with db.system, db.statement (without parameter values), db.operation and the rows. With
  * --tracing-sql-comment, a sampled span's statements carry sqlcommenter's
  * `/*traceparent='00-<trace>-<span>-01'*\/`, so pg_stat_activity and PostgreSQL's logs name the
  * trace; such statements are sent unnamed (a per-request text cannot reuse a prepared statement).
  */
 function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(t: Tracing, texts: string | readonly Statement[], run: (comment: string) => Promise<R>): Promise<R> {
+  // statements outside any span (the background workers' polls, metadata sync) make no root spans
+  if (!t.active()) return run('');
   const text = typeof texts === 'string' ? texts : texts.map((st) => st.text).join(';\n');
   const op = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
   const span = t.start(

@@ -219,7 +219,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if (error) t!.fail(span, error.code, error.message);
       span.end();
     } else await handle();
-    requestDuration.observe((performance.now() - t0) / 1000, '/v1/query', opType, error ? 'error' : 'success');
+    requestDuration.observe3((performance.now() - t0) / 1000, '/v1/query', opType, error ? 'error' : 'success');
     return reply;
   });
 

@@ -358,7 +358,7 @@ export function graphqlHttp(
       res.writeHead(status, headers);
       res.end(payload);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (endpoint) requestDuration.observe(ms / 1000, endpoint, info?.opType ?? 'unknown', answer.error ? 'error' : 'success');
+      if (endpoint) requestDuration.observe3(ms / 1000, endpoint, info?.opType ?? 'unknown', answer.error ? 'error' : 'success');
       logRequest?.({
         req,
         status,
@@ -397,7 +397,6 @@ export function graphqlHttp(
       // tracing on: the request's span (W3C traceparent/tracestate of the client as its parent)
       const t = tracing;
       const span = t ? startRequestSpan(t, req, path, requestId) : undefined;
-      const run = <T>(fn: () => T): T => (span ? t!.run(span, fn) : fn());
       if (closing) {
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
@@ -421,7 +420,8 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = run(() => answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, q < 0 ? '' : url.slice(q + 1), req.socket.remoteAddress, info));
+        const search = q < 0 ? '' : url.slice(q + 1);
+        const r = span ? t!.run(span, () => answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info)) : answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
         req.on('error', () => res.destroy());
@@ -452,7 +452,7 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = run(() => answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info));
+        const r = span ? t!.run(span, () => answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info)) : answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

@@ -86,6 +86,9 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     inject(headers) {
       propagator.inject(api.context.active(), headers, api.defaultTextMapSetter);
     },
+    active() {
+      return api.trace.getSpan(api.context.active()) !== undefined;
+    },
     traceparent() {
       const sc = api.trace.getSpan(api.context.active())?.spanContext();
       if (!sc || !(sc.traceFlags & api.TraceFlags.SAMPLED)) return undefined;

@@ -362,7 +362,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       const firstRun = span ? t!.run(span, () => run(s, request, true, info)) : run(s, request, true, info);
       void firstRun.then((first) => {
         const failed = first instanceof SvcError ? { code: first.code, error: first.message } : executionError(first);
-        requestDuration.observe((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
+        requestDuration.observe3((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
         if (span) {
           span.setAttribute('graphql.operation.type', info.opType);
           if (failed) t!.fail(span, String(failed.code ?? 'unexpected'), String(failed.error ?? ''));
