@@ -17,6 +17,7 @@ import { createServer as createTcpServer, connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import WebSocket from 'ws';
 import { postGraphql, postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 import { tracing } from '../../src/core/tracing.js';
 
@@ -237,6 +238,33 @@ describe('traces', () => {
   });
 });
 
+describe('websocket', () => {
+  test('a websocket operation is a span, child of the handshake\'s traceparent, with its SQL under it', async () => {
+    const trace = 'cccc0000cccc0000cccc0000cccc0000';
+    const ws = new WebSocket(s.url.replace('http', 'ws') + '/v1/graphql', 'graphql-transport-ws', { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` } });
+    const messages: any[] = [];
+    const got = (pred: (m: any) => boolean) => waitFor('a websocket message', async () => messages.find(pred), 10_000, 20);
+    ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+    await new Promise<void>((r, j) => ws.once('open', () => r()).once('error', j));
+    ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    await got((m) => m.type === 'connection_ack');
+    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'query { item_aggregate { aggregate { count } } }' } }));
+    await got((m) => m.type === 'complete' && m.id === '1');
+    ws.close();
+    await waitFor('the websocket operation span', async () => {
+      await tracing!.flush();
+      return spans.some((x) => x.traceId === trace && x.name === 'svc.sql');
+    });
+    const op = spans.find((x) => x.traceId === trace && x.name === 'svc.websocket.operation')!;
+    assert.equal(op.parentSpanId, CLIENT_SPAN);
+    assert.equal(attr(op, 'graphql.operation.type'), 'query');
+    const sql = spans.find((x) => x.traceId === trace && x.name === 'svc.sql')!;
+    const plan = spans.find((x) => x.traceId === trace && x.name === 'svc.graphql.plan')!;
+    assert.equal(sql.parentSpanId, op.spanId);
+    assert.equal(plan.parentSpanId, op.spanId);
+  });
+});
+
 describe('metrics', () => {
   test('the histograms are in /v1/metrics with their buckets', async () => {
     const r = await get(s.url, '/v1/metrics');
@@ -256,6 +284,7 @@ describe('metrics', () => {
     has(/# TYPE svc_db_pool_wait_seconds histogram/);
     has(/svc_db_pool_connections\{state="max"\} 10/);
     has(/svc_db_pool_connections\{state="total"\} [1-9]/);
+    has(/svc_http_request_duration_seconds_count\{endpoint="websocket",operation_type="query",outcome="success"\} 1/);
     // the buckets are cumulative and end with +Inf = count
     const buckets = [...text.matchAll(/svc_request_sql_duration_seconds_bucket\{operation_type="query",le="([^"]+)"\} (\d+)/g)].map((m) => Number(m[2]));
     for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]! >= buckets[i - 1]!);
