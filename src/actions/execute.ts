@@ -11,6 +11,7 @@
  * A synchronous action's output is projected from the handler's response: in JavaScript when the
  * selection has no relationships, else by one statement over the response (actions/sql.ts).
  */
+import { tracing } from '../core/tracing.js';
 import { SvcError } from '../errors.js';
 import { bindParams } from '../sql/ast.js';
 import type { ExecContext } from '../execute/interface.js';
@@ -132,13 +133,14 @@ function project(v: unknown, sel: OutputSelection): unknown {
   return sel.list ? (v as unknown[]).map(one) : one(v);
 }
 
-const INSERT_ASYNC = `insert into svc_catalog.hdb_action_log (action_name, input_payload, request_headers, session_variables, status)
-values ($1, $2::jsonb, $3::jsonb, $4::jsonb, 'created') returning id`;
+const INSERT_ASYNC = `insert into svc_catalog.hdb_action_log (action_name, input_payload, request_headers, session_variables, status, trace_context)
+values ($1, $2::jsonb, $3::jsonb, $4::jsonb, 'created', $5) returning id`;
 
 async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unknown, client: ReturnType<typeof forwardedClientHeaders>): Promise<string> {
   // stored as forwarded later: never the admin secret (src/http/credentials.ts)
   const stored = client.filter((h) => !isAdminSecretHeader(h.name));
-  const values = [field.action.name, JSON.stringify(input), JSON.stringify(stored), JSON.stringify(ctx.session.vars)];
+  // trace_context: the request's traceparent (tracing on, sampled), the parent of the handler call's span
+  const values = [field.action.name, JSON.stringify(input), JSON.stringify(stored), JSON.stringify(ctx.session.vars), tracing?.traceparent() ?? null];
   let id: string;
   try {
     const r = await ctx.db.query(INSERT_ASYNC, values);

@@ -28,7 +28,7 @@ update svc_catalog.hdb_action_log l
   from due
  where l.id = due.id
 returning l.id::text as id, l.action_name, l.input_payload::text as input, l.request_headers::text as headers,
-  l.session_variables::text as session, (extract(epoch from l.created_at) * 1000)::float8 as created_ms`;
+  l.session_variables::text as session, (extract(epoch from l.created_at) * 1000)::float8 as created_ms, l.trace_context`;
 
 const FINISH = `
 update svc_catalog.hdb_action_log l
@@ -93,6 +93,7 @@ export class AsyncActionQueue implements DeliveryQueue {
         retryIntervalSec: 0,
         createdAt: new Date(Number(row.created_ms)),
         context,
+        ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),
       });
     }
     if (unusable.length) await this.release(db, owner, unusable);

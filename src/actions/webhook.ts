@@ -72,7 +72,7 @@ export async function callHandler(req: ActionRequest, timeoutMs: number): Promis
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
   try {
-    const res = await postLimited(req.url, headers, JSON.stringify(req.body), { timeoutMs, maxBytes: ACTION_RESPONSE_MAX });
+    const res = await postLimited(req.url, headers, JSON.stringify(req.body), { timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action' });
     return { status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') };
   } catch (e) {
     throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });

@@ -10,7 +10,7 @@ import { SvcError } from '../errors.js';
 import { normalizeMetadata } from '../metadata/export.js';
 import { emptyMetadata, type Metadata } from '../metadata/types.js';
 
-export const CATALOG_VERSION = '3';
+export const CATALOG_VERSION = '4';
 export const METADATA_CHANNEL = 'svc_metadata_changed';
 const LOCK_KEY = 8_271_000_001; // advisory lock guarding catalog creation/migration
 
@@ -158,6 +158,17 @@ create table svc_catalog.remote_schema_generations (
   name text primary key,
   generation bigint not null
 );
+`,
+  // 3 → 4: the W3C traceparent of the request whose write created an event (issue 35), read by the
+  // column's default from the transaction's \`svc.traceparent\`, which a mutation sets only while
+  // tracing is on (null otherwise); the delivery tries' spans are linked to it. The column is added
+  // without a default first (no table rewrite), then given one (for new rows only). One-off
+  // scheduled events and async actions get the column too, written by their inserts.
+  `
+alter table svc_catalog.event_log add column trace_context text;
+alter table svc_catalog.event_log alter column trace_context set default nullif(current_setting('svc.traceparent', true), '');
+alter table svc_catalog.hdb_scheduled_events add column trace_context text;
+alter table svc_catalog.hdb_action_log add column trace_context text;
 `,
 ];
 

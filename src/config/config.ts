@@ -112,6 +112,10 @@ export interface Config {
   outboundAllowHosts: string[];
   /** the console records its changes into this project directory (migrations, metadata files): src/server/project.ts */
   projectDir?: string;
+  /** OTLP/HTTP endpoint of traces (src/server/tracing.ts); the OTEL_EXPORTER_OTLP_* variables work too */
+  otlpEndpoint?: string;
+  /** with tracing on, sampled requests' SQL carries a sqlcommenter traceparent comment */
+  tracingSqlComment: boolean;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -189,6 +193,8 @@ export const OPTIONS: readonly Option[] = [
   { key: 'outboundDenyPrivate', flag: 'outbound-deny-private', env: 'SVC_GRAPHQL_OUTBOUND_DENY_PRIVATE', kind: 'bool', switch: true, description: 'refuse outbound calls (webhooks, action handlers, remote schemas, auth webhook, JWKS) to loopback, private, link-local and other non-public addresses, checked on the resolved addresses (default false)' },
   { key: 'outboundAllowHosts', flag: 'outbound-allow-hosts', env: 'SVC_GRAPHQL_OUTBOUND_ALLOW_HOSTS', kind: 'list', description: 'CSV of the only hosts outbound calls may go to (`*.example.com` for subdomains); these are exempt from --outbound-deny-private (default: any host)' },
   { key: 'metadataDir', flag: 'metadata-dir', env: 'SVC_GRAPHQL_METADATA_DIR', kind: 'string', description: 'apply this metadata directory (svc metadata export) before serving, after the migrations; refuse to start if it fails' },
+  { key: 'otlpEndpoint', flag: 'otlp-endpoint', env: 'SVC_GRAPHQL_OTLP_ENDPOINT', kind: 'string', description: 'OTLP/HTTP endpoint that receives traces, e.g. http://localhost:4318 (/v1/traces is appended); OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables work too (default: tracing off)' },
+  { key: 'tracingSqlComment', flag: 'tracing-sql-comment', env: 'SVC_GRAPHQL_TRACING_SQL_COMMENT', kind: 'bool', description: 'with tracing on, sampled requests\' SQL carries a /*traceparent=…*/ comment (sqlcommenter); such statements are not prepared (default true)' },
   { key: 'projectDir', flag: 'project-dir', env: 'SVC_GRAPHQL_PROJECT_DIR', kind: 'string', description: 'project directory (svc init) the console records into: its schema changes become migrations, its metadata changes metadata files (as under svc console)' },
 ];
 
@@ -243,6 +249,7 @@ export function defaultConfig(): Config {
     roleSchemaCacheMaxBytes: 256 * 1024 * 1024,
     outboundDenyPrivate: false,
     outboundAllowHosts: [],
+    tracingSqlComment: true,
   };
 }
 

@@ -9,6 +9,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
 import type { CancelToken } from '../core/cancel.js';
+import { tracing, type Tracing } from '../core/tracing.js';
+import { poolWait } from '../core/histogram.js';
 
 export interface QueryResultLike {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected; callers read the columns they asked for
@@ -72,8 +74,60 @@ export interface Db extends Queryable {
   readonly statementCount: number;
   /** waits for the database so far: a pipeline of statements is one (for tests and metrics) */
   readonly roundTrips: number;
+  /** the pool's connections now (metrics): open, idle, requests waiting for one, and the maximum */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }
+
+/** db.statement of a span: the text (parameters stay `$n`, their values are never recorded), capped */
+const STATEMENT_ATTR_MAX = 8192;
+
+/**
+ * A statement (or a batch of them, one round trip) as a span: `svc.sql`, child of the active span
+ * (only under one: a statement outside any request or delivery is not traced),
+ * with db.system, db.statement (without parameter values), db.operation and the rows. With
+ * --tracing-sql-comment, a sampled span's statements carry sqlcommenter's
+ * `/*traceparent='00-<trace>-<span>-01'*\/`, so pg_stat_activity and PostgreSQL's logs name the
+ * trace; such statements are sent unnamed (a per-request text cannot reuse a prepared statement).
+ */
+function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(t: Tracing, texts: string | readonly Statement[], run: (comment: string) => Promise<R>): Promise<R> {
+  // statements outside any span (the background workers' polls, metadata sync) make no root spans
+  if (!t.active()) return run('');
+  const text = typeof texts === 'string' ? texts : texts.map((st) => st.text).join(';\n');
+  const op = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
+  const span = t.start(
+    'svc.sql',
+    {
+      'db.system': 'postgresql',
+      'db.operation': op,
+      'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
+      ...(typeof texts === 'string' ? {} : { 'db.statement.count': texts.length }),
+    },
+    { kind: 'client' },
+  );
+  let comment = '';
+  if (t.sqlComment) {
+    const sc = span.spanContext();
+    if (sc.traceFlags & 1) comment = ` /*traceparent='00-${sc.traceId}-${sc.spanId}-01'*/`;
+  }
+  return run(comment).then(
+    (r) => {
+      const rows = Array.isArray(r) ? r.reduce((n: number, x) => n + (((x as { value?: QueryResultLike }).value ?? (x as QueryResultLike))?.rowCount ?? 0), 0) : (r.rowCount ?? r.rows.length);
+      span.setAttribute('db.response.returned_rows', rows);
+      span.end();
+      return r;
+    },
+    (e: unknown) => {
+      const pgErr = asPgError(e);
+      t.fail(span, pgErr?.code ?? 'error', e instanceof Error ? e.message : String(e));
+      span.end();
+      throw e;
+    },
+  );
+}
+
+/** statements with the trace comment appended (and unnamed: the text differs per request) */
+const withComment = (statements: readonly Statement[], comment: string): readonly Statement[] => (comment ? statements.map((st) => ({ text: st.text + comment, values: st.values })) : statements);
 
 /**
  * PostgreSQL's protocol carries text as NUL-terminated strings: a NUL byte in a statement or a
@@ -261,13 +315,18 @@ class PoolDb implements Db {
     private readonly unlock?: () => void,
     /** LISTEN connections (--listen-database-url): LISTEN does not survive a transaction-mode pooler */
     private readonly listenConn?: () => Promise<pg.Client>,
-  ) {}
+  ) {
+    if (kind === 'pg') this.timePoolWaits();
+  }
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
     const bad = nulCheck(text, values);
     if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
+    const t = tracing;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
+    if (t) return traced(t, text, (c) => this.pool.query(text + c, values as any[]));
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
     return this.pool.query(text, values as any[]);
   }
@@ -277,9 +336,50 @@ class PoolDb implements Db {
     if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
-    const q = this.usePrepared ? { name, text, values } : { text, values };
+    const t = tracing;
+    if (t) return traced(t, text, (c) => this.preparedNow(c ? '' : name, text + c, values, cancel));
+    return this.preparedNow(name, text, values, cancel);
+  }
+
+  private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
+    const q = this.usePrepared && name ? { name, text, values } : { text, values };
     if (!cancel || !this.dedicated) return this.pool.query(q);
     return this.cancellable(q, cancel);
+  }
+
+  poolStats(): { total: number; idle: number; waiting: number; max: number } {
+    const p = this.pool as pg.Pool & { options?: { max?: number } };
+    return { total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount, max: p.options?.max ?? 0 };
+  }
+
+  /**
+   * Pool waits as a histogram: a checkout that finds an idle connection costs one comparison and
+   * is not observed; one that waits (for a busy pool, or for a new connection) is timed.
+   */
+  private timePoolWaits(): void {
+    const pool = this.pool as pg.Pool & { connect: (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => unknown };
+    const connect = pool.connect.bind(pool) as typeof pool.connect;
+    pool.connect = ((cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
+      if (pool.idleCount > 0) return connect(cb);
+      const t0 = performance.now();
+      const seen = () => poolWait.observe((performance.now() - t0) / 1000);
+      if (cb) {
+        return connect((err, client, done) => {
+          seen();
+          cb(err, client, done);
+        });
+      }
+      return (connect() as Promise<pg.PoolClient>).then(
+        (c) => {
+          seen();
+          return c;
+        },
+        (e: unknown) => {
+          seen();
+          throw e;
+        },
+      );
+    }) as typeof pool.connect;
   }
 
   /** Runs on a checked-out client so that an abort can cancel its backend (pg_cancel_backend). */
@@ -345,73 +445,93 @@ class PoolDb implements Db {
         if (bad) return bad;
         self.statementCount++;
         self.roundTrips++;
+        const t = tracing;
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
+        if (t) return traced(t, text, (c) => client.query(text + c, values as any[]));
         // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
         return client.query(text, values as any[]);
       },
       prepared(name, text, values) {
         self.statementCount++;
         self.roundTrips++;
+        const t = tracing;
+        if (t) return traced(t, text, (c) => send(c ? { text: text + c, values } : { name, text, values }));
         return send({ name, text, values });
       },
-      async pipeline(statements) {
-        self.statementCount += statements.length;
-        self.roundTrips += self.kind === 'pg' ? 1 : statements.length;
-        if (self.kind !== 'pg') {
-          // PGlite is in-process: nothing to save by pipelining
-          const out: Array<PromiseSettledResult<QueryResultLike>> = [];
-          for (const st of statements) out.push(await send(st).then((value) => ({ status: 'fulfilled' as const, value }), (reason) => ({ status: 'rejected' as const, reason })));
-          return out;
-        }
-        // node-postgres' pipeline mode, for this checkout only: every statement is written at
-        // once (each with its own Sync) and answered in order
-        const c = client as pg.PoolClient & { pipeline: boolean };
-        c.pipeline = true;
-        try {
-          return await Promise.allSettled(statements.map(send));
-        } finally {
-          c.pipeline = false;
-        }
+      pipeline(statements) {
+        const t = tracing;
+        if (t) return traced(t, statements, (c) => pipeline(withComment(statements, c)));
+        return pipeline(statements);
       },
-      async batch(statements) {
-        for (const st of statements) checkNoNul(st.text, st.values);
-        self.statementCount += statements.length;
-        if (self.kind === 'pg') {
-          self.roundTrips++;
-          return new Promise<QueryResultLike[]>((resolve, reject) => {
-            client.query(new Batch(statements, self.usePrepared, (err, results) => (err ? reject(err) : resolve(results!))) as never);
-          });
-        }
-        // PGlite: the same transaction, statement by statement
-        self.roundTrips += statements.length + 2;
-        await client.query('begin');
-        const out: QueryResultLike[] = [];
-        try {
-          for (let i = 0; i < statements.length; i++) {
-            const st = statements[i]!;
-            try {
-              out.push(await send(st));
-            } catch (e) {
-              (e as BatchError).batchIndex = i;
-              throw e;
-            }
-          }
-          await client.query('commit');
-          return out;
-        } catch (e) {
-          await client.query('rollback').catch(() => undefined);
-          throw e;
-        }
+      batch(statements) {
+        const t = tracing;
+        if (t) return traced(t, statements, (c) => batch(withComment(statements, c)));
+        return batch(statements);
       },
-      async multi(text) {
-        checkNoNul(text);
-        self.statementCount++;
-        self.roundTrips++;
-        const r = (await client.query({ text, rowMode: 'array' } as pg.QueryConfig)) as unknown as pg.QueryResult | pg.QueryResult[];
-        const list = Array.isArray(r) ? r : [r];
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected
-        return list.map((x) => ({ command: x.command, fields: (x.fields ?? []).map((f) => f.name), rows: x.rows as any }));
+      multi(text) {
+        const t = tracing;
+        if (t) return traced(t, text, (c) => multi(text + c));
+        return multi(text);
       },
     };
+    async function pipeline(statements: readonly Statement[]): Promise<Array<PromiseSettledResult<QueryResultLike>>> {
+      self.statementCount += statements.length;
+      self.roundTrips += self.kind === 'pg' ? 1 : statements.length;
+      if (self.kind !== 'pg') {
+        // PGlite is in-process: nothing to save by pipelining
+        const out: Array<PromiseSettledResult<QueryResultLike>> = [];
+        for (const st of statements) out.push(await send(st).then((value) => ({ status: 'fulfilled' as const, value }), (reason) => ({ status: 'rejected' as const, reason })));
+        return out;
+      }
+      // node-postgres' pipeline mode, for this checkout only: every statement is written at
+      // once (each with its own Sync) and answered in order
+      const c = client as pg.PoolClient & { pipeline: boolean };
+      c.pipeline = true;
+      try {
+        return await Promise.allSettled(statements.map(send));
+      } finally {
+        c.pipeline = false;
+      }
+    }
+    async function batch(statements: readonly Statement[]): Promise<QueryResultLike[]> {
+      for (const st of statements) checkNoNul(st.text, st.values);
+      self.statementCount += statements.length;
+      if (self.kind === 'pg') {
+        self.roundTrips++;
+        return new Promise<QueryResultLike[]>((resolve, reject) => {
+          client.query(new Batch(statements, self.usePrepared, (err, results) => (err ? reject(err) : resolve(results!))) as never);
+        });
+      }
+      // PGlite: the same transaction, statement by statement
+      self.roundTrips += statements.length + 2;
+      await client.query('begin');
+      const out: QueryResultLike[] = [];
+      try {
+        for (let i = 0; i < statements.length; i++) {
+          const st = statements[i]!;
+          try {
+            out.push(await send(st));
+          } catch (e) {
+            (e as BatchError).batchIndex = i;
+            throw e;
+          }
+        }
+        await client.query('commit');
+        return out;
+      } catch (e) {
+        await client.query('rollback').catch(() => undefined);
+        throw e;
+      }
+    }
+    async function multi(text: string): Promise<Array<{ command: string; fields: string[]; rows: (string | null)[][] }>> {
+      checkNoNul(text);
+      self.statementCount++;
+      self.roundTrips++;
+      const r = (await client.query({ text, rowMode: 'array' } as pg.QueryConfig)) as unknown as pg.QueryResult | pg.QueryResult[];
+      const list = Array.isArray(r) ? r : [r];
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected
+      return list.map((x) => ({ command: x.command, fields: (x.fields ?? []).map((f) => f.name), rows: x.rows as any }));
+    }
   }
 
   /**

@@ -24,7 +24,12 @@ import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
 import { clampNumber, MAX_DELAY_SEC } from './limits.js';
 import type { HostGates } from './hosts.js';
+import { tracing } from '../core/tracing.js';
+import { deliveryLag } from '../core/histogram.js';
 import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, type DeliveryOutcome, type DeliveryRequest } from './http.js';
+
+/** the outbound-call label of a queue's webhooks (svc_outbound_request_duration_seconds{target}) */
+const OUTBOUND_TARGET: Record<string, string> = { 'event-trigger': 'event', action: 'async_action' };
 
 /** One claimed row, ready to send. */
 export interface DeliveryJob extends DeliveryRequest {
@@ -39,6 +44,10 @@ export interface DeliveryJob extends DeliveryRequest {
   context?: unknown;
   /** set when the job cannot be sent (e.g. its webhook's variable is unset): a failed try, no request */
   failure?: string;
+  /** the trigger (event and cron triggers), for the delivery-lag histogram and the span */
+  trigger?: string;
+  /** W3C traceparent of the request that created the row (tracing on): the try's span is its child and linked to it */
+  traceparent?: string;
 }
 
 export interface FinishedTry {
@@ -248,8 +257,25 @@ export class DeliveryWorker implements Worker {
     }
   }
 
+  /** One try, as a span (tracing on): `svc.delivery`, child of (and linked to) the request that created the row. */
+  private tryOnce(job: DeliveryJob): Promise<DeliveryOutcome> {
+    const t = tracing;
+    if (!t) return deliver(job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind);
+    const span = t.start(
+      'svc.delivery',
+      { 'svc.delivery.queue': this.o.queue.kind, 'svc.delivery.id': job.id, 'svc.delivery.try': job.tries + 1, ...(job.trigger ? { 'svc.trigger.name': job.trigger } : {}), 'url.full': job.logUrl },
+      { kind: 'consumer', root: !job.traceparent, traceparent: job.traceparent ?? null },
+    );
+    return t.run(span, () => deliver(job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind)).then((o) => {
+      if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
+      if (!o.ok) t.fail(span, o.status === null ? 'client_error' : `http_${o.status}`, o.error ?? `webhook answered ${o.status}`);
+      span.end();
+      return o;
+    });
+  }
+
   private async attempt(job: DeliveryJob): Promise<void> {
-    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await deliver(job, this.o.hosts);
+    const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await this.tryOnce(job);
     const now = this.o.clock?.() ?? Date.now();
     const next = nextStep(job, outcome, now);
     if (next.kind === 'delivered') {
@@ -258,6 +284,7 @@ export class DeliveryWorker implements Worker {
         const l = this.stats.latencies;
         if (l.length >= 2048) l.shift();
         l.push(now - job.createdAt.getTime());
+        deliveryLag.observe(Math.max(0, now - job.createdAt.getTime()) / 1000, this.o.queue.kind, job.trigger ?? '');
       }
     } else {
       this.stats.failed++;

@@ -14,6 +14,7 @@ import { RoleMutationAccess } from '../permissions/mutation.js';
 import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js';
 import type { SchemaCache, TableModel } from '../schema/model.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
+import { tracing } from '../core/tracing.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
 import { compileMutation } from '../sql/mutation.js';
 import { mutationError } from '../execute/mutation.js';
@@ -128,7 +129,9 @@ export async function runMutation(ctx: DmlContext, m: Mutation, returning: Colum
   let row;
   try {
     // event triggers read the session (in the request's transaction)
-    await ctx.db.query(`select set_config('svc.user', $1, true)`, [JSON.stringify(ctx.session.vars)]);
+    const tp = tracing?.traceparent();
+    if (tp !== undefined) await ctx.db.query(`select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)`, [JSON.stringify(ctx.session.vars), tp]);
+    else await ctx.db.query(`select set_config('svc.user', $1, true)`, [JSON.stringify(ctx.session.vars)]);
     row = (await ctx.db.query(c.text, values)).rows[0] ?? {};
   } catch (e) {
     throw mutationError(e, compiled.raises, '$.args', { text: c.text, params: values }, '$');

@@ -42,7 +42,7 @@ update svc_catalog.event_log l
  where l.id = due.id
 returning l.id, l.schema_name, l.table_name, l.trigger_name, l.payload::text as payload, l.tries,
   to_char(l.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at_text,
-  (extract(epoch from l.created_at) * 1000)::float8 as created_ms`;
+  (extract(epoch from l.created_at) * 1000)::float8 as created_ms, l.trace_context`;
 
 const FINISH = `
 with o as (
@@ -101,6 +101,8 @@ export class EventTriggerQueue implements DeliveryQueue {
         maxRetries: clampNumber(rc.num_retries, 0, 1_000_000, 0),
         retryIntervalSec: clampNumber(rc.interval_sec, 0, MAX_DELAY_SEC, 10),
         createdAt: new Date(Number(row.created_ms)),
+        trigger: t.def.name,
+        ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),
       });
     }
     // a trigger whose webhook or header variables are unset right now: leave its rows for later

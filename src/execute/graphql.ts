@@ -26,6 +26,11 @@ import { CancelToken } from '../core/cancel.js';
 import { runCached, writtenTables } from './cached.js';
 
 export { planCacheStats, resetPlanCacheStats } from './planCache.js';
+import { tracing } from '../core/tracing.js';
+import { requestSqlDuration } from '../core/histogram.js';
+
+/** svc_request_sql_duration_seconds, bound once per operation type */
+const sqlTime = { query: requestSqlDuration.child('query'), mutation: requestSqlDuration.child('mutation') };
 
 export interface RunOptions {
   /** `/v1alpha1/graphql` error envelope */
@@ -43,6 +48,8 @@ export interface RunOptions {
   rejectPreExec?: boolean;
   /** `/v1beta1/relay`: the Relay schema */
   relay?: boolean;
+  /** filled in once planned: the operation type (latency histogram, request span) */
+  info?: { opType: string };
 }
 
 /**
@@ -76,8 +83,44 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
   return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
 }
 
-/** The plan for a request (from the cache when possible) and its coerced variables. */
+/**
+ * The plan for a request (from the cache when possible) and its coerced variables. With tracing on,
+ * a span `svc.graphql.plan` (attribute svc.plan_cache.hit) with, on a miss, `svc.graphql.parse`
+ * (parse and document limits) under it.
+ */
 export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache, relay = false): { plan: QueryPlan; variables: Record<string, unknown> } {
+  const t = tracing;
+  if (!t) return planRequestNow(ctx, req, cache, relay);
+  const span = t.start('svc.graphql.plan');
+  const misses = planCacheStats.misses;
+  try {
+    const out = t.run(span, () => planRequestNow(ctx, req, cache, relay));
+    span.setAttributes({ 'svc.plan_cache.hit': planCacheStats.misses === misses, 'graphql.operation.type': out.plan.opType, ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}) });
+    return out;
+  } catch (e) {
+    const err = e instanceof SvcError ? e : undefined;
+    t.fail(span, err?.code ?? 'unexpected', e instanceof Error ? e.message : String(e));
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+function parseTraced(req: GraphQLRequest, config: ExecContext['config']): ReturnType<typeof parseDocument> {
+  const t = tracing;
+  if (!t) return parseDocument(req.query, req.operationName, config);
+  const span = t.start('svc.graphql.parse', { 'svc.query.bytes': req.query.length });
+  try {
+    return parseDocument(req.query, req.operationName, config);
+  } catch (e) {
+    t.fail(span, e instanceof SvcError ? e.code : 'unexpected', e instanceof Error ? e.message : String(e));
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+function planRequestNow(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache, relay: boolean): { plan: QueryPlan; variables: Record<string, unknown> } {
   if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
   const backendOnly = useBackendOnlyPermissions(ctx.session);
   // the output format (stringified numerics) and the schema variant are part of the compiled statement
@@ -87,7 +130,7 @@ export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCa
   let rs: RoleSchema | undefined;
   if (!entry) {
     rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly, relay);
-    const op = parseDocument(req.query, req.operationName, ctx.config);
+    const op = parseTraced(req, ctx.config);
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
   // API limits (issue 36): depth and node count measured once per entry
@@ -161,6 +204,7 @@ function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions):
   };
   try {
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
+    if (opts.info) opts.info.opType = plan.opType;
     checkSessionVariables(plan, ctx.session);
     const timeMs = ctx.cache.metadata.api_limits === undefined ? undefined : roleLimits(ctx.cache, ctx.session.role)?.timeMs;
     if (timeMs !== undefined) return runTimeLimited(ctx, req, opts, plan, variables, timeMs, fail);
@@ -227,7 +271,9 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
     if (planHasActions(plan)) return executeActionPlan(ctx, plan, variables).catch(fail);
     if (plan.opType === 'mutation') {
       if (queryLog) logQuery(ctx, req, plan, opts, undefined);
+      const m0 = performance.now();
       return executeMutationPlan(ctx, plan, variables).then((results) => {
+        sqlTime.mutation.observe((performance.now() - m0) / 1000);
         // the response cache stops serving what this mutation changed before its response is sent
         const rc = ctx.responseCache;
         const told = rc?.active ? rc.wrote(writtenTables(plan)) : undefined;
@@ -239,11 +285,16 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
       return Promise.resolve(readResponse(plan, {}));
     }
     const { name, compiled } = plan.statement;
-    const run = (values = bindParams(compiled, ctx.session.vars, variables)) =>
-      ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
-        (r) => readResponse(plan, r.rows[0] ?? {}),
+    const run = (values = bindParams(compiled, ctx.session.vars, variables)) => {
+      const q0 = performance.now();
+      return ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
+        (r) => {
+          sqlTime.query.observe((performance.now() - q0) / 1000);
+          return readResponse(plan, r.rows[0] ?? {});
+        },
         (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
       );
+    };
     if (queryLog) logQuery(ctx, req, plan, opts, bindParams(compiled, ctx.session.vars, variables));
     // @cached (src/execute/cached.ts): answered from the response cache, or run and stored
     if (plan.cachedDirective && ctx.responseCache) return runCached(ctx, ctx.responseCache, plan, variables, req.operationName, opts.relay === true, () => run()).catch(fail);

@@ -12,6 +12,7 @@ import { bindParams, type CompiledSql } from '../sql/ast.js';
 import { fromPgError } from './errors.js';
 import type { ExecContext } from './interface.js';
 import type { MutationFieldPlan, QueryPlan } from './plan.js';
+import { tracing } from '../core/tracing.js';
 
 /**
  * A database error of a mutation statement as an SvcError at `path` (our raises:
@@ -50,11 +51,23 @@ export function sessionJson(ctx: ExecContext): string {
 }
 
 const BEGIN: Statement = { text: 'begin' };
-const setSession = (ctx: ExecContext): Statement =>
-  ctx.timeLimitMs === undefined
+/**
+ * The transaction's session (and the API limits' time limit: every statement of the transaction);
+ * with tracing on and the request sampled also its traceparent, which the event log's
+ * `trace_context` default reads (the events' deliveries are linked to the request).
+ */
+const setSession = (ctx: ExecContext): Statement => {
+  const tp = tracing?.traceparent();
+  if (tp !== undefined) {
+    return ctx.timeLimitMs === undefined
+      ? { name: 'svc_set_session_tp', text: "select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)", values: [sessionJson(ctx), tp] }
+      : { name: 'svc_set_session_timeout_tp', text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true), set_config('svc.traceparent', $3, true)", values: [sessionJson(ctx), String(ctx.timeLimitMs), tp] };
+  }
+  return ctx.timeLimitMs === undefined
     ? { name: 'svc_set_session', text: "select set_config('svc.user', $1, true)", values: [sessionJson(ctx)] }
     : // API limits' time limit: every statement of the transaction
       { name: 'svc_set_session_timeout', text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)", values: [sessionJson(ctx), String(ctx.timeLimitMs)] };
+};
 
 /** The first failure of a pipeline, as an SvcError. */
 function firstFailure(results: Array<PromiseSettledResult<unknown>>): SvcError | undefined {

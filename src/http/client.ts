@@ -8,6 +8,34 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { checkOutboundHost, checkOutboundUrl, guardedLookup, outboundPolicy } from './outbound.js';
+import { tracing, type Span } from '../core/tracing.js';
+import { outboundDuration } from '../core/histogram.js';
+
+/**
+ * An outbound call as a span (tracing on; a client span named after its target, child of the
+ * active span, whose traceparent/tracestate the request carries) and as an observation of
+ * svc_outbound_request_duration_seconds by target kind, host and outcome.
+ */
+function startCall(target: string, method: string, host: string, url: string, headers: Record<string, string>): { span: Span | undefined; t0: number } {
+  const t = tracing;
+  let span: Span | undefined;
+  if (t) {
+    span = t.start(`${target} ${method}`, { 'http.request.method': method, 'server.address': host, 'url.full': redactUrl(url), 'svc.outbound.target': target }, { kind: 'client' });
+    t.run(span, () => t.inject(headers));
+  }
+  return { span, t0: performance.now() };
+}
+
+function endCall(call: { span: Span | undefined; t0: number }, target: string, host: string, status: number | undefined, e?: unknown): void {
+  const outcome = status === undefined ? 'error' : `${Math.floor(status / 100)}xx`;
+  outboundDuration.observe((performance.now() - call.t0) / 1000, target, host, outcome);
+  const span = call.span;
+  if (!span) return;
+  if (status !== undefined) span.setAttribute('http.response.status_code', status);
+  if (e !== undefined) tracing?.fail(span, 'client_error', describeFetchError(e));
+  else if (status !== undefined && status >= 500) tracing?.fail(span, `http_${status}`, `answered ${status}`);
+  span.end();
+}
 
 const policyActive = () => outboundPolicy().denyPrivate || outboundPolicy().allowHosts.length > 0;
 
@@ -33,6 +61,30 @@ export const USER_AGENT = 'svc-graphql-engine';
  * `readBody(status)` decides whether the body is read at all; an unread body is cancelled.
  */
 export async function fetchLimited(
+  url: string,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: RequestRedirect },
+  opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean; target?: string },
+): Promise<LimitedResponse> {
+  const target = opts.target ?? 'http';
+  let host = '';
+  try {
+    host = new URL(url).host;
+  } catch {
+    /* fetch reports the bad URL */
+  }
+  const headers = tracing ? { ...init.headers } : init.headers;
+  const call = startCall(target, init.method, host, url, headers);
+  try {
+    const res = await fetchLimitedNow(url, { ...init, headers }, opts);
+    endCall(call, target, host, res.status);
+    return res;
+  } catch (e) {
+    endCall(call, target, host, undefined, e);
+    throw e;
+  }
+}
+
+async function fetchLimitedNow(
   url: string,
   init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: RequestRedirect },
   opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean },
@@ -158,6 +210,33 @@ const keepAlive = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), h
  * when the request is sent), a body cap, no redirects followed.
  */
 export function postLimited(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void; target?: string },
+): Promise<LimitedResponse> {
+  const target = opts.target ?? 'http';
+  const sent: Record<string, string> = tracing ? { ...headers } : headers;
+  let host = '';
+  try {
+    host = requestTarget(url).options.hostname;
+  } catch {
+    /* reported below */
+  }
+  const call = startCall(target, 'POST', host, url, sent);
+  return postLimitedNow(url, sent, body, opts).then(
+    (res) => {
+      endCall(call, target, host, res.status);
+      return res;
+    },
+    (e: unknown) => {
+      endCall(call, target, host, undefined, e);
+      throw e;
+    },
+  );
+}
+
+function postLimitedNow(
   url: string,
   headers: Record<string, string>,
   body: string,

@@ -79,7 +79,7 @@ export async function postGraphQL(
 ): Promise<{ status: number; json: unknown; headers: Headers; bytes: number; text: string }> {
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes, target: 'remote_schema' });
   } catch (e) {
     if (e instanceof BodyTooLargeError) throw remoteErr(`the response of remote server ${ep.url} is larger than ${maxBytes} bytes`);
     throw remoteErr(`HTTP exception occurred while sending the request to ${ep.url}`, { error: describeFetchError(e) });

@@ -51,6 +51,8 @@ interface Source {
   join: string;
   /** the trigger name column, or null */
   name: string;
+  /** the creating request's traceparent column (issue 35), or null */
+  trace: string;
 }
 
 const CRON: Source = {
@@ -59,6 +61,7 @@ const CRON: Source = {
   logs: 'svc_catalog.hdb_cron_event_invocation_logs',
   join: 'join svc_catalog.hdb_cron_triggers c on c.name = e.trigger_name',
   name: 'e.trigger_name',
+  trace: 'null::text',
 };
 
 const ONE_OFF: Source = {
@@ -67,6 +70,7 @@ const ONE_OFF: Source = {
   logs: 'svc_catalog.hdb_scheduled_event_invocation_logs',
   join: 'cross join lateral (select e.webhook_conf, e.payload, e.header_conf, e.retry_conf, e.comment) c',
   name: 'null::text',
+  trace: 'e.trace_context',
 };
 
 // an event waiting: scheduled, or locked by a process whose lease ran out (it died)
@@ -110,7 +114,7 @@ select d.dead_n, d.next_due_ms, j.* from (
   select e.id, ${s.name} as trigger_name, e.tries, c.webhook_conf::text as webhook_conf, c.payload::text as payload,
     c.header_conf::text as header_conf, c.retry_conf::text as retry_conf, c.comment,
     ${TEXT("e.scheduled_time at time zone 'UTC'")} as scheduled_time, ${TEXT('e.created_at')} as created_at,
-    (extract(epoch from ${DUE_AT}) * 1000)::float8 as due_ms
+    (extract(epoch from ${DUE_AT}) * 1000)::float8 as due_ms, ${s.trace} as trace_context
   from claimed e ${s.join}
 ) j on true`;
 
@@ -225,6 +229,8 @@ export class ScheduledEventQueue implements DeliveryQueue {
       // the lag metric: from the time the event was due
       createdAt: new Date(Number(row.due_ms)),
       ...(failure !== undefined ? { failure } : {}),
+      ...(row.trigger_name ? { trigger: String(row.trigger_name) } : {}),
+      ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),
     };
   }
 

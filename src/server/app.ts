@@ -29,6 +29,8 @@ import { openApiDocument } from '../rest/openapi.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
 import { registerProjectApi } from './project.js';
+import { tracing } from '../core/tracing.js';
+import { requestDuration } from '../core/histogram.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[]): Promise<Session>;
@@ -39,7 +41,7 @@ export interface SessionResolver {
 
 export interface GraphQLHandlers {
   /** may throw (allow-list) or return a promise that resolves to the response text */
-  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; relay?: boolean; requestId?: string; signal?: CancelToken; legacyErrors?: boolean; rejectPreExec?: boolean; client?: { ip?: string } }): Promise<string>;
+  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; relay?: boolean; requestId?: string; signal?: CancelToken; legacyErrors?: boolean; rejectPreExec?: boolean; client?: { ip?: string }; info?: { opType: string } }): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
   /** a subscription's multiplexed live-query plan (null: not multiplexable); may throw like `run` */
   planLive(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): LiveQueryPlan | null;
@@ -64,7 +66,9 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if (!fast.handle(req, res) && !rest.handle(req, res)) handler(req, res);
     }),
   });
+  let closing = false;
   app.addHook('preClose', async () => {
+    closing = true;
     fast.close();
     rest.close();
   });
@@ -146,7 +150,32 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   };
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
 
-  app.get('/healthz', async (_req, reply) => {
+  /**
+   * Readiness (/readyz, /healthz?strict=true): why this process cannot serve now (shutting down,
+   * no schema cache, the database not answering within 2 s), or undefined when it can.
+   */
+  const notReady = async (): Promise<string | undefined> => {
+    if (closing) return 'shutting down';
+    if (!engine.cache) return 'schema cache not built';
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([engine.db.query('select 1'), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), 2000)))]);
+    } catch {
+      return 'database unreachable';
+    } finally {
+      clearTimeout(timer);
+    }
+    return undefined;
+  };
+  const ready = async (reply: FastifyReply) => {
+    const why = await notReady();
+    reply.code(why ? 503 : 200).type('text/plain').send(why ? `NOT READY: ${why}` : 'OK');
+    return reply;
+  };
+  app.get('/readyz', async (_req, reply) => ready(reply));
+
+  app.get('/healthz', async (req, reply) => {
+    if ((req.query as { strict?: string } | undefined)?.strict === 'true') return ready(reply);
     try {
       await engine.db.query('select 1');
       const inconsistent = engine.cache.inconsistent.length > 0;
@@ -161,15 +190,36 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
 
   app.post('/v1/query', async (req, reply) => {
     if (!enabled('metadata')) return sendQueryError(reply, notFound(), true);
+    const t0 = performance.now();
+    const t = tracing;
+    const tp = req.headers.traceparent;
+    const ts = req.headers.tracestate;
+    const span = t?.start('POST /v1/query', { 'http.request.method': 'POST', 'url.path': '/v1/query', 'http.route': '/v1/query', 'svc.request_id': req.id }, { kind: 'server', traceparent: typeof tp === 'string' ? tp : null, tracestate: typeof ts === 'string' ? ts : null });
     let session: Session | undefined;
-    try {
-      session = await resolve(req, reply);
-      jsonBody(req);
-      const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
-      reply.code(200).type('application/json').send(JSON.stringify(result ?? null));
-    } catch (e) {
-      sendQueryError(reply, toSvcError(e), showInternal(session), engine);
-    }
+    let opType = 'unknown';
+    let error: SvcError | undefined;
+    const handle = async () => {
+      try {
+        session = await resolve(req, reply);
+        jsonBody(req);
+        const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
+        // the operation's type as a label only once it ran (a known type: bounded cardinality)
+        const type = (req.body as { type?: unknown } | undefined)?.type;
+        if (typeof type === 'string') opType = type;
+        reply.code(200).type('application/json').send(JSON.stringify(result ?? null));
+      } catch (e) {
+        error = toSvcError(e);
+        sendQueryError(reply, error, showInternal(session), engine);
+      }
+    };
+    if (span) {
+      reply.header('x-svc-trace-id', span.spanContext().traceId);
+      await t!.run(span, handle);
+      span.setAttributes({ 'svc.query.type': opType, 'http.response.status_code': reply.statusCode, ...(session ? { 'svc.role': session.role } : {}) });
+      if (error) t!.fail(span, error.code, error.message);
+      span.end();
+    } else await handle();
+    requestDuration.observe3((performance.now() - t0) / 1000, '/v1/query', opType, error ? 'error' : 'success');
     return reply;
   });
 

@@ -30,6 +30,14 @@ import { checkAllowlist } from '../execute/allowlist.js';
 import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
 import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound, sha256Hex } from './persistedQueries.js';
+import { tracing, type Span } from '../core/tracing.js';
+import { requestDuration } from '../core/histogram.js';
+
+/** What the executor reports back about a request (for the latency histogram and the span). */
+export interface RequestInfo {
+  /** query, mutation, subscription; `unknown` when the request failed before planning */
+  opType: string;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** the GraphQL-over-HTTP media type, answered when the client accepts it and not application/json */
@@ -178,7 +186,7 @@ export function graphqlHttp(
   };
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string): string | Promise<string> => {
+  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string, info?: RequestInfo): string | Promise<string> => {
     // automatic persisted queries: the text by its hash, or the text checked against its hash and registered
     let register: string | undefined;
     if (one && typeof one === 'object' && !Array.isArray(one) && (one as { extensions?: unknown }).extensions !== undefined) {
@@ -217,7 +225,7 @@ export function graphqlHttp(
       }
     }
     try {
-      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal, client: { ip } });
+      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal, client: { ip }, info });
       // registered once the allow-list (checked by run for non-admins) lets it through; with the
       // allow-list on, an admin's query is registered only when it is allow-listed too
       if (register !== undefined) {
@@ -251,7 +259,7 @@ export function graphqlHttp(
     return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
   };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string): Answer | Promise<Answer> => {
+  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string, info?: RequestInfo): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     if (Array.isArray(body)) {
       // API limits' batch limit (issue 36)
@@ -259,12 +267,12 @@ export function graphqlHttp(
       if (batch !== undefined && body.length > batch) return failed(batchLimitExceeded(body.length, batch), session, v1alpha1, body);
       return (async () => {
         const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal, false, ip));
+        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal, false, ip, info));
         const error = parts.map(firstError).find((x) => x !== undefined);
         return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, endpoint, requestId, signal, get, ip);
+    const out = runOne(body, session, headers, endpoint, requestId, signal, get, ip, info);
     return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
@@ -272,7 +280,7 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken, search?: string, ip?: string): Answer | Promise<Answer> => {
+  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken, search?: string, ip?: string, info?: RequestInfo): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     const get = search !== undefined;
     // upstream authenticates first, then parses the body (Server/App.hs mkSpockAction); a GET's
@@ -286,11 +294,13 @@ export function graphqlHttp(
         return { ...failed(e, session, v1alpha1), rawQuery: raw.length > 4096 ? `${raw.slice(0, 4096)}…` : raw };
       }
       try {
-        return withSession(body, session, headers, endpoint, requestId, signal, get, ip);
+        return withSession(body, session, headers, endpoint, requestId, signal, get, ip, info);
       } catch (e) {
         return failed(e, session, v1alpha1, body);
       }
     };
+    const t = tracing;
+    if (t) return authTraced(t, headers, rawHeaders, v1alpha1, parsed);
     let session: Session | undefined;
     try {
       session = auth.resolveNow?.(headers);
@@ -299,6 +309,30 @@ export function graphqlHttp(
     }
     if (session) return parsed(session);
     return auth.resolve(headers, rawHeaders).then(parsed, (e) => authFailed(e, v1alpha1, undefined));
+  };
+
+  /** authentication as a span `svc.auth` (tracing on), with the webhook or JWKS call under it */
+  const authTraced = (t: NonNullable<typeof tracing>, headers: RequestHeaders, rawHeaders: readonly string[] | undefined, v1alpha1: boolean, parsed: (s: Session) => Answer | Promise<Answer>): Answer | Promise<Answer> => {
+    const span = t.start('svc.auth');
+    const ok = (s: Session) => {
+      span.setAttribute('svc.role', s.role);
+      span.end();
+      return parsed(s);
+    };
+    const bad = (e: unknown) => {
+      const err = toSvcError(e);
+      t.fail(span, err.code, err.message);
+      span.end();
+      return authFailed(e, v1alpha1, undefined);
+    };
+    let session: Session | undefined;
+    try {
+      session = auth.resolveNow?.(headers);
+    } catch (e) {
+      return bad(e);
+    }
+    if (session) return ok(session);
+    return t.run(span, () => auth.resolve(headers, rawHeaders)).then(ok, bad);
   };
 
   /**
@@ -311,10 +345,11 @@ export function graphqlHttp(
     return v1alpha1 && a.error ? { ...a, status: a.error.status } : a;
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer) => {
+  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer, endpoint?: string, info?: RequestInfo, span?: Span) => {
     const { status, body } = answer;
     const headers: Record<string, string | number | string[]> = commonHeaders(req, allowOrigin, requestId);
     headers['content-type'] = answer.type ?? JSON_TYPE;
+    if (span) endRequestSpan(span, headers, status, answer, info);
     if (status === 405) headers.allow = 'POST';
     // Set-Cookie of action handlers and remote schemas (src/http/responseHeaders.ts)
     const cookies = takeSetCookies(req.headers);
@@ -326,10 +361,12 @@ export function graphqlHttp(
       headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       res.writeHead(status, headers);
       res.end(payload);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      if (endpoint) requestDuration.observe3(ms / 1000, endpoint, info?.opType ?? 'unknown', answer.error ? 'error' : 'success');
       logRequest?.({
         req,
         status,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        ms,
         requestId,
         failure: answer.error,
         session: answer.session,
@@ -359,6 +396,11 @@ export function graphqlHttp(
       const v1alpha1 = endpoint.v1alpha1;
       const started = process.hrtime.bigint();
       const requestId = requestIdOf(req);
+      const path = q < 0 ? url : url.slice(0, q);
+      const info: RequestInfo = { opType: 'unknown' };
+      // tracing on: the request's span (W3C traceparent/tracestate of the client as its parent)
+      const t = tracing;
+      const span = t ? startRequestSpan(t, req, path, requestId) : undefined;
       if (closing) {
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
@@ -371,18 +413,19 @@ export function graphqlHttp(
       if (type === undefined && isGet) {
         const e = new SvcError(406, 'not-acceptable', 'the Accept header allows neither application/json nor application/graphql-response+json');
         req.resume();
-        send(req, res, started, requestId, { status: 406, body: JSON.stringify(graphqlErrorBody(e, false)), error: e });
+        send(req, res, started, requestId, { status: 406, body: JSON.stringify(graphqlErrorBody(e, false)), error: e }, path, info, span);
         return true;
       }
       const typed = (r: Answer): Answer => (type === undefined || type === JSON_TYPE ? r : { ...r, type });
       if (isGet) {
         req.resume();
-        const done = (r: Answer) => send(req, res, started, requestId, typed(r));
+        const done = (r: Answer) => send(req, res, started, requestId, typed(r), path, info, span);
         const cancel = new CancelToken();
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, q < 0 ? '' : url.slice(q + 1), req.socket.remoteAddress);
+        const search = q < 0 ? '' : url.slice(q + 1);
+        const r = span ? t!.run(span, () => answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info)) : answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
         req.on('error', () => res.destroy());
@@ -398,7 +441,7 @@ export function graphqlHttp(
           tooLarge = true;
           const e = new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`);
           res.setHeader('connection', 'close');
-          send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e });
+          send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e }, path, info, span);
           req.resume();
           return;
         }
@@ -407,13 +450,13 @@ export function graphqlHttp(
       req.on('end', () => {
         if (tooLarge) return;
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-        const done = (r: Answer) => send(req, res, started, requestId, typed(r));
+        const done = (r: Answer) => send(req, res, started, requestId, typed(r), path, info, span);
         // the client leaving before the answer cancels the statement in PostgreSQL
         const cancel = new CancelToken();
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress);
+        const r = span ? t!.run(span, () => answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info)) : answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });
@@ -424,4 +467,25 @@ export function graphqlHttp(
       closing = true;
     },
   };
+}
+
+/** The span of a GraphQL HTTP request: `POST /v1/graphql` (server), the client's traceparent as its parent. */
+function startRequestSpan(t: NonNullable<typeof tracing>, req: IncomingMessage, path: string, requestId: string): Span {
+  const tp = req.headers.traceparent;
+  const ts = req.headers.tracestate;
+  return t.start(
+    `${req.method} ${path}`,
+    { 'http.request.method': req.method ?? '', 'url.path': path, 'http.route': path, 'svc.request_id': requestId },
+    { kind: 'server', traceparent: typeof tp === 'string' ? tp : null, tracestate: typeof ts === 'string' ? ts : null },
+  );
+}
+
+/** Ends a request's span (status, operation type, role, error code) and names its trace in `x-svc-trace-id`. */
+function endRequestSpan(span: Span, headers: Record<string, string | number | string[]>, status: number, answer: Answer, info?: RequestInfo): void {
+  headers['x-svc-trace-id'] = span.spanContext().traceId;
+  span.setAttribute('http.response.status_code', status);
+  if (info) span.setAttribute('graphql.operation.type', info.opType);
+  if (answer.session) span.setAttribute('svc.role', answer.session.role);
+  if (answer.error) tracing?.fail(span, answer.error.code, answer.error.message);
+  span.end();
 }

@@ -9,6 +9,7 @@ import { planCacheStats } from '../execute/graphql.js';
 import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
 import { liveQueryStats } from '../subscriptions/multiplexed.js';
+import { HISTOGRAMS } from '../core/histogram.js';
 
 export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
@@ -231,5 +232,22 @@ export function createMetrics(engine: Engine): client.Registry {
   replicaGauge('svc_read_replica_healthy', '1 while the replica serves reads, 0 while it is skipped (down, not a standby, or lagging)', (st) => (st.healthy ? 1 : 0), 'max');
   replicaGauge('svc_read_replica_lag_seconds', 'replication lag at the last successful check', (st) => st.lagSeconds, 'max');
   replicaGauge('svc_read_replica_reads_total', 'reads sent to the replica', (st) => st.reads);
+  // latency histograms (src/core/histogram.ts), observed where the time is spent
+  for (const h of HISTOGRAMS) registry.registerMetric(h as unknown as client.Metric);
+  // the primary's connection pool: open / idle connections, statements waiting for one, the maximum
+  new client.Gauge({
+    name: 'svc_db_pool_connections',
+    help: 'PostgreSQL pool connections of the primary by state: open (total), idle, waiting (statements waiting for a connection), max',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const st = engine.db.poolStats?.();
+      if (!st) return;
+      this.set({ state: 'total' }, st.total);
+      this.set({ state: 'idle' }, st.idle);
+      this.set({ state: 'waiting' }, st.waiting);
+      this.set({ state: 'max' }, st.max);
+    },
+  });
   return registry;
 }

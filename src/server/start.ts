@@ -9,6 +9,7 @@ import type { Logger } from '../execute/interface.js';
 import { buildApp } from './app.js';
 import { createSessionResolver } from './auth/resolver.js';
 import { graphqlHandlers } from './graphql.js';
+import { startTracing } from './tracing.js';
 
 export interface RunningSvc {
   url: string;
@@ -30,12 +31,15 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
 export async function startSvc(config: Config, log: Logger = createLogger(config), opts: { beforeListen?: (engine: Engine) => Promise<void> } = {}): Promise<RunningSvc> {
   // configuration errors of auth surface before anything is opened
   const auth = createSessionResolver(config, log);
+  // traces (only when configured: the SDK is loaded by this call, else never)
+  const tracer = await startTracing(config, log);
   let engine: Engine;
   try {
     await auth.ready?.();
     engine = await Engine.start(config, log);
   } catch (e) {
     auth.close?.();
+    await tracer?.shutdown();
     throw e;
   }
   if (opts.beforeListen) {
@@ -44,6 +48,7 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
     } catch (e) {
       auth.close?.();
       await engine.close();
+      await tracer?.shutdown();
       throw e;
     }
   }
@@ -54,12 +59,14 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
     // e.g. --project-dir without a config.yaml
     auth.close?.();
     await engine.close();
+    await tracer?.shutdown();
     throw e;
   }
   try {
     await app.listen({ port: config.port, host: config.host === '*' ? '0.0.0.0' : config.host });
   } catch (e) {
     await engine.close();
+    await tracer?.shutdown();
     throw e;
   }
   const bound = app.server.address() as { address: string; port: number; family: string };
@@ -106,6 +113,7 @@ export async function startSvc(config: Config, log: Logger = createLogger(config
         await app.close();
         auth.close?.();
         await engine.close();
+        await tracer?.shutdown();
       })()),
     forceClose: () => app.server.closeAllConnections(),
   };

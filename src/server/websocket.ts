@@ -38,6 +38,8 @@
  * `closed` with the close code and reason; each with `connection_info` (websocket id, JWT expiry,
  * msg) and the session's `user_vars`.
  */
+import { tracing } from '../core/tracing.js';
+import { requestDuration } from '../core/histogram.js';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -350,9 +352,22 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       const sent = headers['x-request-id'];
       const op = { requestId: typeof sent === 'string' && sent !== '' ? sent : randomUUID(), request };
       opLog(id, { type: 'started' }, op);
-      // the first run tells a request that fails before execution (an `error` message) from one
-      // that runs; a subscription then becomes a live query that starts from that first result
-      void run(s, request, true).then((first) => {
+      // the operation's span (tracing on; the handshake's traceparent as its parent) and its latency:
+      // for a subscription, until its first result
+      const info = { opType: 'unknown' };
+      const t = tracing;
+      const tp = headers.traceparent;
+      const span = t?.start('svc.websocket.operation', { 'svc.websocket.operation_id': id, ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}) }, { kind: 'server', traceparent: typeof tp === 'string' ? tp : null });
+      const t0 = performance.now();
+      const firstRun = span ? t!.run(span, () => run(s, request, true, info)) : run(s, request, true, info);
+      void firstRun.then((first) => {
+        const failed = first instanceof SvcError ? { code: first.code, error: first.message } : executionError(first);
+        requestDuration.observe3((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
+        if (span) {
+          span.setAttribute('graphql.operation.type', info.opType);
+          if (failed) t!.fail(span, String(failed.code ?? 'unexpected'), String(failed.error ?? ''));
+          span.end();
+        }
         if (!current()) return;
         if (first instanceof SvcError) {
           ops.delete(id);
@@ -529,10 +544,10 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     });
 
     /** the response text, or (with `rejectPreExec`) the SvcError of a request that failed before execution */
-    async function run(s: Session, request: GraphQLRequest, rejectPreExec: boolean): Promise<string | SvcError> {
+    async function run(s: Session, request: GraphQLRequest, rejectPreExec: boolean, info?: { opType: string }): Promise<string | SvcError> {
       try {
         // a start is a client's operation (rate-limited); a live query's refetch is not
-        return await gql.run(engine, s, request, headers, { v1alpha1, relay, legacyErrors: v1alpha1, rejectPreExec, client: rejectPreExec ? { ip: req.socket.remoteAddress } : undefined });
+        return await gql.run(engine, s, request, headers, { v1alpha1, relay, legacyErrors: v1alpha1, rejectPreExec, client: rejectPreExec ? { ip: req.socket.remoteAddress } : undefined, ...(info ? { info } : {}) });
       } catch (e) {
         const err = e instanceof SvcError ? e : toSvcError(e);
         if (rejectPreExec) return err;

@@ -13,6 +13,8 @@
  * half of the pool's connections (`--connections`) run batches at once, so requests keep the rest;
  * on the embedded database (one connection) the batches simply queue.
  */
+import { tracing } from '../core/tracing.js';
+import { liveQueryCohortSubscribers, liveQueryPollDuration } from '../core/histogram.js';
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
@@ -240,6 +242,7 @@ export class LiveQueryManager {
     liveQueryStats.running++;
     try {
       const rows = [...c.rows.values()];
+      liveQueryCohortSubscribers.observe(rows.reduce((n, r) => n + r.subs.size, 0));
       const size = Math.max(1, this.opts.batchSize);
       const batches: Row[][] = [];
       for (let i = 0; i < rows.length; i += size) batches.push(rows.slice(i, i + size));
@@ -268,10 +271,15 @@ export class LiveQueryManager {
   private async runBatchNow(c: Cohort, rows: Row[]): Promise<void> {
     const t0 = performance.now();
     let result: Array<Record<string, string | null>>;
+    // tracing on: one span per batch (not per subscriber), a root of its own, its statement under it
+    const t = tracing;
+    const span = t?.start('svc.live_query.poll', { 'svc.live_query.batch_rows': rows.length, 'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0) }, { root: true });
     try {
       liveQueryStats.batches++;
-      result = (await this.opts.db().prepared(c.plan.name, c.plan.text, batchParams(rows))).rows as Array<Record<string, string | null>>;
+      const poll = () => this.opts.db().prepared(c.plan.name, c.plan.text, batchParams(rows));
+      result = (await (span ? t!.run(span, poll) : poll())).rows as Array<Record<string, string | null>>;
     } catch (e) {
+      if (span) t!.fail(span, 'poll_failed', e instanceof Error ? e.message : String(e));
       liveQueryStats.batchErrors++;
       if (rows.length > 1) {
         // one subscriber's values can fail the whole statement (a cast): answer each row alone
@@ -286,7 +294,9 @@ export class LiveQueryManager {
       }
       return;
     } finally {
+      span?.end();
       const ms = performance.now() - t0;
+      liveQueryPollDuration.observe(ms / 1000);
       liveQueryStats.batchMs += ms;
       const recent = liveQueryStats.recentBatchMs;
       if (recent.length >= RECENT) recent.shift();

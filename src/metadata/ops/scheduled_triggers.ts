@@ -2,6 +2,7 @@
  * create_cron_trigger, delete_cron_trigger, create_scheduled_event (SPEC §4.9; delivery lives in
  * src/scheduled on the subsystem of src/delivery).
  */
+import { tracing } from '../../core/tracing.js';
 import { SvcError } from '../../errors.js';
 import { checkWebhookUrl, resolveHeaders } from '../../delivery/http.js';
 import { parseCron } from '../../scheduled/cron.js';
@@ -142,9 +143,10 @@ defineOp('create_scheduled_event', {
     const comment = a.string('comment', true);
     a.done();
     const r = await ctx.conn.query(
-      `insert into svc_catalog.hdb_scheduled_events (webhook_conf, scheduled_time, payload, retry_conf, header_conf, comment, created_at)
-       values ($1::json, $2::timestamptz, $3::json, $4::json, $5::json, $6, now() at time zone 'UTC') returning id`,
-      [JSON.stringify(webhook), scheduledAt, payload === undefined ? null : JSON.stringify(payload), JSON.stringify(retryConf), JSON.stringify(headers), comment ?? null],
+      `insert into svc_catalog.hdb_scheduled_events (webhook_conf, scheduled_time, payload, retry_conf, header_conf, comment, created_at, trace_context)
+       values ($1::json, $2::timestamptz, $3::json, $4::json, $5::json, $6, now() at time zone 'UTC', $7) returning id`,
+      // trace_context: the request's traceparent (tracing on, sampled), the parent of the delivery tries' spans
+      [JSON.stringify(webhook), scheduledAt, payload === undefined ? null : JSON.stringify(payload), JSON.stringify(retryConf), JSON.stringify(headers), comment ?? null, tracing?.traceparent() ?? null],
     );
     ctx.state.queuedDeliveries = true;
     return { ...SUCCESS, event_id: String((r.rows[0] as { id: unknown }).id) };

@@ -197,7 +197,7 @@ export class JwksStore {
       res = await fetchLimited(
         url,
         { method: 'GET', headers: { 'user-agent': USER_AGENT, accept: 'application/json' }, redirect: 'follow' },
-        { timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxBodyBytes, signal: this.closer.signal },
+        { timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxBodyBytes, signal: this.closer.signal, target: 'jwks' },
       );
     } catch (e) {
       throw new Error(`Error fetching JWK: ${describeFetchError(e)}`);

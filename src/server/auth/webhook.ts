@@ -140,6 +140,7 @@ export class WebhookClient {
           maxBytes: this.opts.maxBodyBytes,
           signal: this.closer.signal,
           readBody: (s) => s === 200,
+          target: 'auth_webhook',
         },
       );
     } catch (e) {

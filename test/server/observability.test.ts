@@ -1,0 +1,335 @@
+/**
+ * Observability (issue 35) against real parts: an OTLP/HTTP receiver started here decodes the
+ * exporter's JSON payloads; a real action handler (which writes through Svc, passing the
+ * traceparent on) and a real event webhook; PostgreSQL's pg_stat_activity; /v1/metrics; /readyz.
+ *
+ * - one GraphQL request calling an action whose handler inserts a row that fires an event trigger
+ *   gives one trace: the request, auth, plan (cache hit/miss), SQL (no parameter values), the
+ *   action handler call (the handler saw the trace in traceparent), and the event delivery try
+ *   (child of and linked to the insert's request, through the event row);
+ * - the SQL comment of a sampled request is visible in pg_stat_activity during a slow statement;
+ * - the histograms are in /v1/metrics with their buckets;
+ * - /readyz and /healthz?strict=true: 200 when ready, 503 while the database is unreachable.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTcpServer, connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import WebSocket from 'ws';
+import { postGraphql, postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
+import { tracing } from '../../src/core/tracing.js';
+
+/** OTLP/JSON (ExportTraceServiceRequest) as the exporter sends it: hex ids, typed attribute values */
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: number | string;
+  boolValue?: boolean;
+  doubleValue?: number;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: Array<{ key: string; value: OtlpValue }>;
+  links?: Array<{ traceId: string; spanId: string }>;
+  status?: { code?: number; message?: string };
+}
+interface OtlpRequest {
+  resourceSpans?: Array<{ resource?: { attributes?: Array<{ key: string; value: OtlpValue }> }; scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>;
+}
+
+const attr = (s: OtlpSpan, key: string): string | number | boolean | undefined => {
+  const v = s.attributes?.find((a) => a.key === key)?.value;
+  if (!v) return undefined;
+  return v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
+};
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+
+const listen = async (srv: Server) => {
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+};
+
+/** the OTLP/HTTP receiver: every span of every export */
+const spans: OtlpSpan[] = [];
+let resourceAttrs: Array<{ key: string; value: OtlpValue }> = [];
+const otlp = createServer((req, res) => {
+  void readBody(req).then((text) => {
+    assert.equal(req.url, '/v1/traces');
+    assert.match(String(req.headers['content-type']), /application\/json/);
+    const body = JSON.parse(text) as OtlpRequest;
+    for (const rs of body.resourceSpans ?? []) {
+      resourceAttrs = rs.resource?.attributes ?? resourceAttrs;
+      for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+});
+
+/** the action handler and the event webhook */
+const handlerSaw: Array<{ traceparent?: string }> = [];
+const events: Array<{ traceparent?: string; body: any }> = [];
+let svcUrl = '';
+const hooks = createServer((req, res) => {
+  void readBody(req).then(async (text) => {
+    const body = JSON.parse(text);
+    const tp = req.headers.traceparent as string | undefined;
+    if (req.url === '/action') {
+      handlerSaw.push({ traceparent: tp });
+      // the handler writes through Svc, passing the trace on (as an instrumented handler would)
+      const r = await postGraphql(svcUrl, { query: 'mutation ($n: String!) { insert_item_one(object: {name: $n}) { id } }', variables: { n: body.input.name } }, tp ? { traceparent: tp } : {});
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: r.body.data.insert_item_one.id }));
+      return;
+    }
+    events.push({ traceparent: tp, body });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+});
+
+let s: TestServer;
+let hooksUrl = '';
+
+async function get(url: string, path: string): Promise<{ status: number; text: string }> {
+  const r = await fetch(url + path, { signal: AbortSignal.timeout(10_000) });
+  return { status: r.status, text: await r.text() };
+}
+
+before(async () => {
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
+  const otlpUrl = await listen(otlp);
+  hooksUrl = await listen(hooks);
+  s = await startTestServer({ otlpEndpoint: otlpUrl, eventsFetchInterval: 100 });
+  svcUrl = s.url;
+  assert.ok(tracing, 'tracing is on');
+  await query(s.url, {
+    type: 'bulk',
+    args: [
+      { type: 'run_sql', args: { sql: 'create table item (id serial primary key, name text not null)' } },
+      { type: 'track_table', args: { table: 'item' } },
+      { type: 'set_custom_types', args: { objects: [{ name: 'AddItemOutput', fields: [{ name: 'id', type: 'Int!' }] }] } },
+      { type: 'create_action', args: { name: 'addItem', definition: { kind: 'synchronous', arguments: [{ name: 'name', type: 'String!' }], output_type: 'AddItemOutput', handler: `${hooksUrl}/action` } } },
+      { type: 'create_event_trigger', args: { name: 'item_created', table: 'item', insert: { columns: '*' }, webhook: `${hooksUrl}/event` } },
+    ],
+  });
+});
+
+after(async () => {
+  await s?.close();
+  otlp.close();
+  hooks.closeAllConnections();
+  hooks.close();
+});
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN = '00f067aa0ba902b7';
+
+describe('traces', () => {
+  test('an action whose handler inserts a row that fires an event trigger: one trace over every hop', async () => {
+    const r = await postGraphql(s.url, { query: 'mutation { addItem(name: "secret-value") { id } }' }, { traceparent: `00-${TRACE}-${CLIENT_SPAN}-01` });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.body.data?.addItem?.id, r.text);
+    assert.equal(r.headers.get('x-svc-trace-id'), TRACE);
+    // the handler saw the same trace
+    assert.equal(handlerSaw.length, 1);
+    assert.match(handlerSaw[0]!.traceparent ?? '', new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
+    // the event is delivered, its webhook call carrying the trace
+    await waitFor('the event delivery', async () => events.length >= 1, 15_000);
+    assert.match(events[0]!.traceparent ?? '', new RegExp(`^00-${TRACE}-`));
+    await waitFor('the delivery span', async () => {
+      await tracing!.flush();
+      return spans.some((x) => x.traceId === TRACE && x.name === 'svc.delivery');
+    }, 10_000);
+
+    const trace = spans.filter((x) => x.traceId === TRACE);
+    const names = trace.map((x) => x.name);
+    for (const n of ['POST /v1/graphql', 'svc.auth', 'svc.graphql.plan', 'svc.graphql.parse', 'svc.sql', 'action POST', 'svc.delivery', 'event POST']) {
+      assert.ok(names.includes(n), `span ${n} in ${JSON.stringify(names)}`);
+    }
+    const byId = new Map(trace.map((x) => [x.spanId, x]));
+    // the outer request is the client's span's child
+    const outer = trace.filter((x) => x.name === 'POST /v1/graphql' && x.parentSpanId === CLIENT_SPAN);
+    assert.equal(outer.length, 1);
+    assert.equal(attr(outer[0]!, 'graphql.operation.type'), 'mutation');
+    assert.equal(attr(outer[0]!, 'http.response.status_code'), 200);
+    // the action call is under the outer request; the handler's traceparent names that call's span
+    const call = trace.find((x) => x.name === 'action POST')!;
+    assert.equal(call.kind, 3 /* CLIENT */);
+    assert.equal(handlerSaw[0]!.traceparent!.split('-')[2], call.spanId);
+    // the handler's insert is a request of its own, child of the action call
+    const inner = trace.find((x) => x.name === 'POST /v1/graphql' && x.parentSpanId === call.spanId);
+    assert.ok(inner, 'the insert request is a child of the action call');
+    // SQL spans: PostgreSQL, the statement without its parameter values
+    const sql = trace.filter((x) => x.name === 'svc.sql');
+    assert.ok(sql.length >= 1);
+    for (const x of sql) {
+      assert.equal(attr(x, 'db.system'), 'postgresql');
+      assert.ok(!String(attr(x, 'db.statement')).includes('secret-value'), 'no parameter values in db.statement');
+    }
+    const insertSql = sql.find((x) => /insert\s+into/i.test(String(attr(x, 'db.statement'))));
+    assert.ok(insertSql, `the insert statement has a span: ${JSON.stringify(sql.map((x) => String(attr(x, 'db.statement')).slice(0, 120)))}`);
+    // the delivery try: a child of the insert request (through the event row), linked to it
+    const delivery = trace.find((x) => x.name === 'svc.delivery')!;
+    assert.equal(delivery.parentSpanId, inner!.spanId);
+    assert.deepEqual(delivery.links?.map((l) => [l.traceId, l.spanId]), [[TRACE, inner!.spanId]]);
+    assert.equal(attr(delivery, 'svc.trigger.name'), 'item_created');
+    assert.equal(attr(delivery, 'http.response.status_code'), 200);
+    const eventCall = trace.find((x) => x.name === 'event POST')!;
+    assert.equal(eventCall.parentSpanId, delivery.spanId);
+    // every span's parent is in the trace (or is the client's)
+    for (const x of trace) assert.ok(!x.parentSpanId || x.parentSpanId === CLIENT_SPAN || byId.has(x.parentSpanId), `parent of ${x.name}`);
+    // the resource names the service
+    assert.ok(resourceAttrs.some((a) => a.key === 'service.name'));
+  });
+
+  test('plan spans say whether the plan cache answered; errors carry their code', async () => {
+    const tp = (n: number) => `00-${n.toString(16).padStart(32, '0')}-${CLIENT_SPAN}-01`;
+    const q = { query: 'query Items { item(order_by: {id: asc}) { id name } }', operationName: 'Items' };
+    await postGraphql(s.url, q, { traceparent: tp(1) });
+    await postGraphql(s.url, q, { traceparent: tp(2) });
+    const bad = await postGraphql(s.url, { query: '{ nope }' }, { traceparent: tp(3) });
+    assert.equal(bad.body.errors[0].extensions.code, 'validation-failed');
+    await waitFor('three traces', async () => {
+      await tracing!.flush();
+      return [1, 2, 3].every((n) => spans.some((x) => x.traceId === tp(n).split('-')[1] && x.name === 'POST /v1/graphql'));
+    });
+    const planOf = (n: number) => spans.find((x) => x.traceId === tp(n).split('-')[1] && x.name === 'svc.graphql.plan')!;
+    assert.equal(attr(planOf(1), 'svc.plan_cache.hit'), false);
+    assert.equal(attr(planOf(2), 'svc.plan_cache.hit'), true);
+    assert.equal(attr(planOf(2), 'graphql.operation.name'), 'Items');
+    const failed = spans.find((x) => x.traceId === tp(3).split('-')[1] && x.name === 'POST /v1/graphql')!;
+    assert.equal(failed.status?.code, 2 /* ERROR */);
+    assert.equal(attr(failed, 'svc.error.code'), 'validation-failed');
+  });
+
+  test('the sqlcommenter comment of a sampled request is in pg_stat_activity during a slow statement', async () => {
+    const trace = 'aaaabbbbccccddddeeeeffff00001111';
+    const slow = postQuery(s.url, { type: 'run_sql', args: { sql: 'select pg_sleep(1.5)' } }, { traceparent: `00-${trace}-${CLIENT_SPAN}-01` });
+    const c = new pg.Client({ connectionString: s.databaseUrl });
+    await c.connect();
+    try {
+      const seen = await waitFor('the statement in pg_stat_activity', async () => {
+        const r = await c.query("select query from pg_stat_activity where query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()");
+        return r.rows[0]?.query as string | undefined;
+      }, 5_000, 25);
+      assert.match(seen!, new RegExp(`/\\*traceparent='00-${trace}-[0-9a-f]{16}-01'\\*/`));
+    } finally {
+      await c.end();
+    }
+    const r = await slow;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get('x-svc-trace-id'), trace);
+    await waitFor('the /v1/query span', async () => {
+      await tracing!.flush();
+      return spans.some((x) => x.traceId === trace && x.name === 'POST /v1/query' && attr(x, 'svc.query.type') === 'run_sql');
+    });
+  });
+});
+
+describe('websocket', () => {
+  test('a websocket operation is a span, child of the handshake\'s traceparent, with its SQL under it', async () => {
+    const trace = 'cccc0000cccc0000cccc0000cccc0000';
+    const ws = new WebSocket(s.url.replace('http', 'ws') + '/v1/graphql', 'graphql-transport-ws', { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` } });
+    const messages: any[] = [];
+    const got = (pred: (m: any) => boolean) => waitFor('a websocket message', async () => messages.find(pred), 10_000, 20);
+    ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+    await new Promise<void>((r, j) => ws.once('open', () => r()).once('error', j));
+    ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    await got((m) => m.type === 'connection_ack');
+    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'query { item_aggregate { aggregate { count } } }' } }));
+    await got((m) => m.type === 'complete' && m.id === '1');
+    ws.close();
+    await waitFor('the websocket operation span', async () => {
+      await tracing!.flush();
+      return spans.some((x) => x.traceId === trace && x.name === 'svc.sql');
+    });
+    const op = spans.find((x) => x.traceId === trace && x.name === 'svc.websocket.operation')!;
+    assert.equal(op.parentSpanId, CLIENT_SPAN);
+    assert.equal(attr(op, 'graphql.operation.type'), 'query');
+    const sql = spans.find((x) => x.traceId === trace && x.name === 'svc.sql')!;
+    const plan = spans.find((x) => x.traceId === trace && x.name === 'svc.graphql.plan')!;
+    assert.equal(sql.parentSpanId, op.spanId);
+    assert.equal(plan.parentSpanId, op.spanId);
+  });
+});
+
+describe('metrics', () => {
+  test('the histograms are in /v1/metrics with their buckets', async () => {
+    const r = await get(s.url, '/v1/metrics');
+    assert.equal(r.status, 200);
+    const text = r.text;
+    const has = (re: RegExp) => assert.match(text, re);
+    has(/# TYPE svc_http_request_duration_seconds histogram/);
+    has(/svc_http_request_duration_seconds_bucket\{endpoint="\/v1\/graphql",operation_type="mutation",outcome="success",le="0.005"\} \d+/);
+    has(/svc_http_request_duration_seconds_bucket\{endpoint="\/v1\/graphql",operation_type="query",outcome="success",le="\+Inf"\} [1-9]/);
+    has(/svc_http_request_duration_seconds_count\{endpoint="\/v1\/graphql",operation_type="unknown",outcome="error"\} [1-9]/);
+    has(/svc_http_request_duration_seconds_count\{endpoint="\/v1\/query",operation_type="run_sql",outcome="success"\} [1-9]/);
+    has(/svc_request_sql_duration_seconds_bucket\{operation_type="query",le="0.001"\} \d+/);
+    has(/svc_request_sql_duration_seconds_count\{operation_type="mutation"\} [1-9]/);
+    has(/svc_outbound_request_duration_seconds_count\{target="action",host="127.0.0.1",outcome="2xx"\} 1/);
+    has(/svc_outbound_request_duration_seconds_count\{target="event",host="127.0.0.1",outcome="2xx"\} [1-9]/);
+    has(/svc_delivery_lag_seconds_bucket\{queue="event-trigger",trigger="item_created",le="3600"\} [1-9]/);
+    has(/# TYPE svc_db_pool_wait_seconds histogram/);
+    has(/svc_db_pool_connections\{state="max"\} 10/);
+    has(/svc_db_pool_connections\{state="total"\} [1-9]/);
+    has(/svc_http_request_duration_seconds_count\{endpoint="websocket",operation_type="query",outcome="success"\} 1/);
+    // the buckets are cumulative and end with +Inf = count
+    const buckets = [...text.matchAll(/svc_request_sql_duration_seconds_bucket\{operation_type="query",le="([^"]+)"\} (\d+)/g)].map((m) => Number(m[2]));
+    for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]! >= buckets[i - 1]!);
+    const count = Number(/svc_request_sql_duration_seconds_count\{operation_type="query"\} (\d+)/.exec(text)![1]);
+    assert.equal(buckets.at(-1), count);
+  });
+});
+
+describe('readiness', () => {
+  test('/readyz and /healthz?strict=true: 200 when ready, 503 while the database is unreachable; /healthz stays 200', async () => {
+    assert.equal((await get(s.url, '/readyz')).status, 200);
+    assert.equal((await get(s.url, '/healthz?strict=true')).text, 'OK');
+    // a server whose database connections go through a TCP relay this test can cut
+    const target = new URL(s.databaseUrl);
+    const sockets = new Set<Socket>();
+    let open = true;
+    const relay = createTcpServer((client) => {
+      if (!open) return client.destroy();
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', drop);
+      upstream.on('error', drop);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const relayed = new URL(s.databaseUrl);
+    relayed.host = `127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const other = await startTestServer({ databaseUrl: relayed.toString(), dbConnectRetryTimeout: 0, poolAcquireTimeout: 1 });
+    try {
+      assert.equal((await get(other.url, '/readyz')).status, 200);
+      open = false;
+      for (const x of sockets) x.destroy();
+      const down = await get(other.url, '/readyz');
+      assert.equal(down.status, 503);
+      assert.equal(down.text, 'NOT READY: database unreachable');
+      assert.equal((await get(other.url, '/healthz?strict=true')).status, 503);
+      open = true;
+      await waitFor('ready again', async () => (await get(other.url, '/readyz')).status === 200, 10_000, 100);
+    } finally {
+      await other.close();
+      relay.close();
+    }
+  });
+});
