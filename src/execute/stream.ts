@@ -111,13 +111,12 @@ function streamBatchSql(spec: StreamSpec, cursor: TypedValue, opts: SelectCompil
   const limit = sel.permLimit !== null ? Math.min(spec.batchSize, sel.permLimit) : spec.batchSize;
   const kind = sel.source.kind === 'table' ? sel.source.table.info.kind : 'v';
   // how old (age) the oldest transaction is that may still commit rows here, once per statement:
-  // the snapshot's running transactions but those of other databases, and the snapshots of the
-  // statements running on this database; null: none
+  // the snapshot's running transactions but those known to run in other databases; null: none.
+  // (Not the snapshots of other statements (pg_stat_activity.backend_xmin): every concurrent read,
+  // ours included, would carry the oldest transaction of any database into it.)
   const horizon = raw(
-    '(SELECT max(age("h"."x")) FROM (' +
-      'SELECT xid("v") AS "x" FROM pg_snapshot_xip(pg_current_snapshot()) AS "v" WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity AS "o" WHERE "o"."backend_xid" = xid("v") AND "o"."datname" <> current_database()) ' +
-      'UNION ALL SELECT "a"."backend_xmin" FROM pg_catalog.pg_stat_activity AS "a" WHERE "a"."datname" = current_database() AND "a"."pid" <> pg_backend_pid() AND "a"."backend_type" = \'client backend\'' +
-      ') AS "h")',
+    '(SELECT max(age(xid("v"))) FROM pg_snapshot_xip(pg_current_snapshot()) AS "v" ' +
+      'WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity AS "o" WHERE "o"."backend_xid" = xid("v") AND "o"."datname" <> current_database()))',
   );
   const ok = kind === 'r' || kind === 'p' ? sql`coalesce(age(${ident(t)}."xmin") > ${horizon}, true)` : raw('true');
   const inner = sql`SELECT ${c.rowJson(sel.fields, t)} AS "j", ${k} AS "k", (${k})::text AS "c", ${ok} AS "ok" FROM ${c.from(sel.source, t)} WHERE ${where} ORDER BY ${k} ${dir} LIMIT ${raw(String(limit))}`;

@@ -71,6 +71,8 @@ interface Cohort {
 export const streamStats = {
   cohorts: 0,
   subscribers: 0,
+  /** cohort runs (each runs all of its batches once) */
+  runs: 0,
   /** statements run */
   batches: 0,
   batchErrors: 0,
@@ -239,6 +241,7 @@ export class StreamManager {
   private async runCohort(c: Cohort): Promise<void> {
     c.running = true;
     c.again = false;
+    streamStats.runs++;
     try {
       const rows: Row[] = [];
       for (const r of c.rows.values()) {

@@ -13,13 +13,18 @@
  *   commits, then both arrive in order (none skipped).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import pg from 'pg';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
-import { postGraphql, query, startTestServer, type TestServer } from '../helpers/server.js';
+import { devnull, postGraphql, query, startTestServer, type TestServer } from '../helpers/server.js';
+import { defaultConfig } from '../../src/config/config.js';
+import { createLogger, startSvc } from '../../src/server/start.js';
 import { streamStats } from '../../src/subscriptions/stream.js';
 
 const SECRET = 'adm1n';
@@ -36,7 +41,7 @@ const SETUP = [
 let s: TestServer;
 
 before(async () => {
-  s = await startTestServer({ adminSecret: SECRET, jwtSecret: { type: 'HS256', key: HS_KEY }, streamingQueriesRefetchInterval: INTERVAL, streamingQueriesBatchSize: 100 });
+  s = await startTestServer({ adminSecret: SECRET, jwtSecret: { type: 'HS256', key: HS_KEY }, streamingQueriesRefetchInterval: INTERVAL, streamingQueriesBatchSize: 100, maxSubscriptionsPerConnection: 1000 });
   await query(s.url, { type: 'bulk', args: SETUP }, admin);
 });
 
@@ -368,4 +373,80 @@ describe('rows committed out of cursor order', () => {
       await c.dispose();
     }
   });
+});
+
+describe('multiplexing', () => {
+  test('250 subscribers at different cursors, one shape: 3 statements per run (batches of 100); nothing sent to those with nothing new', async () => {
+    const c = transportClient(admin);
+    try {
+      const all = (await sqlOn<{ id: number }>('select id from msg order by id')).map((r) => r.id);
+      const q = 'subscription ($from: Int!) { msg_stream(batch_size: 20, cursor: {initial_value: {id: $from}}) { id } }';
+      const froms = range(1, 250).map((i) => all[all.length - 1 - i]!);
+      const subs = froms.map((from) => subscribe(c, 'msg_stream', q, { from }));
+      for (const [i, x] of subs.entries()) await x.stream.rows(i + 1);
+      for (const [i, x] of subs.entries()) assertExactly(x.stream.ids, all.filter((id) => id > froms[i]!));
+      // caught up: every subscriber is at the last id, so they share one row now: one statement a run
+      const messages = streamStats.messages;
+      const r0 = streamStats.runs;
+      const b0 = streamStats.batches;
+      while (streamStats.runs < r0 + 3) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(streamStats.messages, messages, 'no message without new rows');
+      // (a run counts when it starts, its statement as it starts: the samples are within one of each other)
+      assert.ok(Math.abs(streamStats.batches - b0 - (streamStats.runs - r0)) <= 1, 'subscribers in step share one row: one statement per run');
+      // a new row reaches all 250 from that one statement
+      const before = subs.map((x) => x.stream.ids.length);
+      const [{ id: x }] = await sqlOn<{ id: number }>("insert into msg (owner, body) values (1, 'x') returning id");
+      for (const [i, sub] of subs.entries()) {
+        await sub.stream.rows(before[i]! + 1);
+        assert.equal(sub.stream.ids.at(-1), x);
+      }
+      for (const x of subs) x.stop();
+    } finally {
+      await c.dispose();
+    }
+  });
+
+  test('250 subscribers with different variables (not in step): ceil(250 / 100) statements per run', async () => {
+    const c = transportClient(admin);
+    try {
+      const q = 'subscription ($from: Int!, $b: String!) { msg_stream(batch_size: 20, cursor: {initial_value: {id: $from}}, where: {body: {_neq: $b}}) { id } }';
+      const subs = range(1, 250).map((i) => subscribe(c, 'msg_stream', q, { from: 9_000, b: `none${i}` }));
+      const [{ n }] = await sqlOn<{ n: number }>('select count(*)::int as n from msg where id > 9000');
+      for (const x of subs) await x.stream.rows(n);
+      const r0 = streamStats.runs;
+      const b0 = streamStats.batches;
+      while (streamStats.runs < r0 + 5) await new Promise((r) => setTimeout(r, 20));
+      const runs = streamStats.runs - r0;
+      const statements = streamStats.batches - b0;
+      // a run counts when it starts, its statements as they start: the two samples are within one run of each other
+      assert.ok(Math.abs(statements - runs * 3) <= 3, `${statements} statements in ${runs} runs`);
+      for (const x of subs) x.stop();
+    } finally {
+      await c.dispose();
+    }
+  });
+});
+
+test('embedded PGlite: streams, multiplexed', { timeout: 180_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-stream-'));
+  const config = { ...defaultConfig(), port: 0, host: '127.0.0.1', logLevel: 'error' as const, enabledLogTypes: [], dataDir, databaseUrl: undefined, streamingQueriesRefetchInterval: INTERVAL };
+  const svc = await startSvc(config, createLogger(config, devnull()));
+  try {
+    await query(svc.url, { type: 'run_sql', args: { sql: "create table t (id serial primary key, v text); insert into t (v) select 'v' || g from generate_series(1, 300) g;" } });
+    await query(svc.url, { type: 'track_table', args: { table: 't' } });
+    const c = createClient({ url: `${svc.url.replace('http', 'ws')}/v1/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+    try {
+      const a = new Stream('t_stream');
+      c.subscribe({ query: 'subscription { t_stream(batch_size: 50, cursor: {initial_value: {id: 0}}) { id v } }' }, { next: (v) => a.push(v), error: (e) => a.fail(e), complete: () => a.done() });
+      await a.rows(300);
+      await query(svc.url, { type: 'run_sql', args: { sql: "insert into t (v) values ('late')" } });
+      await a.rows(301);
+      assertExactly(a.ids, range(1, 301));
+    } finally {
+      await c.dispose();
+    }
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
