@@ -450,3 +450,27 @@ test('embedded PGlite: streams, multiplexed', { timeout: 180_000 }, async () => 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test("the README's example, verbatim", async () => {
+  await query(s.url, { type: 'bulk', args: [
+    { type: 'run_sql', args: { sql: 'create table messages (id bigserial primary key, room int not null, body text not null)' } },
+    { type: 'track_table', args: { table: 'messages' } },
+    { type: 'create_select_permission', args: { table: 'messages', role: 'user', permission: { columns: ['id', 'body'], filter: { room: 'X-Svc-Room-Id' } } } },
+  ] }, admin);
+  await sqlOn("insert into messages (room, body) values (1, 'hello svc'), (2, 'svc elsewhere'), (1, 'not this one'), (1, 'SVC again')");
+  const c = transportClient({ ...admin, 'x-svc-role': 'user', 'x-svc-room-id': '1' });
+  try {
+    const q = `subscription ($from: bigint!) {
+  messages_stream(batch_size: 10, cursor: {initial_value: {id: $from}, ordering: ASC}, where: {body: {_ilike: "%svc%"}}) {
+    id
+    body
+  }
+}`;
+    const { stream, stop } = subscribe(c, 'messages_stream', q, { from: 0 });
+    await stream.rows(2);
+    assert.deepEqual(stream.batches[0], [{ id: 1, body: 'hello svc' }, { id: 4, body: 'SVC again' }]);
+    stop();
+  } finally {
+    await c.dispose();
+  }
+});
