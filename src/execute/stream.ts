@@ -52,6 +52,8 @@ export interface StreamPlan {
   batchSize: number;
   /** the response text of a batch (the JSON array of its rows) */
   render: (rows: string) => string;
+  /** the streamed table, `schema.name` (its change notifications wake the cohort) */
+  table: string;
 }
 
 interface Compiled {
@@ -157,5 +159,6 @@ export function planStreamNow(ctx: ExecContext, req: GraphQLRequest, opts: RunOp
     cursorIndex: c.cursorIndex,
     batchSize: c.batchSize,
     render: (rows) => `${prefix}${rows}}}`,
+    table: c.spec.select.source.kind === 'table' ? `${c.spec.select.source.table.name.schema}.${c.spec.select.source.table.name.name}` : '',
   };
 }

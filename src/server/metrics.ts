@@ -172,6 +172,7 @@ export function createMetrics(engine: Engine): client.Registry {
   stream('svc_stream_batch_seconds_total', 'total run time of the streaming-subscription statements', (st) => st.batchMs / 1000);
   stream('svc_stream_messages_total', 'batches pushed to streaming subscribers', (st) => st.messages);
   stream('svc_stream_rows_total', 'rows pushed to streaming subscribers', (st) => st.rows);
+  stream('svc_stream_woken_total', 'streaming cohort runs started by a table-change notification', (st) => st.woken);
   stream('svc_stream_deferred_total', 'subscriber rows left out of a run while a client was slow', (st) => st.deferred);
   new client.Gauge({
     name: 'svc_event_queue_depth',

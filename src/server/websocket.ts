@@ -116,6 +116,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     batchSize: config.streamingQueriesBatchSize,
     currentCache: () => engine.cache,
     concurrency: Math.floor(config.pgConnections / 4),
+    changes: engine.changes,
   });
   let closing = false;
   const refuse = (socket: Duplex, status: string, message: string) => {

@@ -8,6 +8,9 @@
  * gets nothing. Subscribers whose values (cursor included) are equal share a row, so subscribers
  * that have caught up with each other are answered once.
  *
+ * - Woken by writes: with a table-change signal (changes/tracker.ts: a NOTIFY per written table and
+ *   transaction), a cohort also runs as soon as its table may have changed; the interval stays as
+ *   the fallback (unwatched tables, rows held back behind a transaction that wrote elsewhere).
  * - Catching up: a cohort in which some row got a full batch runs again at once (not one batch per
  *   interval), so a subscriber far behind is streamed at the database's pace.
  * - Slow clients: a row is left out of a run while any of its subscribers' sockets holds more than
@@ -82,6 +85,8 @@ export const streamStats = {
   rows: 0,
   /** subscriber rows left out of a run because a client was slow */
   deferred: 0,
+  /** cohort runs started by a table-change notification */
+  woken: 0,
 };
 
 export interface StreamManagerOptions {
@@ -92,6 +97,8 @@ export interface StreamManagerOptions {
   currentCache: () => SchemaCache;
   /** statements running at once (all cohorts) */
   concurrency: number;
+  /** the table-change signal (changes/tracker.ts), when there is one */
+  changes?: { subscribe(fn: (tables: ReadonlySet<string> | 'all') => void): () => void };
 }
 
 export class StreamManager {
@@ -102,9 +109,21 @@ export class StreamManager {
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
   private readonly slots: Semaphore;
+  private readonly unsubscribe?: () => void;
 
   constructor(private readonly opts: StreamManagerOptions) {
     this.slots = new Semaphore(Math.max(1, opts.concurrency));
+    this.unsubscribe = opts.changes?.subscribe((tables) => this.changed(tables));
+  }
+
+  /** Tables that may have changed: their cohorts run now (coalesced with a run in progress). */
+  private changed(tables: ReadonlySet<string> | 'all'): void {
+    for (const c of this.cohorts.values()) {
+      if (tables === 'all' || tables.has(c.plan.table)) {
+        streamStats.woken++;
+        this.start(c);
+      }
+    }
   }
 
   get cohortCount(): number {
@@ -338,6 +357,7 @@ export class StreamManager {
   /** Stops polling (shutdown); running statements are awaited. */
   async close(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await Promise.allSettled([...this.running]);

@@ -474,3 +474,41 @@ test("the README's example, verbatim", async () => {
     await c.dispose();
   }
 });
+
+test('woken by writes (table-change signal): a row inserted via pg, GraphQL or run_sql arrives long before the 10 s interval', async () => {
+  const w = await startTestServer({ adminSecret: SECRET, streamingQueriesRefetchInterval: 10_000 });
+  try {
+    await query(w.url, { type: 'bulk', args: [
+      { type: 'run_sql', args: { sql: "create table feed (id serial primary key, body text not null); insert into feed (body) values ('a')" } },
+      { type: 'track_table', args: { table: 'feed' } },
+    ] }, admin);
+    const c = createClient({ url: `${w.url.replace('http', 'ws')}/v1/graphql`, webSocketImpl: WebSocket, connectionParams: { headers: admin }, retryAttempts: 0 });
+    const pgc = new pg.Client({ connectionString: w.databaseUrl });
+    await pgc.connect();
+    try {
+      const stream = new Stream('feed_stream');
+      const stop = c.subscribe({ query: 'subscription { feed_stream(batch_size: 10, cursor: {initial_value: {id: 0}}) { id body } }' }, { next: (v) => stream.push(v), error: (e) => stream.fail(e), complete: () => stream.done() });
+      await stream.rows(1, 5_000);
+      const ms: number[] = [];
+      const writes: Array<() => Promise<unknown>> = [
+        () => pgc.query("insert into feed (body) values ('pg')"),
+        () => postGraphql(w.url, { query: 'mutation { insert_feed_one(object: {body: "graphql"}) { id } }' }, admin),
+        () => query(w.url, { type: 'run_sql', args: { sql: "insert into feed (body) values ('run_sql')" } }, admin),
+      ];
+      for (const [i, write] of writes.entries()) {
+        const t0 = Date.now();
+        await write();
+        await stream.rows(i + 2, 5_000);
+        ms.push(Date.now() - t0);
+      }
+      assert.deepEqual(stream.batches.flat().map((r) => r.body), ['a', 'pg', 'graphql', 'run_sql']);
+      process.stdout.write(`# write → stream (interval 10 s): ${ms.join(', ')} ms\n`);
+      stop();
+    } finally {
+      await pgc.end();
+      await c.dispose();
+    }
+  } finally {
+    await w.close();
+  }
+});
