@@ -58,11 +58,11 @@ export const graphqlHandlers: GraphQLHandlers = {
     return planLiveQuery(context(engine, session, headers), req, { relay: opts?.relay });
   },
   async planStream(engine, session, req, headers, opts) {
-    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
+    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
     return planStream(context(engine, session, headers), req, { relay: opts?.relay });
   },
   planStreamNow(engine, session, req, headers, opts) {
-    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query);
+    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
     return planStreamNow(context(engine, session, headers), req, { relay: opts?.relay });
   },
   explain(engine, session, body, headers) {
