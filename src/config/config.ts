@@ -52,6 +52,8 @@ export interface Config {
   enabledApis: Set<ApiName>;
   liveQueriesRefetchInterval: number;
   liveQueriesBatchSize: number;
+  streamingQueriesRefetchInterval: number;
+  streamingQueriesBatchSize: number;
   enableAllowlist: boolean;
   logLevel: LogLevel;
   enabledLogTypes: string[];
@@ -157,6 +159,8 @@ export const OPTIONS: readonly Option[] = [
   { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
   { key: 'liveQueriesRefetchInterval', flag: 'live-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'live query refetch interval in ms (default 1000)' },
   { key: 'liveQueriesBatchSize', flag: 'live-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'live query cohort batch size (default 100)' },
+  { key: 'streamingQueriesRefetchInterval', flag: 'streaming-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'streaming subscription refetch interval in ms (default 1000)' },
+  { key: 'streamingQueriesBatchSize', flag: 'streaming-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'streaming subscription cohort batch size: subscribers per statement (default 100)' },
   { key: 'enableConsole', flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', kind: 'bool', switch: true, description: 'serve the web console at /console (default false; `npm start` sets it to true)' },
   { key: 'consoleAssetsDir', flag: 'console-assets-dir', env: 'SVC_GRAPHQL_CONSOLE_ASSETS_DIR', kind: 'string', description: 'directory of the console files, served at /console/assets (default: console/dist of the package)' },
   { key: 'enableAllowlist', flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', kind: 'bool', switch: true, description: 'only allow-listed queries for non-admin roles' },
@@ -218,6 +222,8 @@ export function defaultConfig(): Config {
     enabledApis: new Set<ApiName>(['graphql', 'metadata', 'pgdump', 'config']),
     liveQueriesRefetchInterval: 1000,
     liveQueriesBatchSize: 100,
+    streamingQueriesRefetchInterval: 1000,
+    streamingQueriesBatchSize: 100,
     enableAllowlist: false,
     logLevel: 'info',
     enabledLogTypes: ['startup', 'http-log', 'webhook-log', 'websocket-log'],

@@ -282,9 +282,25 @@ export type MutationResponseField =
 /** `multi`: `{affected_rows, returning}`; `single`: the one row written (or null). */
 export type MutationOutput = { kind: 'multi'; fields: MutationResponseField[] } | { kind: 'single'; fields: Field[] };
 
+/**
+ * A streaming subscription's root field (`<table>_stream`): the rows of `select` (the role's
+ * filter, limit and columns, the client's `where`; no cursor condition) after the cursor, ordered
+ * by the cursor column, `batchSize` at a time. subscriptions/stream.ts advances the cursor per
+ * subscriber; execute/stream.ts compiles the multiplexed statement.
+ */
+export interface StreamSpec {
+  select: Select;
+  column: ColumnModel;
+  dir: OrderDir;
+  batchSize: number;
+  /** the cursor's initial value, as written in the query (a literal or a variable) */
+  initial: TypedValue;
+}
+
 /** One root field of an operation, ready to compile. */
 export type RootField =
-  | { alias: string; kind: 'select'; select: Select }
+  /** `stream`: a `<table>_stream` field (Hasura v2's streaming subscription): `select` is its first batch */
+  | { alias: string; kind: 'select'; select: Select; stream?: StreamSpec }
   | { alias: string; kind: 'select_one'; select: Select }
   | { alias: string; kind: 'aggregate'; select: AggregateSelect }
   | { alias: string; kind: 'connection'; select: ConnectionSelect }

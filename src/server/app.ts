@@ -11,6 +11,7 @@ import { SvcError } from '../errors.js';
 import { jsonDeeperThan, jsonSyntaxMessage } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { LiveQueryPlan } from '../execute/subscription.js';
+import type { StreamPlan } from '../execute/stream.js';
 import { runQueryRequest } from '../metadata/run.js';
 import { VERSION } from '../version.js';
 import type { Session } from './auth/session.js';
@@ -45,6 +46,12 @@ export interface GraphQLHandlers {
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
   /** a subscription's multiplexed live-query plan (null: not multiplexable); may throw like `run` */
   planLive(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): LiveQueryPlan | null;
+  /**
+   * a streaming subscription's plan (`<table>_stream`; null: not one); `now`: synchronously (re-planning
+   * after a metadata change); rejects/throws like `run` (the allow-list, errors before execution)
+   */
+  planStream(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): Promise<StreamPlan | null>;
+  planStreamNow(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): StreamPlan | null;
 }
 
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');

@@ -3,6 +3,7 @@ import { checkAllowlist } from '../execute/allowlist.js';
 import { explainGraphQL, runGraphQL, type ExplainBody } from '../execute/graphql.js';
 import type { ExecContext } from '../execute/interface.js';
 import { planLiveQuery } from '../execute/subscription.js';
+import { planStream, planStreamNow } from '../execute/stream.js';
 import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './app.js';
 import { isAdmin, type Session } from './auth/session.js';
@@ -55,6 +56,14 @@ export const graphqlHandlers: GraphQLHandlers = {
   },
   planLive(engine, session, req, headers, opts) {
     return planLiveQuery(context(engine, session, headers), req, { relay: opts?.relay });
+  },
+  async planStream(engine, session, req, headers, opts) {
+    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
+    return planStream(context(engine, session, headers), req, { relay: opts?.relay });
+  },
+  planStreamNow(engine, session, req, headers, opts) {
+    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
+    return planStreamNow(context(engine, session, headers), req, { relay: opts?.relay });
   },
   explain(engine, session, body, headers) {
     return explainGraphQL(context(engine, session, headers), body as ExplainBody);

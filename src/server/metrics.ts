@@ -10,6 +10,7 @@ import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
 import { liveQueryStats } from '../subscriptions/multiplexed.js';
 import { HISTOGRAMS } from '../core/histogram.js';
+import { streamStats } from '../subscriptions/stream.js';
 
 export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
@@ -155,6 +156,25 @@ export function createMetrics(engine: Engine): client.Registry {
       this.set({ quantile: '0.99' }, percentile(liveQueryStats.recentBatchMs, 99));
     },
   });
+  // streaming subscriptions (src/subscriptions/stream.ts)
+  const stream = (name: string, help: string, read: (st: typeof streamStats) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(streamStats));
+      },
+    });
+  stream('svc_stream_cohorts', 'streaming-subscription cohorts (subscriptions sharing one statement)', (st) => st.cohorts);
+  stream('svc_stream_subscribers', 'streaming-subscription subscribers', (st) => st.subscribers);
+  stream('svc_stream_batches_total', 'streaming-subscription statements run', (st) => st.batches);
+  stream('svc_stream_batch_errors_total', 'streaming-subscription statements that failed', (st) => st.batchErrors);
+  stream('svc_stream_batch_seconds_total', 'total run time of the streaming-subscription statements', (st) => st.batchMs / 1000);
+  stream('svc_stream_messages_total', 'batches pushed to streaming subscribers', (st) => st.messages);
+  stream('svc_stream_rows_total', 'rows pushed to streaming subscribers', (st) => st.rows);
+  stream('svc_stream_woken_total', 'streaming cohort runs started by a table-change notification', (st) => st.woken);
+  stream('svc_stream_deferred_total', 'subscriber rows left out of a run while a client was slow', (st) => st.deferred);
   new client.Gauge({
     name: 'svc_event_queue_depth',
     help: 'events waiting for delivery (due or scheduled for a retry)',

@@ -50,6 +50,8 @@ import type { Engine } from '../engine.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import { startLiveQuery, type LiveQuery } from '../subscriptions/liveQuery.js';
 import { LiveQueryManager, liveQueryStats, type LiveQueryHandle } from '../subscriptions/multiplexed.js';
+import { StreamManager, type StreamHandle } from '../subscriptions/stream.js';
+import type { StreamPlan } from '../execute/stream.js';
 import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import type { Session } from './auth/session.js';
@@ -108,6 +110,16 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     currentCache: () => engine.cache,
     concurrency: Math.floor(config.pgConnections / 2),
   });
+  const streams = new StreamManager({
+    // the primary: holding rows back reads its running transactions (src/execute/stream.ts)
+    db: () => engine.db,
+    log: engine.log,
+    intervalMs: config.streamingQueriesRefetchInterval,
+    batchSize: config.streamingQueriesBatchSize,
+    currentCache: () => engine.cache,
+    concurrency: Math.floor(config.pgConnections / 4),
+    changes: engine.changes,
+  });
   let closing = false;
   const refuse = (socket: Duplex, status: string, message: string) => {
     socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ path: '$', error: message, code: 'unexpected' })}`);
@@ -135,6 +147,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     for (const c of wss.clients) c.close(1001, 'server shutting down');
     wss.close();
     await live.close();
+    await streams.close();
   });
 
   const wsLogOn = config.enabledLogTypes.includes('websocket-log');
@@ -352,15 +365,41 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       const sent = headers['x-request-id'];
       const op = { requestId: typeof sent === 'string' && sent !== '' ? sent : randomUUID(), request };
       opLog(id, { type: 'started' }, op);
-      // the operation's span (tracing on; the handshake's traceparent as its parent) and its latency:
+      const firstRun = () => runFirst(id, s, request, current, op);
+      if (operationKind(request) === 'subscription') {
+        // a streaming subscription (`<table>_stream`) has no first run: its batches come from its cohort
+        void gql.planStream(engine, s, request, headers, { relay }).then(
+          (plan) => {
+            if (!current()) return;
+            if (!plan) return firstRun();
+            const h = streamQuery(id, s, request, plan, op);
+            ops.set(id, () => h.stop());
+          },
+          (e: unknown) => {
+            if (!current()) return;
+            // an error before execution, as the first run would answer it
+            if (!(e instanceof SvcError)) return firstRun();
+            ops.delete(id);
+            opLog(id, { type: 'query_err', detail: { path: e.path, error: e.message, code: e.code } }, op);
+            preExecError(id, e, true);
+          },
+        );
+      } else firstRun();
+    };
+
+    /** runs an operation once; a subscription's first result starts its live query */
+    const runFirst = (id: string, s: Session, request: GraphQLRequest, current: () => boolean, op: { requestId: string; request: GraphQLRequest }) => {
+      // the first run tells a request that fails before execution (an `error` message) from one
+      // that runs; a subscription then becomes a live query that starts from that first result.
+      // The operation's span (tracing on; the handshake's traceparent as its parent) and its latency:
       // for a subscription, until its first result
       const info = { opType: 'unknown' };
       const t = tracing;
       const tp = headers.traceparent;
       const span = t?.start('svc.websocket.operation', { 'svc.websocket.operation_id': id, ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}) }, { kind: 'server', traceparent: typeof tp === 'string' ? tp : null });
       const t0 = performance.now();
-      const firstRun = span ? t!.run(span, () => run(s, request, true, info)) : run(s, request, true, info);
-      void firstRun.then((first) => {
+      const firstResult = span ? t!.run(span, () => run(s, request, true, info)) : run(s, request, true, info);
+      void firstResult.then((first) => {
         const failed = first instanceof SvcError ? { code: first.code, error: first.message } : executionError(first);
         requestDuration.observe3((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
         if (span) {
@@ -387,6 +426,33 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
         sendData(id, withData(first));
         const h = liveQuery(id, s, request, first);
         ops.set(id, () => h.stop());
+      });
+    };
+
+    /** a streaming subscription: its cohort pushes each new batch; an error ends it */
+    const streamQuery = (id: string, s: Session, request: GraphQLRequest, plan: StreamPlan, op: { requestId: string; request: GraphQLRequest }): StreamHandle => {
+      const errorText = (e: unknown) => errorResponse(e, errorFormat());
+      return streams.add(plan, {
+        push: (text) => {
+          if (ws.readyState === ws.OPEN && ops.has(id)) ws.send(dataFrame(id, withData(text)));
+        },
+        fail: (text) => {
+          if (!ops.has(id)) return;
+          ops.delete(id);
+          const failed = executionError(text);
+          if (failed) opLog(id, { type: 'query_err', detail: failed }, op);
+          sendData(id, withData(text));
+          send({ type: 'complete', id });
+        },
+        ready: () => ws.bufferedAmount <= HIGH_WATER_BYTES,
+        errorText,
+        replan: () => {
+          try {
+            return gql.planStreamNow(engine, s, request, headers, { relay }) ?? errorText(new SvcError(400, 'validation-failed', 'the subscription is no longer a streaming subscription', '$'));
+          } catch (e) {
+            return errorText(e);
+          }
+        },
       });
     };
 

@@ -17,6 +17,7 @@ import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
 import { relayExtension, relayRootFields } from './relay.js';
 import { functionRootFields, tableRootFields, type RootFieldConfig } from './select.js';
+import { tableStreamRootFields } from './stream.js';
 
 export interface RoleSchema {
   role: string;
@@ -153,6 +154,8 @@ function roleSchemaParts(cache: SchemaCache, role: string, backendOnly: boolean,
   const b = new RoleSchemaBuilder(cache, views, new RoleMutationAccess(cache, role, backendOnly));
   const query: Record<string, RootFieldConfig> = {};
   const mutation: Record<string, RootFieldConfig> = {};
+  /** subscription_root only: streaming subscriptions (schema/graphql/stream.ts) */
+  const subscriptionOnly: Record<string, RootFieldConfig> = {};
   if (relay) {
     // the Relay schema has no remote schemas or actions (schema/relay-schema.rst): no providers
     b.extension = relayExtension(b);
@@ -161,7 +164,10 @@ function roleSchemaParts(cache: SchemaCache, role: string, backendOnly: boolean,
     for (const t of cache.tables.values()) {
       const v = views.view(t);
       // names GraphQL cannot express leave the table out (Hasura refuses to track them)
-      if (v && isGraphQLName(b.tableName(t))) Object.assign(query, tableRootFields(b, v));
+      if (v && isGraphQLName(b.tableName(t))) {
+        Object.assign(query, tableRootFields(b, v));
+        Object.assign(subscriptionOnly, tableStreamRootFields(b, v));
+      }
     }
     for (const fn of views.functions()) Object.assign(query, functionRootFields(b, fn));
   }
@@ -174,7 +180,7 @@ function roleSchemaParts(cache: SchemaCache, role: string, backendOnly: boolean,
     Object.assign(mutation, r.mutation ?? {});
   }
   const queryRoot = new GraphQLObjectType({ name: 'query_root', description: 'query root', fields: sortedEntries({ ...query, ...queryOnly }) });
-  const subscriptionRoot = new GraphQLObjectType({ name: 'subscription_root', description: 'subscription root', fields: sortedEntries(query) });
+  const subscriptionRoot = new GraphQLObjectType({ name: 'subscription_root', description: 'subscription root', fields: sortedEntries({ ...subscriptionOnly, ...query }) });
   const mutationRoot = Object.keys(mutation).length > 0 ? new GraphQLObjectType({ name: 'mutation_root', description: 'mutation root', fields: sortedEntries(mutation) }) : null;
   return { role, query: queryRoot, mutation: mutationRoot, subscription: subscriptionRoot, builder: b };
 }
