@@ -386,8 +386,9 @@ export class LiveQueryManager {
     if (!full && c.fresh.size === 0) return;
     c.running = true;
     c.again = false;
-    // the interval bounds full runs; a run of new subscribers' rows alone does not delay the next change
-    if (full) c.lastStart = performance.now();
+    // the interval bounds runs for changes; a run of new subscribers' rows alone (all of a new
+    // cohort's) does not delay the next change
+    if (full && c.fresh.size < c.rows.size) c.lastStart = performance.now();
     liveQueryStats.runs++;
     liveQueryStats.running++;
     let db: Db | undefined;
