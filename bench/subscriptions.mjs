@@ -32,7 +32,8 @@ const { values: o } = parseArgs({
     writes: { type: 'string', default: '20' },
     interval: { type: 'string', default: '1000' },
     'batch-size': { type: 'string', default: '100' },
-    designs: { type: 'string', default: 'multiplexed,per-subscriber' },
+    designs: { type: 'string', default: 'change-driven' },
+    'sparse-writes': { type: 'string', default: '20' },
     'compare-rev': { type: 'string', default: '94ae759' },
     'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench_subs' },
     out: { type: 'string', default: join(HERE, 'SUBSCRIPTIONS.md') },
@@ -91,10 +92,67 @@ async function startSvc(root, port) {
   return { child, url };
 }
 
-async function statements(url) {
+async function statements(url, name = 'svc_db_statements_total') {
   const t = await (await fetch(`${url}/v1/metrics`, { headers: { 'x-svc-role': 'admin' } })).text();
-  const m = /^svc_db_statements_total (\d+)/m.exec(t);
+  const m = new RegExp(`^${name} (\\d+)`, 'm').exec(t);
   return m ? Number(m[1]) : NaN;
+}
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/**
+ * Change-driven refetch (issue 39): an idle window (no writes: live-query statements/s), then
+ * sparse writes (one every interval + 300 ms: commit → client latency when the ceiling does not
+ * hold a change back), then dense writes (`--writes` per second for the window: the interval is
+ * the ceiling). Statements per write: the live-query batch statements over the phase / writes.
+ */
+async function changeDriven(url, writer, writtenAt, latencies, early) {
+  const interval = Number(o.interval);
+  const lq = () => statements(url, 'svc_live_query_batches_total');
+  const out = { load: [loadavg()] };
+  // idle
+  let b0 = await lq();
+  let s0 = await statements(url);
+  let t0 = performance.now();
+  await sleep(WINDOW_S * 1000);
+  let secs = (performance.now() - t0) / 1000;
+  out.idleLq = ((await lq()) - b0) / secs;
+  out.idleAll = ((await statements(url)) - s0) / secs; // everything: delivery workers' polls, the metrics scrapes' queue-depth reads
+  // sparse writes
+  let w = 0;
+  const write = async () => {
+    const id = 1 + Math.floor(Math.random() * N);
+    const status = `s${w++}`;
+    await writer.query('update orders set status = $1 where id = $2', [status, id]);
+    const now = performance.now();
+    writtenAt.set(status, now);
+    if (early.has(status)) latencies.push(Math.max(0, early.get(status) - now));
+  };
+  latencies.length = 0;
+  b0 = await lq();
+  const sparse = Number(o['sparse-writes']);
+  for (let i = 0; i < sparse; i++) {
+    await write();
+    await sleep(interval + 300);
+  }
+  for (const until = Date.now() + 5_000; latencies.length < sparse && Date.now() < until; ) await sleep(20); // the last write's update
+  out.sparse = { writes: sparse, seen: latencies.length, p50: pct(latencies, 50), p99: pct(latencies, 99), perWrite: ((await lq()) - b0) / sparse };
+  out.load.push(loadavg());
+  // dense writes
+  latencies.length = 0;
+  b0 = await lq();
+  s0 = w;
+  t0 = performance.now();
+  while (performance.now() - t0 < WINDOW_S * 1000) {
+    await write();
+    await sleep(1000 / WRITES);
+  }
+  await sleep(2 * interval + 500);
+  secs = (performance.now() - t0) / 1000;
+  const dw = w - s0;
+  const db = (await lq()) - b0;
+  out.dense = { writes: dw, seen: latencies.length, p50: pct(latencies, 50), p99: pct(latencies, 99), perWrite: db / dw, lqPerS: db / secs };
+  out.load.push(loadavg());
+  return out;
 }
 
 async function runDesign(design, root) {
@@ -121,6 +179,7 @@ async function runDesign(design, root) {
     const pushedAt = new Map(); // id -> [status, time]
     const latencies = [];
     const writtenAt = new Map(); // status text -> commit time
+    const early = new Map(); // status text -> arrival, for pushes processed before the commit's answer
     let firsts = 0;
     let messages = 0;
     const query = 'subscription ($id: Int!) { orders_by_pk(id: $id) { id status } }';
@@ -145,6 +204,7 @@ async function runDesign(design, root) {
         }
         const t = writtenAt.get(row.status);
         if (t !== undefined) latencies.push(performance.now() - t);
+        else early.set(row.status, performance.now()); // pushed before the writer's client saw its commit
         pushedAt.set(row.id, row.status);
       });
       ws.send(JSON.stringify({ type: 'connection_init', payload: { headers: { 'X-Svc-Role': 'user', 'X-Svc-User-Id': String(k) } } }));
@@ -160,6 +220,14 @@ async function runDesign(design, root) {
 
     const writer = new pg.Client({ connectionString: dbUrl.toString() });
     await writer.connect();
+    if (design === 'change-driven') {
+      const rss0 = rssMb(child.pid);
+      const cd = await changeDriven(url, writer, writtenAt, latencies, early);
+      await writer.end();
+      const r = { design, subscribers: firsts, rss: Math.max(rss0, rssMb(child.pid)), ...cd };
+      log(JSON.stringify(r));
+      return r;
+    }
     const pgPids = (await writer.query('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [dbName])).rows.map((r) => r.pid);
     const st0 = await statements(url);
     const pg0 = pgPids.reduce((a, p) => a + procTicks(p), 0);
@@ -206,7 +274,7 @@ async function runDesign(design, root) {
 
 const results = [];
 for (const design of o.designs.split(',')) {
-  if (design === 'multiplexed') results.push(await runDesign(design, ROOT));
+  if (design === 'multiplexed' || design === 'change-driven') results.push(await runDesign(design, ROOT));
   else if (design === 'per-subscriber') {
     const dir = mkdtempSync(join(tmpdir(), 'svc-bench-rev-'));
     try {
@@ -221,12 +289,27 @@ for (const design of o.designs.split(',')) {
 }
 
 const f = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const cd = results.filter((r) => r.design === 'change-driven');
+const polled = results.filter((r) => r.design !== 'change-driven');
+const cdTable = [
+  `\n## ${new Date().toISOString()}: change-driven, ${N} subscribers, ${PER_SOCKET} per socket, interval ${o.interval} ms, batch ${o['batch-size']}, idle window ${WINDOW_S} s, ${o['sparse-writes']} sparse writes (one per interval + 300 ms), ${WRITES} writes/s dense for ${WINDOW_S} s`,
+  '',
+  '| subscribers | idle live-query statements/s | idle statements/s (all) | sparse: updates seen | sparse p50 (ms) | sparse p99 (ms) | sparse statements/write | dense: updates seen | dense p50 (ms) | dense p99 (ms) | dense live-query statements/s | dense statements/write | Svc RSS (MB) | load avg (start, after sparse, end) |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ...cd.map((r) => `| ${r.subscribers} | ${f(r.idleLq, 2)} | ${f(r.idleAll, 2)} | ${r.sparse.seen}/${r.sparse.writes} | ${f(r.sparse.p50)} | ${f(r.sparse.p99)} | ${f(r.sparse.perWrite, 1)} | ${r.dense.seen}/${r.dense.writes} | ${f(r.dense.p50)} | ${f(r.dense.p99)} | ${f(r.dense.lqPerS, 1)} | ${f(r.dense.perWrite, 1)} | ${f(r.rss)} | ${r.load.join(' / ')} |`),
+  '',
+].join('\n');
+if (cd.length) {
+  process.stdout.write(`${cdTable}\n`);
+  if (o.out !== '-') appendFileSync(o.out, cdTable);
+}
+if (!polled.length) process.exit(0);
 const table = [
   `\n## ${new Date().toISOString()}: ${N} subscribers, ${PER_SOCKET} per socket, ${WRITES} writes/s, interval ${o.interval} ms, batch ${o['batch-size']}, window ${WINDOW_S} s`,
   '',
   '| design | subscribers | statements/s | PostgreSQL CPU (% of a core) | Svc CPU (% of a core) | Svc RSS max (MB) | updates seen | update p50 (ms) | update p99 (ms) |',
   '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ...results.map((r) => `| ${r.design} | ${r.subscribers} | ${f(r.stmtPerS, 1)} | ${f(r.pgCpu)} | ${f(r.svcCpu)} | ${f(r.rss)} | ${r.updates}/${r.writes} | ${f(r.p50)} | ${f(r.p99)} |`),
+  ...polled.map((r) => `| ${r.design} | ${r.subscribers} | ${f(r.stmtPerS, 1)} | ${f(r.pgCpu)} | ${f(r.svcCpu)} | ${f(r.rss)} | ${r.updates}/${r.writes} | ${f(r.p50)} | ${f(r.p99)} |`),
   '',
 ].join('\n');
 process.stdout.write(`${table}\n`);

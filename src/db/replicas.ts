@@ -86,6 +86,36 @@ export class ReplicaSet {
     return undefined;
   }
 
+  /**
+   * Change-driven live queries (subscriptions/multiplexed.ts): a table-change notification comes
+   * from the primary after the commit, but a replica may not have replayed it yet. Reads the
+   * primary's WAL position (`pg_current_wal_lsn()`, past the commit record of every transaction
+   * whose notification was received) and waits until every healthy replica's
+   * `pg_last_wal_replay_lsn()` has passed it: true, or false when one has not within `timeoutMs`
+   * (the caller then reads the primary). Polls every 5 ms: one statement per healthy replica.
+   */
+  async caughtUp(primary: Db, timeoutMs = 1_000): Promise<boolean> {
+    const live = this.members.filter((m) => m.healthy && m.db);
+    if (!live.length) return true;
+    const lsn = String((await primary.query('select pg_current_wal_lsn()::text as lsn')).rows[0].lsn);
+    const deadline = Date.now() + timeoutMs;
+    let pending = live;
+    for (;;) {
+      const done = await Promise.all(
+        pending.map((m) =>
+          m.db!.query('select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, true) as ok', [lsn]).then(
+            (r) => r.rows[0].ok === 't' || r.rows[0].ok === true,
+            () => false,
+          ),
+        ),
+      );
+      pending = pending.filter((_, i) => !done[i]);
+      if (!pending.length) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   status(): ReplicaStatus[] {
     return this.members.map((m) => ({ url: redactUrl(m.url), healthy: m.healthy, lagSeconds: m.lag, reads: m.reads, ...(m.error ? { error: m.error } : {}) }));
   }

@@ -145,6 +145,20 @@ export function createMetrics(engine: Engine): client.Registry {
   live('svc_live_query_batch_seconds_total', 'total run time of the multiplexed batch statements', (st) => st.batchMs / 1000);
   live('svc_live_query_messages_total', 'live-query results pushed to subscribers', (st) => st.messages);
   live('svc_live_query_messages_dropped_total', 'live-query results replaced by a newer one before a slow client took them', (st) => st.dropped);
+  live('svc_live_query_change_runs_total', 'cohort runs caused by a table change (change-driven refetch)', (st) => st.changeRuns);
+  live('svc_live_query_cohorts_change_driven', 'cohorts refetched only when a table they read changes', (st) => st.drivenCohorts);
+  live('svc_live_query_cohorts_polled', 'cohorts refetched every interval (read set unknown, a table without change trigger, or no change signal)', (st) => st.polledCohorts);
+  new client.Gauge({
+    name: 'svc_live_query_refetch_mode',
+    help: 'how live queries learn of table changes: notify (table-change triggers + LISTEN, connection up) or poll (1 on the current mode)',
+    labelNames: ['mode'],
+    registers: [registry],
+    collect() {
+      const notify = engine.changes.listening();
+      this.set({ mode: 'notify' }, notify ? 1 : 0);
+      this.set({ mode: 'poll' }, notify ? 0 : 1);
+    },
+  });
   live('svc_live_query_overruns_total', 'refetch intervals a cohort skipped because its previous run had not finished', (st) => st.overruns);
   new client.Gauge({
     name: 'svc_live_query_batch_ms',

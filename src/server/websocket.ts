@@ -109,6 +109,9 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     batchSize: config.liveQueriesBatchSize,
     currentCache: () => engine.cache,
     concurrency: Math.floor(config.pgConnections / 2),
+    // change-driven refetch (src/changes/tracker.ts); with replicas a change waits for their replay
+    changes: engine.changes,
+    ...(engine.replicas ? { fence: () => engine.replicas!.caughtUp(engine.db), primary: () => engine.db } : {}),
   });
   const streams = new StreamManager({
     // the primary: holding rows back reads its running transactions (src/execute/stream.ts)

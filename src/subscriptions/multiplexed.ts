@@ -1,10 +1,21 @@
 /**
  * Multiplexed live queries (../shared/reference/live-queries-architecture.md): subscribers of the
  * same (role, query text, operation name, variable shape) form a cohort sharing one compiled plan
- * (execute/subscription.ts). Every refetch interval each cohort runs its subscribers in batches of
- * up to `--live-queries-multiplexed-batch-size` rows, ONE statement per batch; subscribers whose
+ * (execute/subscription.ts). A cohort runs its subscribers in batches of up to
+ * `--live-queries-multiplexed-batch-size` rows, ONE statement per batch; subscribers whose
  * parameter values are equal share a row. A subscriber is pushed a result only when the hash of
  * its response text differs from the last one it got.
+ *
+ * When it runs (change-driven refetch, changes/tracker.ts): a cohort whose statement reads only
+ * tables that give a change signal (changes/reads.ts: the tables named in its SQL, through views
+ * and function bodies) runs only when one of them may have changed since its last run started —
+ * at once, or when `--live-queries-multiplexed-refetch-interval` has passed since that start (the
+ * interval is a ceiling on frequency, not a clock). A change that arrives while it runs makes it
+ * run again. Subscribers that joined since the last run have their rows run on their own (their
+ * first result may predate a change the cohort has already seen), once. Every other cohort (a read
+ * set that cannot be known, an unwatched table, mode `poll`, the LISTEN connection down) is polled
+ * every interval as before. With read replicas a change-driven run first waits until the healthy
+ * replicas have replayed the primary's WAL position (`fence`), else runs on the primary.
  *
  * Subscribers join and leave without stopping their cohort; an empty cohort is dropped. When the
  * schema cache changes (metadata), the subscribers of older cohorts are planned again against the
@@ -22,6 +33,17 @@ import type { SchemaCache } from '../schema/model.js';
 import type { LiveQueryPlan } from '../execute/subscription.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
+import type { ChangedTables } from '../changes/tracker.js';
+
+/** What the manager needs of the change tracker (changes/tracker.ts). */
+export interface ChangeSource {
+  listening(): boolean;
+  watched(table: string): boolean;
+  version(table: string): number;
+  tablesRead(sql: string): string[] | null;
+  readonly catalogVersion: number;
+  subscribe(fn: (tables: ChangedTables) => void): () => void;
+}
 
 export interface LiveSubscriber {
   /** a new response text for this subscriber */
@@ -57,6 +79,20 @@ interface Cohort {
   byId: Map<number, Row>;
   subscribers: number;
   running: boolean;
+  /** the tables its statement reads (null: unknown), as of the tracker's catalogVersion `readsAt` */
+  reads: string[] | null;
+  readsAt: number;
+  /** versions of `reads` when the last full run started (undefined: never ran) */
+  seen: number[] | undefined;
+  /** performance.now() at the start of the last run */
+  lastStart: number;
+  /** a change-driven run is scheduled */
+  due: NodeJS.Timeout | undefined;
+  /** a change arrived while it ran */
+  again: boolean;
+  /** rows whose subscribers joined since the last run */
+  fresh: Set<Row>;
+  kickSoon: boolean;
 }
 
 /** Counters for /v1/metrics (all managers of the process). */
@@ -82,6 +118,14 @@ export const liveQueryStats = {
   runs: 0,
   /** cohort runs in progress */
   running: 0,
+  /** cohort runs caused by a table change (the rest are polls and runs of new subscribers' rows) */
+  changeRuns: 0,
+  /** cohorts run on table changes, and polled, at the last interval */
+  drivenCohorts: 0,
+  polledCohorts: 0,
+  /** change-driven runs that waited for the replicas, and those that went to the primary instead */
+  fenced: 0,
+  fencedToPrimary: 0,
 };
 
 const RECENT = 1024;
@@ -100,6 +144,14 @@ export interface LiveQueryManagerOptions {
   currentCache: () => SchemaCache;
   /** batch statements running at once (all cohorts): leaves the rest of the pool to requests */
   concurrency: number;
+  /** table changes: without it (or while it has no signal) every cohort is polled */
+  changes?: ChangeSource;
+  /**
+   * read replicas: resolves true once every healthy replica has replayed the primary's current
+   * WAL position (bounded), false when one has not (the run then goes to `primary`)
+   */
+  fence?: () => Promise<boolean>;
+  primary?: () => Db;
 }
 
 export class LiveQueryManager {
@@ -113,8 +165,12 @@ export class LiveQueryManager {
   private readonly running = new Set<Promise<void>>();
   private readonly slots: Semaphore;
 
+  private unsubscribe: (() => void) | undefined;
+  private fencing: Promise<boolean> | undefined;
+
   constructor(private readonly opts: LiveQueryManagerOptions) {
     this.slots = new Semaphore(Math.max(1, opts.concurrency));
+    this.unsubscribe = opts.changes?.subscribe((tables) => this.onChanges(tables));
   }
 
   get cohortCount(): number {
@@ -144,7 +200,7 @@ export class LiveQueryManager {
   private join(sub: Sub, plan: LiveQueryPlan): void {
     let c = this.cohorts.get(plan.key);
     if (!c) {
-      c = { key: plan.key, plan, rows: new Map(), byId: new Map(), subscribers: 0, running: false };
+      c = { key: plan.key, plan, rows: new Map(), byId: new Map(), subscribers: 0, running: false, reads: null, readsAt: -1, seen: undefined, lastStart: -Infinity, due: undefined, again: false, fresh: new Set(), kickSoon: false };
       this.cohorts.set(plan.key, c);
       liveQueryStats.cohorts++;
     }
@@ -159,6 +215,15 @@ export class LiveQueryManager {
     c.subscribers++;
     sub.cohort = c;
     sub.row = row;
+    c.fresh.add(row);
+    if (!c.kickSoon) {
+      // subscribers arriving together (one message, a re-plan) share the run
+      c.kickSoon = true;
+      setImmediate(() => {
+        c.kickSoon = false;
+        if (this.cohorts.get(c.key) === c && this.driven(c)) this.kick(c);
+      });
+    }
   }
 
   private leave(sub: Sub): void {
@@ -171,10 +236,13 @@ export class LiveQueryManager {
     if (row.subs.size === 0) {
       c.rows.delete(row.values);
       c.byId.delete(row.id);
+      c.fresh.delete(row);
     }
     if (c.subscribers === 0 && this.cohorts.get(c.key) === c) {
       this.cohorts.delete(c.key);
       liveQueryStats.cohorts--;
+      if (c.due) clearTimeout(c.due);
+      c.due = undefined;
     }
   }
 
@@ -184,7 +252,11 @@ export class LiveQueryManager {
     this.timer.unref();
   }
 
-  /** One refetch interval: re-plan after a schema change, then start every idle cohort. */
+  /**
+   * One refetch interval: re-plan after a schema change, then start every idle polled cohort; a
+   * change-driven cohort is started only if a table it reads changed (normally already done by the
+   * change itself: this is the safety net) — no statement for an unchanged one.
+   */
   private tick(): void {
     if (this.cohorts.size === 0 && this.parked.size === 0) {
       clearInterval(this.timer);
@@ -197,15 +269,81 @@ export class LiveQueryManager {
       this.lastCache = cache;
       this.replanAll(cache);
     }
+    let driven = 0;
     for (const c of this.cohorts.values()) {
+      if (this.driven(c)) {
+        driven++;
+        if (!c.running && (c.fresh.size || this.changedSince(c))) this.kick(c);
+        continue;
+      }
       if (c.running) {
         liveQueryStats.overruns++;
         continue;
       }
-      const p = this.runCohort(c);
-      this.running.add(p);
-      void p.finally(() => this.running.delete(p));
+      this.start(c, true);
     }
+    liveQueryStats.drivenCohorts = driven;
+    liveQueryStats.polledCohorts = this.cohorts.size - driven;
+  }
+
+  /** Whether `c` runs on table changes (else it is polled): every table it reads gives a signal. */
+  private driven(c: Cohort): boolean {
+    const ch = this.opts.changes;
+    if (!ch || !ch.listening()) return false;
+    if (c.readsAt !== ch.catalogVersion) {
+      c.readsAt = ch.catalogVersion;
+      c.reads = ch.tablesRead(c.plan.text);
+      c.seen = undefined; // another read set: its versions were never seen
+    }
+    return c.reads !== null && c.reads.every((t) => ch.watched(t));
+  }
+
+  /** A table `c` reads may have changed since its last full run started. */
+  private changedSince(c: Cohort): boolean {
+    const ch = this.opts.changes!;
+    if (!c.seen || !c.reads) return true;
+    for (let i = 0; i < c.reads.length; i++) if (ch.version(c.reads[i]!) !== c.seen[i]) return true;
+    return false;
+  }
+
+  private onChanges(tables: ChangedTables): void {
+    // a schema-cache change ends with 'all' (the tracker re-read the catalog): re-plan now, not at the next tick
+    const cache = this.opts.currentCache();
+    if (tables === 'all' && cache !== this.lastCache && (this.cohorts.size || this.parked.size)) {
+      this.lastCache = cache;
+      this.replanAll(cache);
+    }
+    for (const c of this.cohorts.values()) {
+      if (!this.driven(c)) continue;
+      if (tables === 'all' || c.reads!.some((t) => tables.has(t))) this.kick(c);
+    }
+  }
+
+  /** Runs a change-driven cohort now, or when the interval since its last start has passed. */
+  private kick(c: Cohort): void {
+    if (this.stopped) return;
+    if (c.running) {
+      c.again = true;
+      return;
+    }
+    if (c.due) return;
+    const wait = c.lastStart + this.opts.intervalMs - performance.now();
+    if (wait <= 0) {
+      this.start(c, false);
+      return;
+    }
+    c.due = setTimeout(() => {
+      c.due = undefined;
+      if (this.cohorts.get(c.key) === c) this.start(c, false);
+    }, Math.ceil(wait));
+    c.due.unref();
+  }
+
+  private start(c: Cohort, polled: boolean): void {
+    if (c.running || this.stopped) return;
+    const p = this.runCohort(c, polled);
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
   }
 
   private replanAll(cache: SchemaCache): void {
@@ -213,6 +351,8 @@ export class LiveQueryManager {
     this.parked.clear();
     for (const c of [...this.cohorts.values()]) {
       if (c.plan.cache === cache) continue;
+      if (c.due) clearTimeout(c.due);
+      c.due = undefined;
       for (const row of c.rows.values()) {
         for (const sub of row.subs) moving.push(sub);
         row.subs.clear(); // a batch of it still running delivers to nobody
@@ -236,24 +376,53 @@ export class LiveQueryManager {
     }
   }
 
-  private async runCohort(c: Cohort): Promise<void> {
+  /**
+   * One run of a cohort: every row when polled or when a table it reads changed, else (a
+   * change-driven cohort with nothing changed) only the rows of subscribers that joined since.
+   */
+  private async runCohort(c: Cohort, polled: boolean): Promise<void> {
+    const ch = this.opts.changes;
+    const full = polled || this.changedSince(c);
+    if (!full && c.fresh.size === 0) return;
     c.running = true;
+    c.again = false;
+    // the interval bounds runs for changes; a run of new subscribers' rows alone (all of a new
+    // cohort's) does not delay the next change
+    if (full && c.fresh.size < c.rows.size) c.lastStart = performance.now();
     liveQueryStats.runs++;
     liveQueryStats.running++;
+    let db: Db | undefined;
     try {
-      const rows = [...c.rows.values()];
+      // the versions before the statement: a change committed after its snapshot bumps them again
+      if (polled) c.seen = undefined;
+      else if (full && ch && c.reads) c.seen = c.reads.map((t) => ch.version(t));
+      const rows = full ? [...c.rows.values()] : [...c.fresh];
       liveQueryCohortSubscribers.observe(rows.reduce((n, r) => n + r.subs.size, 0));
+      c.fresh.clear();
+      if (!polled && full) liveQueryStats.changeRuns++;
+      if (!polled && this.opts.fence) db = await this.fence();
       const size = Math.max(1, this.opts.batchSize);
       const batches: Row[][] = [];
       for (let i = 0; i < rows.length; i += size) batches.push(rows.slice(i, i + size));
-      await Promise.all(batches.map((b) => this.runBatch(c, b)));
+      await Promise.all(batches.map((b) => this.runBatch(c, b, db)));
     } finally {
       c.running = false;
       liveQueryStats.running--;
     }
+    if (this.cohorts.get(c.key) === c && this.driven(c) && (c.again || c.fresh.size || this.changedSince(c))) this.kick(c);
   }
 
-  private async runBatch(c: Cohort, rows: Row[]): Promise<void> {
+  /** Waits for the replicas (one wait shared by the cohorts starting together): undefined = the read db, else the primary. */
+  private async fence(): Promise<Db | undefined> {
+    liveQueryStats.fenced++;
+    const f = (this.fencing ??= this.opts.fence!().finally(() => (this.fencing = undefined)));
+    const ok = await f.catch(() => false);
+    if (ok || !this.opts.primary) return undefined;
+    liveQueryStats.fencedToPrimary++;
+    return this.opts.primary();
+  }
+
+  private async runBatch(c: Cohort, rows: Row[], db?: Db): Promise<void> {
     let release: () => void;
     try {
       release = await this.slots.acquire(10 * this.opts.intervalMs + 10_000);
@@ -262,13 +431,13 @@ export class LiveQueryManager {
       return;
     }
     try {
-      await this.runBatchNow(c, rows);
+      await this.runBatchNow(c, rows, db);
     } finally {
       release();
     }
   }
 
-  private async runBatchNow(c: Cohort, rows: Row[]): Promise<void> {
+  private async runBatchNow(c: Cohort, rows: Row[], db?: Db): Promise<void> {
     const t0 = performance.now();
     let result: Array<Record<string, string | null>>;
     // tracing on: one span per batch (not per subscriber), a root of its own, its statement under it
@@ -276,7 +445,7 @@ export class LiveQueryManager {
     const span = t?.start('svc.live_query.poll', { 'svc.live_query.batch_rows': rows.length, 'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0) }, { root: true });
     try {
       liveQueryStats.batches++;
-      const poll = () => this.opts.db().prepared(c.plan.name, c.plan.text, batchParams(rows));
+      const poll = () => (db ?? this.opts.db()).prepared(c.plan.name, c.plan.text, batchParams(rows));
       result = (await (span ? t!.run(span, poll) : poll())).rows as Array<Record<string, string | null>>;
     } catch (e) {
       if (span) t!.fail(span, 'poll_failed', e instanceof Error ? e.message : String(e));
@@ -284,7 +453,7 @@ export class LiveQueryManager {
       if (rows.length > 1) {
         // one subscriber's values can fail the whole statement (a cast): answer each row alone
         // so the others still get their results
-        for (const r of rows) await this.runBatchNow(c, [r]);
+        for (const r of rows) await this.runBatchNow(c, [r], db);
         return;
       }
       this.opts.log.debug({ type: 'live-query', detail: { error: e instanceof Error ? e.message : String(e) } });
@@ -321,8 +490,10 @@ export class LiveQueryManager {
   /** Stops polling (shutdown); running batches are awaited. */
   async close(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    for (const c of this.cohorts.values()) if (c.due) clearTimeout(c.due);
     await Promise.allSettled([...this.running]);
   }
 }

@@ -11,6 +11,9 @@ import { after, before, test } from 'node:test';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { createReplica, type Replica } from '../helpers/replica.js';
 import { postGraphql, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
+import { liveQueryStats } from '../../src/subscriptions/multiplexed.js';
 
 let replica: Replica;
 let db: TestDatabase;
@@ -72,6 +75,38 @@ test('X-Svc-Read-From: primary and --read-from-primary-roles read from the prima
   assert.equal(await servedByReplica({ 'x-svc-role': 'user', 'X-Svc-Read-From': 'Primary' }), false);
   assert.equal(await servedByReplica({ 'x-svc-role': 'auditor' }), false);
   assert.equal(await servedByReplica({ 'x-svc-read-from': 'replica' }), true);
+});
+
+test('change-driven live queries: a write on the primary reaches a subscriber reading the replica, after its replay', { timeout: 60_000 }, async () => {
+  const c = createClient({ url: `${server.url.replace('http', 'ws')}/v1/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+  const got: any[] = [];
+  const replicaDb = replica.url(db.name);
+  try {
+    c.subscribe({ query: 'subscription { item(where: {name: {_like: "live%"}}, order_by: {id: asc}) { name } }' }, { next: (v) => got.push(v), error: (e) => got.push({ error: e }), complete: () => undefined });
+    await waitFor('first result', async () => got.length === 1 || undefined, 10_000, 10);
+    assert.deepEqual(got[0], { data: { item: [] } });
+    const reads0 = server.engine.replicas!.status()[0]!.reads;
+    const f0 = liveQueryStats.fenced;
+    await new Promise((r) => setTimeout(r, 1_100)); // past the interval since the first run
+    await sql(db.url, `insert into item (name) values ('live-1')`);
+    await waitFor('the update', async () => got.length === 2 || undefined, 10_000, 10);
+    assert.deepEqual(got[1], { data: { item: [{ name: 'live-1' }] } });
+    assert.ok(liveQueryStats.fenced > f0, 'the run waited for the replica');
+    assert.ok(server.engine.replicas!.status()[0]!.reads > reads0, 'and read it');
+    // replay paused: the replica cannot catch up; the update still arrives (from the primary), never a stale result
+    await sql(replicaDb, 'select pg_wal_replay_pause()');
+    try {
+      await new Promise((r) => setTimeout(r, 1_100));
+      await sql(db.url, `insert into item (name) values ('live-2')`);
+      await waitFor('the update while paused', async () => got.length === 3 || undefined, 10_000, 10);
+      assert.deepEqual(got[2], { data: { item: [{ name: 'live-1' }, { name: 'live-2' }] } });
+    } finally {
+      await sql(replicaDb, 'select pg_wal_replay_resume()');
+    }
+  } finally {
+    await c.dispose();
+  }
+  await waitFor('the replica to be used again', () => servedByReplica(), 15_000, 100);
 });
 
 test('a lagging replica is skipped until it catches up', { timeout: 60_000 }, async () => {

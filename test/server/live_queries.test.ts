@@ -20,7 +20,7 @@ import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { defaultConfig } from '../../src/config/config.js';
 import { createLogger, startSvc } from '../../src/server/start.js';
 import { liveQueryStats } from '../../src/subscriptions/multiplexed.js';
-import { devnull, post, query, startTestServer, type TestServer } from '../helpers/server.js';
+import { devnull, post, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'adm1n';
 const INTERVAL = 250;
@@ -368,18 +368,24 @@ describe('multiplexing', () => {
       await quiet();
       sent.length = 0;
       const t0 = liveQueryStats.ticks;
-      const r0 = liveQueryStats.runs;
       await intervals(5);
       await quiet();
-      const batchTexts = sent.filter((t) => t.startsWith('SELECT "_subs"."result_id"'));
-      const others = sent.filter((t) => !t.startsWith('SELECT "_subs"."result_id"') && t.includes('"item"'));
-      const ticks = liveQueryStats.ticks - t0;
+      const batches = () => sent.filter((t) => t.startsWith('SELECT "_subs"."result_id"'));
+      process.stdout.write(`# idle: ${liveQueryStats.ticks - t0} intervals, ${batches().length} statements sent for ${N} subscribers\n`);
+      assert.deepEqual(batches(), [], 'idle (no write): no live-query statement (change-driven refetch)');
+
+      // a write to the table (even one that changes nothing): one run, ⌈1000/100⌉ statements
+      const r0 = liveQueryStats.runs;
+      await mutate('update item set name = name where id = 1');
+      await waitFor('a run', async () => liveQueryStats.runs > r0 || undefined, 15_000);
+      await intervals(2);
+      await quiet();
       const runs = liveQueryStats.runs - r0;
-      process.stdout.write(`# ${ticks} intervals, ${runs} cohort runs: ${batchTexts.length} statements sent for ${N} subscribers\n`);
+      const others = sent.filter((t) => !t.startsWith('SELECT "_subs"."result_id"') && t.includes('"item"'));
+      process.stdout.write(`# one write: ${runs} cohort runs, ${batches().length} statements\n`);
       assert.deepEqual(others, [], 'no per-subscriber statement');
-      // a cohort whose run outlasts the interval (a loaded machine) skips that tick rather than overlap
-      assert.ok(runs >= 1 && runs <= ticks, `${runs} runs in ${ticks} intervals`);
-      assert.equal(batchTexts.length, runs * Math.ceil(N / 100), 'statements per run: ⌈1000/100⌉');
+      assert.equal(runs, 1, 'one run per write');
+      assert.equal(batches().length, runs * Math.ceil(N / 100), 'statements per run: ⌈1000/100⌉');
 
       // a change to one row reaches exactly its one subscriber
       const before = new Map([...got].map(([k, v]) => [k, v.length]));
@@ -432,14 +438,20 @@ test('embedded PGlite: subscribers are multiplexed too', { timeout: 180_000 }, a
         return results;
       });
       for (const [i, r] of subs.entries()) assert.deepEqual(await r.count(1), { data: { t_by_pk: { v: 'abc'[i] } } });
+      await intervals(3); // the new subscribers' rows have run
+      while (liveQueryStats.running > 0) await new Promise((r) => setImmediate(r));
       const b0 = liveQueryStats.batches;
       const r0 = liveQueryStats.runs;
       await intervals(3);
+      assert.equal(liveQueryStats.batches - b0, 0, 'idle: no statement (PGlite notifies too)');
+      assert.equal(svc.engine.changes.mode, 'notify');
+      await post(svc.url, '/v1/graphql', { query: 'mutation { update_t_by_pk(pk_columns: {id: 3}, _set: {v: "z"}) { id } }' });
+      assert.deepEqual(await subs[2]!.count(2), { data: { t_by_pk: { v: 'z' } } });
+      await intervals(2);
+      while (liveQueryStats.running > 0) await new Promise((r) => setImmediate(r));
       // 3 subscribers in batches of 2: 2 statements per run
       assert.ok(liveQueryStats.runs > r0);
       assert.equal(liveQueryStats.batches - b0, (liveQueryStats.runs - r0) * 2);
-      await query(svc.url, { type: 'run_sql', args: { sql: "update t set v = 'z' where id = 3" } });
-      assert.deepEqual(await subs[2]!.count(2), { data: { t_by_pk: { v: 'z' } } });
       assert.equal(subs[0]!.items.length, 1);
     } finally {
       await c.dispose();
