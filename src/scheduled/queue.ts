@@ -14,9 +14,9 @@
 import type { Db } from '../db/db.js';
 import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
-import { SvcError } from '../errors.js';
 import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
 import type { Clock } from './clock.js';
+import { fromEnv } from '../env.js';
 
 /** RetryConfST (SPEC §2.9). */
 export interface STRetryConf {
@@ -33,10 +33,7 @@ export type WebhookConf = string | { from_env: string };
 
 /** The URL of a webhook configuration; an unset variable is a 400 naming it. */
 export function resolveWebhookConf(conf: WebhookConf, env: NodeJS.ProcessEnv = process.env): string {
-  if (typeof conf === 'string') return resolveUrlTemplate(conf, env);
-  const v = env[conf.from_env];
-  if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${conf.from_env}" not set`);
-  return v;
+  return typeof conf === 'string' ? resolveUrlTemplate(conf, env) : fromEnv(conf.from_env, env);
 }
 
 /** A timestamp column as upstream's JSON shows it: ISO 8601 in UTC, fraction without trailing zeros. */
