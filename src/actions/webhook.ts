@@ -7,7 +7,7 @@
  * an internal error. Errors carry the request and response in `internal`, which only admin (or
  * --dev-mode) sees.
  */
-import { SvcError } from '../errors.js';
+import { SvcError, foreignCode, type ErrorCode, type ForeignCode } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
@@ -91,7 +91,7 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   } catch (e) {
     throw new SvcError(500, 'unexpected', `not a valid json response from webhook : ${(e as Error).message}`, '$', internal(req, res, res.text));
   }
-  const fail = (code: string, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
+  const fail = (code: ErrorCode, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
   // a bounded answer only (its values are copied into the response and the action log)
   if (jsonDeeperThan(json, ACTION_RESPONSE_MAX_DEPTH)) throw fail('unexpected', `the action webhook response is nested deeper than ${ACTION_RESPONSE_MAX_DEPTH} levels`);
   if (res.status >= 200 && res.status < 300) {
@@ -114,16 +114,16 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   if (res.status >= 400 && res.status < 500) {
     const o = json as { message?: unknown; code?: unknown };
     if (!objectKind(json) || typeof o.message !== 'string') throw fail('parse-failed', 'expecting an error object {"message": …, "code": …} in the action webhook\'s 4xx response');
-    return throwHandlerError(res.status, o.message, typeof o.code === 'string' ? o.code : 'unexpected');
+    return throwHandlerError(res.status, o.message, typeof o.code === 'string' ? foreignCode(o.code) : 'unexpected');
   }
   throw new SvcError(500, 'unexpected', 'internal error', '$', internal(req, res, json));
 }
 
-function throwHandlerError(status: number, message: string, code: string): never {
+function throwHandlerError(status: number, message: string, code: ErrorCode | ForeignCode): never {
   throw new SvcError(status, code, message, '$');
 }
 
-function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: string, message: string) => SvcError): void {
+function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: ErrorCode, message: string) => SvcError): void {
   const fields = a.output.fields;
   const extra = Object.keys(o).filter((k) => !fields.some((f) => f.name === k));
   if (extra.length) throw fail('unexpected', `unexpected fields in webhook response: ${extra.join(', ')}`);

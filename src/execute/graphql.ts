@@ -12,7 +12,7 @@ import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
 import { bindParams, compileSql } from '../sql/ast.js';
 import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
-import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
+import { errorResponse, fromPgError, showInternalErrors, type ErrorFormat } from './errors.js';
 export { errorObject, asSvcError, type ErrorFormat } from './errors.js';
 import type { ExecContext, GraphQLRequest } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
@@ -79,8 +79,7 @@ function compileOptions(ctx: ExecContext): SelectCompileOptions {
 }
 
 function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
-  const admin = ctx.session.role === ADMIN_ROLE;
-  return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
+  return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: showInternalErrors(ctx.config, ctx.session) };
 }
 
 /**
