@@ -6,7 +6,7 @@ import { setOutboundPolicy } from './http/outbound.js';
 import { BoundedRoleCache } from './schema/roleCache.js';
 import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
-import { defaultPlanCache } from './execute/planCache.js';
+import { PlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_CHANNEL } from './catalog/catalog.js';
 import { syncEventTriggers } from './events/triggers.js';
@@ -76,7 +76,11 @@ export class Engine {
   /** the response cache of @cached queries (src/cache): in memory, or in Redis with --redis-url */
   responseCache!: ResponseCache;
 
+  /** this engine's plan cache, bounded by its --plan-cache-max-bytes */
+  readonly planCache: PlanCache;
+
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
+    this.planCache = new PlanCache(undefined, config.planCacheMaxBytes);
     this.workers = new WorkerSet(log);
     const clock = parseClock(config.schedulerClock);
     this.clock = () => clock();
@@ -85,7 +89,6 @@ export class Engine {
   }
 
   static async start(config: Config, log: Logger): Promise<Engine> {
-    defaultPlanCache.setMaxBytes(config.planCacheMaxBytes);
     BoundedRoleCache.maxBytes = config.roleSchemaCacheMaxBytes;
     setOutboundPolicy({ denyPrivate: config.outboundDenyPrivate, allowHosts: config.outboundAllowHosts });
     const db = await openDb({
