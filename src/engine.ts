@@ -19,6 +19,7 @@ import { NotifyFence } from './cache/fence.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
+import { SCHEMA_EXTENSIONS } from './extensions.js';
 import { inconsistentRef } from './metadata/dependencies.js';
 import type { SchemaCache } from './schema/model.js';
 import { hostname } from 'node:os';
@@ -271,7 +272,7 @@ export class Engine {
     if (this.reloading) return this.reloading;
     this.reloading = (async () => {
       const stored = await loadMetadata(this.db);
-      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion);
+      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion, undefined, SCHEMA_EXTENSIONS);
       if (cache.inconsistent.length) {
         this.log.warn({ type: 'startup', inconsistent: cache.inconsistent.length }, 'metadata has inconsistent objects');
       }

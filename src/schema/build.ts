@@ -290,7 +290,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   for (const r of inheritedRoles.keys()) roles.add(r);
 
   const rest = resolveRestEndpoints(md, inconsistent);
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(), customTypes, actions, rest };
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(), customTypes, actions, rest, extensions: [] };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ExecContext } from '../../src/execute/interface.js';
 import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, emptyTable, type Metadata, type QualifiedTable, type TableMetadata } from '../../src/metadata/types.js';
 import { loadSchemaCache } from '../../src/schema/load.js';
+import { SCHEMA_EXTENSIONS } from '../../src/extensions.js';
 import type { SchemaCache } from '../../src/schema/model.js';
 import type { Session } from '../../src/server/auth/session.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -46,7 +47,7 @@ export async function fixture(setupSql: string, metadata: Metadata): Promise<Fix
     planCache: new PlanCache(),
     cache: undefined as unknown as SchemaCache,
     async rebuild() {
-      f.cache = await loadSchemaCache(db, metadata, version++);
+      f.cache = await loadSchemaCache(db, metadata, version++, undefined, SCHEMA_EXTENSIONS);
       if (f.cache.inconsistent.length) throw new Error(`inconsistent metadata: ${JSON.stringify(f.cache.inconsistent)}`);
       return f.cache;
     },
