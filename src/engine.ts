@@ -30,7 +30,7 @@ import { resolveHeaders } from './delivery/http.js';
 import { parseClock, type Clock } from './scheduled/clock.js';
 import { CronGenerator } from './scheduled/cron.js';
 import { ScheduledEventQueue } from './scheduled/queue.js';
-import { AsyncActionQueue } from './actions/queue.js';
+import { AsyncActionQueue, type ActionJobContext } from './actions/queue.js';
 import { onAsyncActionQueued } from './actions/execute.js';
 
 export class Engine {
@@ -63,7 +63,7 @@ export class Engine {
   /** the scheduler's clock (ms since the epoch): the system clock unless --scheduler-clock is set */
   clock: Clock;
   /** asynchronous action calls */
-  asyncActions!: DeliveryWorker;
+  asyncActions!: DeliveryWorker<ActionJobContext>;
   private stopAsyncListener?: () => void;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
@@ -148,8 +148,8 @@ export class Engine {
       engine.onCacheChange(() => void engine.changes.refresh().catch(() => undefined));
       // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
       const hosts = new HostGates(Math.max(1, config.eventsHttpMaxConnectionsPerHost));
-      const delivery = (queue: DeliveryQueue, clock?: Clock) =>
-        new DeliveryWorker({
+      const delivery = <C>(queue: DeliveryQueue<C>, clock?: Clock) =>
+        new DeliveryWorker<C>({
           db,
           log,
           queue,

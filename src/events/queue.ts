@@ -99,6 +99,7 @@ export class EventTriggerQueue implements DeliveryQueue {
         createdAt: new Date(Number(row.created_ms)),
         trigger: t.def.name,
         ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),
+        context: undefined,
       });
     }
     // a trigger whose webhook or header variables are unset right now: leave its rows for later

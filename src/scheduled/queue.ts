@@ -192,7 +192,7 @@ export class ScheduledEventQueue implements DeliveryQueue {
       return this.sendable(row);
     } catch (e) {
       const id = String(row.id);
-      return { id, url: '', headers: [], body: 'null', timeoutMs: 1, logUrl: '', tries: Number(row.tries) || 0, maxRetries: 0, retryIntervalSec: 0, failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}` };
+      return { id, url: '', headers: [], body: 'null', timeoutMs: 1, logUrl: '', tries: Number(row.tries) || 0, maxRetries: 0, retryIntervalSec: 0, context: undefined, failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}` };
     }
   }
 
@@ -225,6 +225,7 @@ export class ScheduledEventQueue implements DeliveryQueue {
       retryIntervalSec: clampNumber(rc.retry_interval_seconds, 0, MAX_DELAY_SEC, 10),
       // the lag metric: from the time the event was due
       createdAt: new Date(Number(row.due_ms)),
+      context: undefined,
       ...(failure !== undefined ? { failure } : {}),
       ...(row.trigger_name ? { trigger: String(row.trigger_name) } : {}),
       ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),
