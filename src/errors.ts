@@ -51,7 +51,10 @@ export type ErrorCode =
   | 'not-acceptable'
   | 'pg-dump-error'
   | 'PERSISTED_QUERY_NOT_FOUND'
-  | 'PERSISTED_QUERY_HASH_MISMATCH';
+  | 'PERSISTED_QUERY_HASH_MISMATCH'
+  // API limits (Hasura v2's codes)
+  | 'time-limit-exceeded'
+  | 'rate-limit-exceeded';
 
 /** A code passed through from a third party (see ErrorCode). */
 export type ForeignCode = string & { readonly foreign: unique symbol };
