@@ -25,7 +25,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['db'],
   ['metadata'],
   ['catalog'],
-  ['schema', 'permissions', 'ir', 'sql', 'relay', 'metadata/dependencies.ts'],
+  ['schema', 'permissions', 'ir', 'sql', 'relay', 'rest', 'metadata/dependencies.ts'],
   ['execute'],
   ['dml'],
   ['subscriptions'],
