@@ -52,9 +52,10 @@ export type ErrorCode =
   | 'pg-dump-error'
   | 'PERSISTED_QUERY_NOT_FOUND'
   | 'PERSISTED_QUERY_HASH_MISMATCH'
-  // API limits (Hasura v2's codes)
+  // Hasura v2's, for the features taken from it (API limits, inherited roles)
   | 'time-limit-exceeded'
-  | 'rate-limit-exceeded';
+  | 'rate-limit-exceeded'
+  | 'cyclic-dependency';
 
 /** A code passed through from a third party (see ErrorCode). */
 export type ForeignCode = string & { readonly foreign: unique symbol };
