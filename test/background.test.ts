@@ -55,7 +55,7 @@ test('start in order; stop all at once, within one grace period however many wor
 test('the engine runs metadata sync as a worker and stops it on close', async () => {
   const s = await startTestServer();
   try {
-    assert.deepEqual(s.engine.workers.names, ['metadata-sync', 'delivery:event-trigger', 'cron-generator', 'delivery:cron', 'delivery:scheduled', 'delivery:action']);
+    assert.deepEqual(s.engine.workers.names, ['metadata-sync', 'table-changes', 'delivery:event-trigger', 'cron-generator', 'delivery:cron', 'delivery:scheduled', 'delivery:action']);
   } finally {
     await s.close();
   }
