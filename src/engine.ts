@@ -6,7 +6,7 @@ import { setOutboundPolicy } from './http/outbound.js';
 import { BoundedRoleCache } from './schema/roleCache.js';
 import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
-import { defaultPlanCache } from './execute/planCache.js';
+import { PlanCache } from './execute/planCache.js';
 import type { Config } from './config/config.js';
 import { initCatalog, loadMetadata, loadResourceVersion, lockMetadata, METADATA_CHANNEL } from './catalog/catalog.js';
 import { syncEventTriggers } from './events/triggers.js';
@@ -19,6 +19,7 @@ import { NotifyFence } from './cache/fence.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
+import { SCHEMA_EXTENSIONS } from './extensions.js';
 import { inconsistentRef } from './metadata/dependencies.js';
 import type { SchemaCache } from './schema/model.js';
 import { hostname } from 'node:os';
@@ -29,7 +30,7 @@ import { resolveHeaders } from './delivery/http.js';
 import { parseClock, type Clock } from './scheduled/clock.js';
 import { CronGenerator } from './scheduled/cron.js';
 import { ScheduledEventQueue } from './scheduled/queue.js';
-import { AsyncActionQueue } from './actions/queue.js';
+import { AsyncActionQueue, type ActionJobContext } from './actions/queue.js';
 import { onAsyncActionQueued } from './actions/execute.js';
 
 export class Engine {
@@ -62,7 +63,7 @@ export class Engine {
   /** the scheduler's clock (ms since the epoch): the system clock unless --scheduler-clock is set */
   clock: Clock;
   /** asynchronous action calls */
-  asyncActions!: DeliveryWorker;
+  asyncActions!: DeliveryWorker<ActionJobContext>;
   private stopAsyncListener?: () => void;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
@@ -76,7 +77,11 @@ export class Engine {
   /** the response cache of @cached queries (src/cache): in memory, or in Redis with --redis-url */
   responseCache!: ResponseCache;
 
+  /** this engine's plan cache, bounded by its --plan-cache-max-bytes */
+  readonly planCache: PlanCache;
+
   private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
+    this.planCache = new PlanCache(undefined, config.planCacheMaxBytes);
     this.workers = new WorkerSet(log);
     const clock = parseClock(config.schedulerClock);
     this.clock = () => clock();
@@ -85,7 +90,6 @@ export class Engine {
   }
 
   static async start(config: Config, log: Logger): Promise<Engine> {
-    defaultPlanCache.setMaxBytes(config.planCacheMaxBytes);
     BoundedRoleCache.maxBytes = config.roleSchemaCacheMaxBytes;
     setOutboundPolicy({ denyPrivate: config.outboundDenyPrivate, allowHosts: config.outboundAllowHosts });
     const db = await openDb({
@@ -144,8 +148,8 @@ export class Engine {
       engine.onCacheChange(() => void engine.changes.refresh().catch(() => undefined));
       // one delivery subsystem: a worker per queue, all with the same pool, lease and poll settings
       const hosts = new HostGates(Math.max(1, config.eventsHttpMaxConnectionsPerHost));
-      const delivery = (queue: DeliveryQueue, clock?: Clock) =>
-        new DeliveryWorker({
+      const delivery = <C>(queue: DeliveryQueue<C>, clock?: Clock) =>
+        new DeliveryWorker<C>({
           db,
           log,
           queue,
@@ -268,7 +272,7 @@ export class Engine {
     if (this.reloading) return this.reloading;
     this.reloading = (async () => {
       const stored = await loadMetadata(this.db);
-      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion);
+      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion, undefined, SCHEMA_EXTENSIONS);
       if (cache.inconsistent.length) {
         this.log.warn({ type: 'startup', inconsistent: cache.inconsistent.length }, 'metadata has inconsistent objects');
       }

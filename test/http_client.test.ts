@@ -1,13 +1,17 @@
 /**
- * postLimited (src/http/client.ts), the outbound client of webhooks, actions and remote schemas,
- * against a real receiver: the request line keeps the URL's path and query, credentials in the URL
+ * The one outbound transport (src/http/client.ts: postLimited for webhooks, actions and remote
+ * schemas; fetchLimited for the auth webhook and the JWK set), against real receivers: the request line keeps the URL's path and query, credentials in the URL
  * become Basic auth, IPv6 literals connect, the same URL twice reuses its parse, and response
  * headers come both raw (in order, as sent) and as a Headers object; a body over the cap and a
- * deadline passing mid-body reject the call and never surface as an uncaught exception.
+ * deadline passing mid-body reject the call and never surface as an uncaught exception; GETs follow
+ * redirects only when asked (under one deadline, the redirect bodies unread), a body can be left
+ * unread by status, a declared length over the cap is refused before reading, and an abort signal
+ * ends the call.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { postLimited } from '../src/http/client.js';
+import { createServer, type Server } from 'node:http';
+import { fetchLimited, postLimited } from '../src/http/client.js';
 import { Receiver } from './helpers/receiver.js';
 
 const rx = new Receiver();
@@ -62,5 +66,69 @@ test('IPv6 literals and a body over the cap', async () => {
   } finally {
     s.closeAllConnections();
     await new Promise((r) => s.close(r));
+  }
+});
+
+async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ s: Server; url: string; close: () => Promise<void> }> {
+  const s = createServer(handler);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+  return { s, url, close: () => (s.closeAllConnections(), new Promise<void>((r) => s.close(() => r()))) };
+}
+
+test('GET: redirects followed when asked (relative and absolute, the deadline over all hops), else returned', async () => {
+  const seen: string[] = [];
+  const srv = await serve((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    if (req.url === '/a') return res.writeHead(302, { location: '/b' }).end('x'.repeat(5000));
+    if (req.url === '/b') return res.writeHead(301, { location: `http://127.0.0.1:${(srv.s.address() as { port: number }).port}/c` }).end();
+    if (req.url === '/loop') return res.writeHead(307, { location: '/loop' }).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
+  });
+  try {
+    const res = await fetchLimited(`${srv.url}/a`, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'follow' }, { timeoutMs: 5000, maxBytes: 100 });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.toString(), '{"keys":[]}');
+    assert.deepEqual(seen, ['GET /a', 'GET /b', 'GET /c']);
+    const manual = await fetchLimited(`${srv.url}/a`, { method: 'GET', headers: {}, redirect: 'manual' }, { timeoutMs: 5000, maxBytes: 10000 });
+    assert.equal(manual.status, 302);
+    assert.equal(manual.headers.get('location'), '/b');
+    await assert.rejects(fetchLimited(`${srv.url}/loop`, { method: 'GET', headers: {}, redirect: 'follow' }, { timeoutMs: 5000, maxBytes: 100 }), /too many redirects/);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('readBody: an unread body is discarded; a declared length over the cap is refused before reading', async () => {
+  const srv = await serve((req, res) => {
+    if (req.url === '/big') return res.writeHead(200, { 'content-length': '1000000' }).end('x'.repeat(1000000));
+    res.writeHead(req.url === '/denied' ? 403 : 200).end('body');
+  });
+  try {
+    const denied = await fetchLimited(`${srv.url}/denied`, { method: 'POST', headers: {}, body: '{}', redirect: 'manual' }, { timeoutMs: 5000, maxBytes: 100, readBody: (s) => s === 200 });
+    assert.deepEqual([denied.status, denied.body.length], [403, 0]);
+    const ok = await fetchLimited(`${srv.url}/ok`, { method: 'POST', headers: {}, body: '{}', redirect: 'manual' }, { timeoutMs: 5000, maxBytes: 100, readBody: (s) => s === 200 });
+    assert.equal(ok.body.toString(), 'body');
+    await assert.rejects(fetchLimited(`${srv.url}/big`, { method: 'GET', headers: {}, redirect: 'manual' }, { timeoutMs: 5000, maxBytes: 100 }), /larger than 100 bytes/);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('an abort signal ends a hanging call (AbortError); an aborted one is never sent', async () => {
+  let requests = 0;
+  const srv = await serve(() => {
+    requests++;
+  });
+  try {
+    const ac = new AbortController();
+    const call = fetchLimited(srv.url, { method: 'GET', headers: {}, redirect: 'manual' }, { timeoutMs: 60_000, maxBytes: 100, signal: ac.signal });
+    while (requests === 0) await new Promise((r) => setImmediate(r));
+    ac.abort();
+    await assert.rejects(call, (e: Error) => e.name === 'AbortError');
+    await assert.rejects(fetchLimited(srv.url, { method: 'GET', headers: {}, redirect: 'manual' }, { timeoutMs: 60_000, maxBytes: 100, signal: ac.signal }), (e: Error) => e.name === 'AbortError');
+    assert.equal(requests, 1);
+  } finally {
+    await srv.close();
   }
 });

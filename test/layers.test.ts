@@ -1,14 +1,60 @@
 /**
- * Layers point down: the HTTP edge (src/server) may import anything; nothing below it imports
- * from src/server; src/core imports nothing of the project. (Import cycles: `madge --circular`.)
+ * Layers point down (README, "Layout"): every import of every file under src — static, `import
+ * type`, side-effect (`import './x.js'`), re-exports and dynamic `import()` — goes to the same
+ * layer or a lower one in LAYERS. The upward imports that exist today are listed in KNOWN_UPWARD
+ * (issue 31 item 1 removes them): the list may only shrink. Import cycles: `madge --circular`.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, dirname } from 'node:path';
+import { join, relative, resolve, dirname, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+
+/**
+ * Bottom first: a folder or file (the longest entry that contains it) may import its own layer and
+ * those below. `metadata/` stands on two floors: the document (types, arguments, messages, export)
+ * low, the admin API (ops, the runner, the registry, diff; remote/ops.ts with them) high; its
+ * dependency graph (dependencies.ts) is the schema builder's.
+ */
+export const LAYERS: readonly (readonly string[])[] = [
+  ['core', 'version.ts', 'errors.ts', 'json.ts', 'env.ts'],
+  ['config'],
+  ['http'],
+  ['db'],
+  ['metadata'],
+  ['catalog'],
+  ['schema', 'permissions', 'ir', 'sql', 'relay', 'rest', 'metadata/dependencies.ts', 'cache/directive.ts'],
+  ['execute', 'cache', 'changes'],
+  ['dml'],
+  ['subscriptions'],
+  ['background.ts', 'delivery'],
+  ['events', 'scheduled'],
+  ['actions', 'remote'],
+  ['metadata/ops', 'metadata/run.ts', 'metadata/registry.ts', 'metadata/diff.ts', 'remote/ops.ts'],
+  ['extensions.ts', 'engine.ts'],
+  ['cli', 'server', 'main.ts'],
+];
+
+/** upward imports that exist today (file → file); to be removed, never added */
+const KNOWN_UPWARD: readonly string[] = [
+  // the --scheduler-clock flag parses with the scheduler's clock
+  'config/config.ts → scheduled/clock.ts',
+  // root fields dispatched per kind inside the executor (issue 31 item 2: one dispatch table)
+  'execute/graphql.ts → actions/execute.ts',
+  'execute/graphql.ts → remote/execute.ts',
+  'execute/plan.ts → actions/ir.ts',
+  'execute/plan.ts → remote/plan.ts',
+  // the domain model ring (issue 31 item 1: a bottom model layer)
+  'ir/types.ts → actions/ir.ts',
+  'ir/types.ts → remote/model.ts',
+  'schema/build.ts → actions/model.ts',
+  'schema/model.ts → actions/model.ts',
+  'schema/model.ts → remote/model.ts',
+  // the runner's Engine type
+  'metadata/run.ts → engine.ts',
+].map((e) => e.split('/').join(sep));
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -17,29 +63,61 @@ function files(dir: string): string[] {
   });
 }
 
-function imports(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
+/** every relative module specifier of a file, whatever the form of the import */
+export function importsOf(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/g)) {
-    out.push(relative(SRC, resolve(dirname(file), m[1]!)));
-  }
-  return out;
+  // `import … from '…'`, `import type … from '…'`, `export … from '…'` (possibly over several lines)
+  for (const m of text.matchAll(/(?:^|[\n;])\s*(?:import|export)\s(?:[^'";]*?\sfrom\s*)?['"](\.[^'"]+)['"]/g)) out.push(m[1]!);
+  // side-effect imports `import '…'` and dynamic `import('…')`
+  for (const m of text.matchAll(/(?:^|[\n;])\s*import\s*['"](\.[^'"]+)['"]/g)) out.push(m[1]!);
+  for (const m of text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)) out.push(m[1]!);
+  return [...new Set(out)];
 }
 
-test('nothing below the HTTP edge imports from src/server', () => {
-  const bad: string[] = [];
+const ENTRIES = LAYERS.flatMap((l, i) => l.map((e) => ({ e: e.split('/').join(sep), i }))).sort((a, b) => b.e.length - a.e.length);
+const layerOf = (rel: string) => ENTRIES.find(({ e }) => rel === e || rel.startsWith(e + sep))?.i ?? -1;
+
+function graph(): Array<{ from: string; to: string }> {
+  const edges: Array<{ from: string; to: string }> = [];
   for (const f of files(SRC)) {
-    const rel = relative(SRC, f);
-    if (rel.startsWith('server/') || rel === 'main.ts') continue;
-    for (const i of imports(f)) if (i.startsWith('server/')) bad.push(`${rel} → ${i}`);
+    const from = relative(SRC, f);
+    for (const spec of importsOf(readFileSync(f, 'utf8'))) {
+      const to = relative(SRC, resolve(dirname(f), spec)).replace(/\.js$/, '.ts');
+      if (!to.startsWith('..')) edges.push({ from, to });
+    }
   }
-  assert.deepEqual(bad, []);
+  return edges;
+}
+
+test('the import reader sees every form of import', () => {
+  const text = [
+    "import a from './a.js';",
+    "import type { B } from '../b.js';",
+    "import {\n  c,\n  type D,\n} from './c.js';",
+    "import './side.js';",
+    "export * from './e.js';",
+    "export { f } from './f.js';",
+    "const g = await import('./g.js');",
+    "import x from 'node:fs';",
+  ].join('\n');
+  assert.deepEqual(importsOf(text).sort(), ['../b.js', './a.js', './c.js', './e.js', './f.js', './g.js', './side.js'].sort());
 });
 
-test('src/core imports nothing else of the project', () => {
-  const bad: string[] = [];
-  for (const f of files(join(SRC, 'core'))) {
-    for (const i of imports(f)) if (!i.startsWith('core/')) bad.push(`${relative(SRC, f)} → ${i}`);
-  }
-  assert.deepEqual(bad, []);
+test('every file of src has a layer', () => {
+  assert.deepEqual(files(SRC).map((f) => relative(SRC, f)).filter((r) => layerOf(r) < 0), []);
+});
+
+test('no import points to a higher layer (beyond the known ones, which may only go)', () => {
+  const up = graph()
+    .filter((e) => layerOf(e.to) > layerOf(e.from))
+    .map((e) => `${e.from} → ${e.to}`)
+    .sort();
+  assert.deepEqual(up.filter((e) => !KNOWN_UPWARD.includes(e)), [], 'new upward imports');
+  assert.deepEqual(KNOWN_UPWARD.filter((e) => !up.includes(e)), [], 'gone: remove them from KNOWN_UPWARD');
+});
+
+test('nothing below the HTTP edge imports from src/server; src/core imports only itself', () => {
+  const edges = graph();
+  assert.deepEqual(edges.filter((e) => e.to.startsWith(`server${sep}`) && !e.from.startsWith(`server${sep}`) && e.from !== 'main.ts'), []);
+  assert.deepEqual(edges.filter((e) => e.from.startsWith(`core${sep}`) && !e.to.startsWith(`core${sep}`)), []);
 });

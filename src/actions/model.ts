@@ -9,6 +9,7 @@ import { type ActionMetadata, type CustomTypes, type QualifiedTable } from '../m
 import type { InconsistentObject, RelationshipModel, TableModel } from '../schema/model.js';
 import { SvcError } from '../errors.js';
 import { parseActionDefinition } from './definition.js';
+import { envNotSet, unsetVariables } from '../env.js';
 
 export const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 
@@ -201,12 +202,7 @@ function resolveAction(a: ActionMetadata, types: CustomTypesModel, pgScalars: Se
   const output = types.objects.get(outBase);
   if (!ot || !output) throw new ActionProblem(`the type: ${JSON.stringify(outBase)} is not an object type defined in custom types`, 'not-exists');
   const problems: string[] = [];
-  for (const name of [...d.handler.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g)].map((m) => m[1]!)) {
-    if (env[name] === undefined) problems.push(`environment variable ${JSON.stringify(name)} not set`);
-  }
-  for (const h of d.headers ?? []) {
-    if (h.value_from_env !== undefined && env[h.value_from_env] === undefined) problems.push(`environment variable ${JSON.stringify(h.value_from_env)} not set`);
-  }
+  for (const name of unsetVariables({ template: d.handler, headers: d.headers ?? undefined }, env)) problems.push(envNotSet(name).message);
   if (problems.length) throw new ActionProblem(problems[0]!, 'not-exists');
   const outputEnums = new Map<string, Set<string>>();
   for (const f of output.fields) {

@@ -37,13 +37,13 @@ update svc_catalog.hdb_action_log l
   from unnest($2::uuid[], $3::text[], $4::jsonb[], $5::jsonb[]) as o(id, status, response, errors)
  where l.id = o.id and l.locked_by = $1`;
 
-interface Context {
+export interface ActionJobContext {
   action: ActionModel;
   request: ActionRequest;
 }
 
 /** The stored outcome of one call: the response payload, or the error as upstream encodes it. */
-export function outcomeOf(ctx: Context, t: FinishedTry): { status: 'completed' | 'error'; response: string | null; errors: string | null } {
+export function outcomeOf(ctx: ActionJobContext, t: FinishedTry<ActionJobContext>): { status: 'completed' | 'error'; response: string | null; errors: string | null } {
   const o = t.outcome;
   const err = (e: SvcError) => ({ status: 'error' as const, response: null, errors: JSON.stringify({ path: e.path, error: e.message, code: e.code }) });
   if (o.status === null) return err(new SvcError(500, 'unexpected', 'http exception when calling webhook'));
@@ -56,17 +56,17 @@ export function outcomeOf(ctx: Context, t: FinishedTry): { status: 'completed' |
   }
 }
 
-export class AsyncActionQueue implements DeliveryQueue {
+export class AsyncActionQueue implements DeliveryQueue<ActionJobContext> {
   readonly kind = 'action';
 
   /** `actions()`: the consistent actions of the current schema cache */
   constructor(private readonly actions: () => Map<string, ActionModel>) {}
 
-  async claim(db: Db, owner: string, limit: number, leaseSec: number): Promise<DeliveryJob[]> {
+  async claim(db: Db, owner: string, limit: number, leaseSec: number): Promise<DeliveryJob<ActionJobContext>[]> {
     const known = [...this.actions().values()].filter((a) => a.kind === 'asynchronous');
     if (!known.length) return [];
     const r = await db.query(CLAIM, [owner, limit, known.map((a) => a.name), leaseSec]);
-    const jobs: DeliveryJob[] = [];
+    const jobs: DeliveryJob<ActionJobContext>[] = [];
     const unusable: string[] = [];
     for (const row of r.rows as Array<Record<string, unknown>>) {
       const id = String(row.id);
@@ -79,7 +79,7 @@ export class AsyncActionQueue implements DeliveryQueue {
         unusable.push(id);
         continue;
       }
-      const context: Context = { action, request };
+      const context: ActionJobContext = { action, request };
       jobs.push({
         id,
         url: request.url,
@@ -100,8 +100,8 @@ export class AsyncActionQueue implements DeliveryQueue {
     return jobs;
   }
 
-  async finish(db: Db, owner: string, done: FinishedTry[]): Promise<void> {
-    const out = done.map((t) => outcomeOf(t.job.context as Context, t));
+  async finish(db: Db, owner: string, done: FinishedTry<ActionJobContext>[]): Promise<void> {
+    const out = done.map((t) => outcomeOf(t.job.context, t));
     await db.query(FINISH, [owner, done.map((d) => d.job.id), out.map((o) => o.status), out.map((o) => o.response), out.map((o) => o.errors)]);
   }
 

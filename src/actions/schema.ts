@@ -24,7 +24,7 @@ import { ADMIN_ROLE } from '../core/session.js';
 import { ANY_JSON_SCALAR, type InVal } from '../ir/input.js';
 import type { RootField } from '../ir/types.js';
 import type { RoleSchemaBuilder } from '../schema/graphql/builder.js';
-import type { RootFields } from '../schema/graphql/schema.js';
+import type { RootFields, SchemaExtension } from '../schema/extensions.js';
 import { parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, tableObject, type SelectionParser } from '../schema/graphql/select.js';
 import type { RootFieldConfig } from '../schema/graphql/select.js';
 import type { ActionField, InputTemplate, OutputField, OutputSelection } from './ir.js';
@@ -212,3 +212,6 @@ function asyncQueryField(b: RoleSchemaBuilder, a: ActionModel): RootFieldConfig 
   };
   return { type: obj, description: a.comment ?? undefined, args: { id: { type: new GraphQLNonNull(b.scalar('uuid')) } }, extensions: { svc: parse } };
 }
+
+/** Actions as a schema extension (src/schema/extensions.ts): their root fields. */
+export const actionsExtension: SchemaExtension = { name: 'actions', rootFields: actionRootFields };

@@ -1,16 +1,17 @@
 /**
  * Calling an action's handler and reading its answer, as upstream v1.3 does (reference/actions/
  * action-handlers.rst, debugging.rst): POST `{action: {name}, input, session_variables}` with the
- * configured headers (and the client's, when `forward_client_headers`, minus hop-by-hop and
- * request-specific ones); a 2xx body must be an object (or an array of objects for a list output
+ * configured headers (and the client's, when `forward_client_headers`, minus those never forwarded:
+ * src/http/forwarded.ts); a 2xx body must be an object (or an array of objects for a list output
  * type) with the output type's fields; a 4xx body `{message, code}` is the error; anything else is
  * an internal error. Errors carry the request and response in `internal`, which only admin (or
  * --dev-mode) sees.
  */
-import { SvcError } from '../errors.js';
+import { SvcError, foreignCode, type ErrorCode, type ForeignCode } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
+import { isForwardableHeader } from '../http/forwarded.js';
 import { Kind, type TypeNode } from 'graphql';
 import { jsonDeeperThan } from '../json.js';
 import { parseTypeExpr, type ActionModel } from './model.js';
@@ -20,23 +21,13 @@ export const ACTION_RESPONSE_MAX = 10 * 1024 * 1024;
 /** …and up to this nesting of objects and arrays. */
 export const ACTION_RESPONSE_MAX_DEPTH = 256;
 
-/**
- * Client headers never forwarded: hop-by-hop ones (RFC 9110 §7.6.1), those describing the client's
- * own request (upstream's commonClientHeadersIgnored), and the admin secret under both its names
- * (src/http/credentials.ts).
- */
-const NOT_FORWARDED = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'trailers',
-  'transfer-encoding', 'upgrade', 'content-length', 'content-md5', 'user-agent', 'host', 'origin', 'referer', 'accept',
-  'accept-encoding', 'accept-language', 'accept-datetime', 'cache-control', 'dnt', 'content-type',
-]);
-
 export type HeaderList = Array<{ name: string; value: string }>;
 
 export function forwardedClientHeaders(headers: Record<string, string | string[] | undefined>): HeaderList {
   const out: HeaderList = [];
   for (const [name, v] of Object.entries(headers)) {
-    if (v === undefined || NOT_FORWARDED.has(name.toLowerCase()) || isAdminSecretHeader(name)) continue;
+    // the one list of headers never forwarded (src/http/forwarded.ts)
+    if (v === undefined || !isForwardableHeader(name)) continue;
     out.push({ name, value: Array.isArray(v) ? v.join(', ') : v });
   }
   return out;
@@ -100,7 +91,7 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   } catch (e) {
     throw new SvcError(500, 'unexpected', `not a valid json response from webhook : ${(e as Error).message}`, '$', internal(req, res, res.text));
   }
-  const fail = (code: string, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
+  const fail = (code: ErrorCode, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
   // a bounded answer only (its values are copied into the response and the action log)
   if (jsonDeeperThan(json, ACTION_RESPONSE_MAX_DEPTH)) throw fail('unexpected', `the action webhook response is nested deeper than ${ACTION_RESPONSE_MAX_DEPTH} levels`);
   if (res.status >= 200 && res.status < 300) {
@@ -123,16 +114,16 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   if (res.status >= 400 && res.status < 500) {
     const o = json as { message?: unknown; code?: unknown };
     if (!objectKind(json) || typeof o.message !== 'string') throw fail('parse-failed', 'expecting an error object {"message": …, "code": …} in the action webhook\'s 4xx response');
-    return throwHandlerError(res.status, o.message, typeof o.code === 'string' ? o.code : 'unexpected');
+    return throwHandlerError(res.status, o.message, typeof o.code === 'string' ? foreignCode(o.code) : 'unexpected');
   }
   throw new SvcError(500, 'unexpected', 'internal error', '$', internal(req, res, json));
 }
 
-function throwHandlerError(status: number, message: string, code: string): never {
+function throwHandlerError(status: number, message: string, code: ErrorCode | ForeignCode): never {
   throw new SvcError(status, code, message, '$');
 }
 
-function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: string, message: string) => SvcError): void {
+function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: ErrorCode, message: string) => SvcError): void {
   const fields = a.output.fields;
   const extra = Object.keys(o).filter((k) => !fields.some((f) => f.name === k));
   if (extra.length) throw fail('unexpected', `unexpected fields in webhook response: ${extra.join(', ')}`);

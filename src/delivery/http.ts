@@ -104,18 +104,6 @@ export function invocationResponse(o: DeliveryOutcome): unknown {
   return { type: 'webhook_response', data: { status: o.status, body: o.body ?? '', headers: o.responseHeaders ?? [] }, version: '2' };
 }
 
-/**
- * `{{ENV_VAR}}` templates of webhook URLs (syntax-defs.rst: WebhookURL). An unset variable is an
- * error naming it.
- */
-export function resolveUrlTemplate(url: string, env: NodeJS.ProcessEnv = process.env): string {
-  return url.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
-    const v = env[name];
-    if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${name}" not set`);
-    return v;
-  });
-}
-
 /** A webhook URL (after templates) must be an absolute http(s) URL. */
 export function checkWebhookUrl(url: string, path: string): void {
   let u: URL;
@@ -127,14 +115,6 @@ export function checkWebhookUrl(url: string, path: string): void {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new SvcError(400, 'invalid-params', `webhook URL must use http or https: ${JSON.stringify(url)}`, path);
 }
 
-/** Configured headers with `value` or `value_from_env`; an unset variable is an error naming it. */
-export function resolveHeaders(conf: Array<{ name: string; value?: string; value_from_env?: string }> | undefined, env: NodeJS.ProcessEnv = process.env): Array<{ name: string; value: string }> {
-  return (conf ?? []).map((h) => {
-    if (h.value !== undefined) return { name: h.name, value: h.value };
-    const v = env[h.value_from_env!];
-    if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${h.value_from_env}" not set`);
-    return { name: h.name, value: v };
-  });
-}
-
+// environment values (templates, value_from_env) have one home: src/env.ts
+export { resolveHeaders, resolveUrlTemplate } from '../env.js';
 export { redactUrl };

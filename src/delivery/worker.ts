@@ -31,8 +31,8 @@ import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, ty
 /** the outbound-call label of a queue's webhooks (svc_outbound_request_duration_seconds{target}) */
 const OUTBOUND_TARGET: Record<string, string> = { 'event-trigger': 'event', action: 'async_action' };
 
-/** One claimed row, ready to send. */
-export interface DeliveryJob extends DeliveryRequest {
+/** One claimed row, ready to send; `C`: what its queue needs back in `finish` (none by default). */
+export interface DeliveryJob<C = undefined> extends DeliveryRequest {
   id: string;
   /** tries made before this one */
   tries: number;
@@ -41,7 +41,7 @@ export interface DeliveryJob extends DeliveryRequest {
   /** when the row was created (for the commit-to-delivery latency) */
   createdAt?: Date;
   /** what the queue needs back in `finish` */
-  context?: unknown;
+  context: C;
   /** set when the job cannot be sent (e.g. its webhook's variable is unset): a failed try, no request */
   failure?: string;
   /** the trigger (event and cron triggers), for the delivery-lag histogram and the span */
@@ -50,8 +50,8 @@ export interface DeliveryJob extends DeliveryRequest {
   traceparent?: string;
 }
 
-export interface FinishedTry {
-  job: DeliveryJob;
+export interface FinishedTry<C = undefined> {
+  job: DeliveryJob<C>;
   outcome: DeliveryOutcome;
   next: NextStep;
 }
@@ -59,16 +59,16 @@ export interface FinishedTry {
 /** What happens to a row after a try. */
 export type NextStep = { kind: 'delivered' } | { kind: 'retry'; at: Date } | { kind: 'error' };
 
-export interface DeliveryQueue {
+export interface DeliveryQueue<C = undefined> {
   /** for logs and metrics: `event-trigger`, `cron`, `scheduled`, `action` */
   readonly kind: string;
   /** claims up to `limit` due rows, leasing them to `owner` for `leaseSec` */
-  claim(db: Db, owner: string, limit: number, leaseSec: number): Promise<DeliveryJob[]>;
+  claim(db: Db, owner: string, limit: number, leaseSec: number): Promise<DeliveryJob<C>[]>;
   /**
    * records tries (an invocation log row each + the rows' new state, where the lease is still
    * `owner`'s), in one statement
    */
-  finish(db: Db, owner: string, done: FinishedTry[]): Promise<void>;
+  finish(db: Db, owner: string, done: FinishedTry<C>[]): Promise<void>;
   renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void>;
   release(db: Db, owner: string, ids: string[]): Promise<void>;
   /** ms until the queue expects a row to fall due, when it knows (polled then if sooner than the fetch interval) */
@@ -90,10 +90,10 @@ export interface DeliveryStats {
 
 export const newStats = (): DeliveryStats => ({ claimed: 0, delivered: 0, failed: 0, retried: 0, errored: 0, inFlight: 0, latencies: [] });
 
-export interface DeliveryWorkerOptions {
+export interface DeliveryWorkerOptions<C = undefined> {
   db: Db;
   log: Logger;
-  queue: DeliveryQueue;
+  queue: DeliveryQueue<C>;
   /** this process's id, written to `locked_by` */
   owner: string;
   /** ms between polls when a poll found nothing to do */
@@ -115,7 +115,7 @@ export interface DeliveryWorkerOptions {
  * next retry time (null unless retried), the HTTP status (CLIENT_ERROR_STATUS for a client error) and
  * the invocation log's request and response (JSON text).
  */
-export function triedColumns(done: FinishedTry[]): { ids: string[]; retryAt: Array<string | null>; statuses: number[]; requests: string[]; responses: string[] } {
+export function triedColumns<C>(done: FinishedTry<C>[]): { ids: string[]; retryAt: Array<string | null>; statuses: number[]; requests: string[]; responses: string[] } {
   return {
     ids: done.map((d) => d.job.id),
     retryAt: done.map((d) => (d.next.kind === 'retry' ? d.next.at.toISOString() : null)),
@@ -130,7 +130,7 @@ export function triedColumns(done: FinishedTry[]): { ids: string[]; retryAt: Arr
  * The delay is clamped to [0, MAX_DELAY_SEC] (a non-number is the default 10 s): the retry time is
  * always a valid date PostgreSQL can store.
  */
-export function nextStep(job: DeliveryJob, outcome: DeliveryOutcome, now = Date.now()): NextStep {
+export function nextStep<C>(job: DeliveryJob<C>, outcome: DeliveryOutcome, now = Date.now()): NextStep {
   if (outcome.ok) return { kind: 'delivered' };
   const exhausted = job.tries >= job.maxRetries;
   const after = outcome.retryAfterSec;
@@ -140,7 +140,7 @@ export function nextStep(job: DeliveryJob, outcome: DeliveryOutcome, now = Date.
 }
 
 /** A try whose write-back failed, as a failed try that says why (and ends the row: `error`). */
-export function unrecordable(t: FinishedTry, e: unknown): FinishedTry {
+export function unrecordable<C>(t: FinishedTry<C>, e: unknown): FinishedTry<C> {
   const why = e instanceof Error ? e.message : String(e);
   return {
     job: { ...t.job, body: 'null' },
@@ -149,7 +149,7 @@ export function unrecordable(t: FinishedTry, e: unknown): FinishedTry {
   };
 }
 
-export class DeliveryWorker implements Worker {
+export class DeliveryWorker<C = undefined> implements Worker {
   readonly name: string;
   readonly stats: DeliveryStats;
   private stopping = false;
@@ -159,10 +159,10 @@ export class DeliveryWorker implements Worker {
   private renewTimer?: NodeJS.Timeout;
   private slotFreed?: () => void;
   /** tries done and waiting to be written (one statement for all of them) */
-  private toFinish: Array<FinishedTry & { resolve: () => void }> = [];
+  private toFinish: Array<FinishedTry<C> & { resolve: () => void }> = [];
   private flushing = false;
 
-  constructor(private readonly o: DeliveryWorkerOptions) {
+  constructor(private readonly o: DeliveryWorkerOptions<C>) {
     this.name = `delivery:${o.queue.kind}`;
     this.stats = o.stats ?? newStats();
   }
@@ -174,7 +174,7 @@ export class DeliveryWorker implements Worker {
     this.renewTimer.unref();
   }
 
-  get queue(): DeliveryQueue {
+  get queue(): DeliveryQueue<C> {
     return this.o.queue;
   }
 
@@ -227,7 +227,7 @@ export class DeliveryWorker implements Worker {
         this.slotFreed = undefined;
         continue;
       }
-      let jobs: DeliveryJob[];
+      let jobs: DeliveryJob<C>[];
       try {
         jobs = await this.o.queue.claim(this.o.db, this.o.owner, free, this.o.leaseSec);
         failures = 0;
@@ -258,7 +258,7 @@ export class DeliveryWorker implements Worker {
   }
 
   /** One try, as a span (tracing on): `svc.delivery`, child of (and linked to) the request that created the row. */
-  private tryOnce(job: DeliveryJob): Promise<DeliveryOutcome> {
+  private tryOnce(job: DeliveryJob<C>): Promise<DeliveryOutcome> {
     const t = tracing;
     if (!t) return deliver(job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind);
     const span = t.start(
@@ -274,7 +274,7 @@ export class DeliveryWorker implements Worker {
     });
   }
 
-  private async attempt(job: DeliveryJob): Promise<void> {
+  private async attempt(job: DeliveryJob<C>): Promise<void> {
     const outcome: DeliveryOutcome = job.failure !== undefined ? { ok: false, status: null, error: job.failure, latencyMs: 0 } : await this.tryOnce(job);
     const now = this.o.clock?.() ?? Date.now();
     const next = nextStep(job, outcome, now);
@@ -323,7 +323,7 @@ export class DeliveryWorker implements Worker {
   }
 
   /** The tries of a batch that failed, each alone: one bad row fails only itself. */
-  private async finishOneByOne(batch: FinishedTry[]): Promise<void> {
+  private async finishOneByOne(batch: FinishedTry<C>[]): Promise<void> {
     for (const t of batch) {
       try {
         await this.o.queue.finish(this.o.db, this.o.owner, [t]);

@@ -9,6 +9,7 @@ import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } 
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import type { EventTriggerDef, QualifiedTable } from '../metadata/types.js';
 import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
+import { fromEnv } from '../env.js';
 
 export interface DeliverableTrigger {
   def: EventTriggerDef;
@@ -17,12 +18,7 @@ export interface DeliverableTrigger {
 
 /** The webhook URL of a trigger (webhook with `{{ENV}}` templates, or webhook_from_env); throws when unset. */
 export function triggerWebhook(def: EventTriggerDef, env: NodeJS.ProcessEnv = process.env): string {
-  if (def.webhook_from_env !== undefined) {
-    const v = env[def.webhook_from_env];
-    if (v === undefined) throw new Error(`environment variable "${def.webhook_from_env}" not set`);
-    return v;
-  }
-  return resolveUrlTemplate(def.webhook ?? '', env);
+  return def.webhook_from_env !== undefined ? fromEnv(def.webhook_from_env, env) : resolveUrlTemplate(def.webhook ?? '', env);
 }
 
 const CLAIM = `
@@ -103,6 +99,7 @@ export class EventTriggerQueue implements DeliveryQueue {
         createdAt: new Date(Number(row.created_ms)),
         trigger: t.def.name,
         ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),
+        context: undefined,
       });
     }
     // a trigger whose webhook or header variables are unset right now: leave its rows for later

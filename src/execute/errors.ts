@@ -1,10 +1,14 @@
 /**
- * Errors of the GraphQL path: PostgreSQL errors mapped to Hasura's codes, and
- * the GraphQL error envelopes (`/v1/graphql`: `{errors: [{extensions: {path,
- * code}, message}]}`, on `/v1alpha1/graphql` with HTTP 400).
+ * Errors at the edge, one module for every endpoint and protocol: PostgreSQL errors mapped to
+ * Hasura's codes (`fromPgError`), the one converter of anything thrown into an SvcError
+ * (`asSvcError`), the one rule for who sees `internal` details (`showInternalErrors`), and the one
+ * envelope builder (`errorObject`): `/v1/graphql` `{errors: [{extensions: {path, code}, message}]}`
+ * (on `/v1alpha1/graphql` with HTTP 400), `/v1/query` and the legacy websocket protocol
+ * `{path, error, code}` (src/server/errors.ts names the two HTTP bodies).
  */
 import { asPgError, isAcquireTimeout } from '../db/db.js';
-import { SvcError } from '../errors.js';
+import { ADMIN_ROLE } from '../core/session.js';
+import { SvcError, type ErrorCode } from '../errors.js';
 
 /** A database error as an SvcError (Hasura's mkTxErrorHandler). */
 export function fromPgError(e: unknown, statement?: { text: string; params: unknown[]; prepared: boolean }): SvcError {
@@ -36,7 +40,7 @@ export function fromPgError(e: unknown, statement?: { text: string; params: unkn
     return new SvcError(400, pg.code === '22025' ? 'bad-request' : 'data-exception', message, '$');
   }
   if (cls === '23') {
-    const prefix: Record<string, [string, string]> = {
+    const prefix: Record<string, [ErrorCode, string]> = {
       '23001': ['constraint-violation', 'Can not delete or update due to data being referenced. '],
       '23502': ['constraint-violation', 'Not-NULL violation. '],
       '23503': ['constraint-violation', 'Foreign key violation. '],
@@ -91,9 +95,22 @@ export function errorResponse(e: unknown, fmt: ErrorFormat): string {
 }
 
 /**
- * Anything that is not an SvcError came from below (the driver, the pool): never its message,
- * which may name internal hosts; `internal` carries it for admins.
+ * Anything thrown as an SvcError, the one converter. An error of the database, the driver or the
+ * pool is mapped by `fromPgError` (the pool or the connection: 503); anything else is a 500
+ * `unexpected`. Never the error's own message, which may name internal hosts: `internal` carries
+ * it for those who may see it.
  */
 export function asSvcError(e: unknown): SvcError {
-  return e instanceof SvcError ? e : fromPgError(e);
+  if (e instanceof SvcError) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (asPgError(e) || isAcquireTimeout(e) || (typeof code === 'string' && /^E[A-Z]+$/.test(code))) return fromPgError(e);
+  return new SvcError(500, 'unexpected', 'an unexpected error occurred', '$', { message: e instanceof Error ? e.message : String(e) });
+}
+
+/**
+ * Who sees `internal` details: everyone with --dev-mode, admin unless --admin-internal-errors is
+ * off, nobody else.
+ */
+export function showInternalErrors(config: { devMode: boolean; adminInternalErrors: boolean }, session: { role: string } | undefined): boolean {
+  return config.devMode || (session?.role === ADMIN_ROLE && config.adminInternalErrors);
 }

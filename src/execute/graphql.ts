@@ -12,20 +12,19 @@ import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
 import { bindParams, compileSql } from '../sql/ast.js';
 import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
-import { errorResponse, fromPgError, type ErrorFormat } from './errors.js';
+import { errorResponse, fromPgError, showInternalErrors, type ErrorFormat } from './errors.js';
 export { errorObject, asSvcError, type ErrorFormat } from './errors.js';
 import type { ExecContext, GraphQLRequest } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
 import { executeActionPlan, planHasActions } from '../actions/execute.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
 import { batchParams, batchStatement } from './multiplex.js';
-import { PlanCache, defaultPlanCache, planCacheStats } from './planCache.js';
+import { PlanCache, planCacheOf } from './planCache.js';
 import { executeRemoteRoots, resolveJoins } from '../remote/execute.js';
 import { checkOperationSize, measureOperation, roleLimits, timeLimitExceeded } from './apiLimits.js';
 import { CancelToken } from '../core/cancel.js';
 import { runCached, writtenTables } from './cached.js';
 
-export { planCacheStats, resetPlanCacheStats } from './planCache.js';
 import { tracing } from '../core/tracing.js';
 import { requestSqlDuration } from '../core/histogram.js';
 
@@ -79,8 +78,7 @@ function compileOptions(ctx: ExecContext): SelectCompileOptions {
 }
 
 function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
-  const admin = ctx.session.role === ADMIN_ROLE;
-  return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: ctx.config.devMode || (admin && ctx.config.adminInternalErrors) };
+  return { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors, includeInternal: showInternalErrors(ctx.config, ctx.session) };
 }
 
 /**
@@ -88,14 +86,14 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
  * a span `svc.graphql.plan` (attribute svc.plan_cache.hit) with, on a miss, `svc.graphql.parse`
  * (parse and document limits) under it.
  */
-export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = defaultPlanCache, relay = false): { plan: QueryPlan; variables: Record<string, unknown> } {
+export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = planCacheOf(ctx), relay = false): { plan: QueryPlan; variables: Record<string, unknown> } {
   const t = tracing;
   if (!t) return planRequestNow(ctx, req, cache, relay);
   const span = t.start('svc.graphql.plan');
-  const misses = planCacheStats.misses;
+  const misses = cache.stats.misses;
   try {
     const out = t.run(span, () => planRequestNow(ctx, req, cache, relay));
-    span.setAttributes({ 'svc.plan_cache.hit': planCacheStats.misses === misses, 'graphql.operation.type': out.plan.opType, ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}) });
+    span.setAttributes({ 'svc.plan_cache.hit': cache.stats.misses === misses, 'graphql.operation.type': out.plan.opType, ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}) });
     return out;
   } catch (e) {
     const err = e instanceof SvcError ? e : undefined;
@@ -139,10 +137,10 @@ function planRequestNow(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache,
   const vars = entry.coerce(req.variables ?? {});
   const hit = PlanCache.plan(entry, vars.values, vars.types);
   if (hit) {
-    planCacheStats.hits++;
+    cache.stats.hits++;
     return { plan: hit, variables: vars.values };
   }
-  planCacheStats.misses++;
+  cache.stats.misses++;
   const plan = compilePlan(rs ?? getRoleSchema(ctx.cache, ctx.session.role, backendOnly, relay), entry.op, vars, compileOptions(ctx));
   if (worthCaching(plan)) {
     plan.cached = true;

@@ -8,6 +8,7 @@ import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
 import type { CancelToken } from '../core/cancel.js';
 import type { ResponseCache } from '../cache/responseCache.js';
+import type { PlanCache } from './planCache.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -37,4 +38,6 @@ export interface ExecContext {
   timeLimitMs?: number;
   /** the response cache of @cached queries (src/cache) */
   responseCache?: ResponseCache;
+  /** the engine's plan cache (unset: one of the schema cache's own, src/execute/planCache.ts) */
+  planCache?: PlanCache;
 }

@@ -28,13 +28,6 @@ export interface PlanCacheStats {
   misses: number;
 }
 
-/** Counters for tests and metrics. */
-export const planCacheStats: PlanCacheStats = { hits: 0, misses: 0 };
-
-export function resetPlanCacheStats(): void {
-  planCacheStats.hits = 0;
-  planCacheStats.misses = 0;
-}
 
 export interface PlanCacheEntry {
   readonly cache: SchemaCache;
@@ -69,7 +62,13 @@ function planBytes(query: string, plan: QueryPlan): number {
   return PLAN_OVERHEAD + query.length * PLAN_BYTES_PER_CHAR + sql * 2;
 }
 
+/**
+ * One per engine (`engine.planCache`, its byte budget from that engine's config; requests reach it
+ * through `ExecContext.planCache`); nothing is shared between engines of one process.
+ */
 export class PlanCache {
+  /** counters for tests and metrics */
+  readonly stats: PlanCacheStats = { hits: 0, misses: 0 };
   private readonly byQuery = new Map<string, Map<string, PlanCacheEntry>>();
   private count = 0;
   private tick = 0;
@@ -79,6 +78,11 @@ export class PlanCache {
     private readonly maxEntries = MAX_ENTRIES,
     private maxBytes = DEFAULT_MAX_BYTES,
   ) {}
+
+  resetStats(): void {
+    this.stats.hits = 0;
+    this.stats.misses = 0;
+  }
 
   /** Sets the byte budget (`--plan-cache-max-bytes`); evicts at once if over it. */
   setMaxBytes(maxBytes: number): void {
@@ -184,4 +188,14 @@ function sameStructure(p: QueryPlan, variables: Record<string, unknown>, types: 
   return true;
 }
 
-export const defaultPlanCache = new PlanCache();
+/**
+ * The plan cache of a context that names none (tests, tools): one per schema cache, so still never
+ * shared between engines (each builds its own schema caches).
+ */
+const ownCaches = new WeakMap<SchemaCache, PlanCache>();
+export function planCacheOf(ctx: { planCache?: PlanCache; cache: SchemaCache }): PlanCache {
+  if (ctx.planCache) return ctx.planCache;
+  let c = ownCaches.get(ctx.cache);
+  if (!c) ownCaches.set(ctx.cache, (c = new PlanCache()));
+  return c;
+}

@@ -1,13 +1,16 @@
 /**
- * Outbound HTTP, one module for every caller (the auth webhook and the JWK set today; event,
- * scheduled and action webhooks and remote schemas next): a deadline that covers the body, a body
- * size cap, no redirects unless asked, a fixed User-Agent, and log-safe descriptions of failures
- * and URLs. Connections are reused by the global fetch's keep-alive agent.
+ * Outbound HTTP, one transport for every caller (event, scheduled and action webhooks, remote
+ * schemas, the auth webhook, the JWK set): `node:http`/`node:https` with keep-alive agents (about
+ * half the CPU of `fetch` per request; README, "Outbound HTTP"), a deadline that covers connection,
+ * headers and body (and every redirect followed), a body size cap, no redirects unless asked, the
+ * outbound policy (src/http/outbound.ts) checked for the host and each resolved address, and
+ * log-safe descriptions of failures and URLs. `fetchLimited` and `postLimited` are the two ways
+ * callers call it.
  */
 
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { checkOutboundHost, checkOutboundUrl, guardedLookup, outboundPolicy } from './outbound.js';
+import { checkOutboundHost, guardedLookup } from './outbound.js';
 import { tracing, type Span } from '../core/tracing.js';
 import { outboundDuration } from '../core/histogram.js';
 
@@ -37,14 +40,26 @@ function endCall(call: { span: Span | undefined; t0: number }, target: string, h
   span.end();
 }
 
-const policyActive = () => outboundPolicy().denyPrivate || outboundPolicy().allowHosts.length > 0;
+/** The call traced and measured (startCall/endCall), `headers` carrying the trace context. */
+async function traced(target: string, method: string, host: string, url: string, headers: Record<string, string>, run: (headers: Record<string, string>) => Promise<LimitedResponse>): Promise<LimitedResponse> {
+  const sent = tracing ? { ...headers } : headers;
+  const call = startCall(target, method, host, url, sent);
+  try {
+    const res = await run(sent);
+    endCall(call, target, host, res.status);
+    return res;
+  } catch (e) {
+    endCall(call, target, host, undefined, e);
+    throw e;
+  }
+}
 
 export interface LimitedResponse {
   status: number;
   headers: Headers;
   body: Buffer;
-  /** the headers as received (names in their case, in order; postLimited only) */
-  rawHeaders?: Array<{ name: string; value: string }>;
+  /** the headers as received (names in their case, in order) */
+  rawHeaders: Array<{ name: string; value: string }>;
 }
 
 export class BodyTooLargeError extends Error {
@@ -56,76 +71,81 @@ export class BodyTooLargeError extends Error {
 
 export const USER_AGENT = 'svc-graphql-engine';
 
+export interface OutboundRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  /** 'follow': redirects are followed (GET), each target checked against the outbound policy */
+  redirect?: 'manual' | 'follow';
+}
+
+export interface OutboundOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  signal?: AbortSignal;
+  /** whether the body of a response of this status is read at all (an unread one is discarded) */
+  readBody?: (status: number) => boolean;
+  /**
+   * the deadline counts from when the request is sent on a connected socket; waiting for a socket
+   * of the agent and connecting are bounded separately (by the same time)
+   */
+  timeoutFromConnect?: boolean;
+  /** called when the request is sent on a connected socket */
+  onSent?: () => void;
+}
+
+/** fetch's limit */
+const MAX_REDIRECTS = 20;
+
+/** One request (and the redirects it is told to follow), the one outbound transport. */
+export async function outboundRequest(url: string, req: OutboundRequest, opts: OutboundOptions): Promise<LimitedResponse> {
+  const deadline = Date.now() + opts.timeoutMs;
+  // a redirect's own body is never read
+  const read = opts.readBody;
+  if (req.redirect === 'follow') opts = { ...opts, readBody: (s) => (s >= 300 && s < 400 ? false : (read?.(s) ?? true)) };
+  let res = await exchange(url, req, opts, opts.timeoutMs);
+  for (let hops = 0; req.redirect === 'follow' && res.status >= 300 && res.status < 400 && res.headers.get('location'); hops++) {
+    if (hops >= MAX_REDIRECTS) throw new Error('too many redirects');
+    url = new URL(res.headers.get('location')!, url).href;
+    const left = deadline - Date.now();
+    if (left <= 0) throw timeoutError('timed out');
+    res = await exchange(url, { method: 'GET', headers: req.headers }, opts, left);
+  }
+  return res;
+}
+
 /**
- * `fetch` with a deadline (connection, headers and body) and a body size cap.
- * `readBody(status)` decides whether the body is read at all; an unread body is cancelled.
+ * `fetch`-shaped: a deadline (connection, headers and body), a body size cap; `readBody(status)`
+ * decides whether the body is read at all.
  */
-export async function fetchLimited(
+export function fetchLimited(
   url: string,
-  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: RequestRedirect },
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: 'manual' | 'follow' },
   opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean; target?: string },
 ): Promise<LimitedResponse> {
-  const target = opts.target ?? 'http';
   let host = '';
   try {
     host = new URL(url).host;
   } catch {
-    /* fetch reports the bad URL */
+    /* the transport reports the bad URL */
   }
-  const headers = tracing ? { ...init.headers } : init.headers;
-  const call = startCall(target, init.method, host, url, headers);
-  try {
-    const res = await fetchLimitedNow(url, { ...init, headers }, opts);
-    endCall(call, target, host, res.status);
-    return res;
-  } catch (e) {
-    endCall(call, target, host, undefined, e);
-    throw e;
-  }
+  return traced(opts.target ?? 'http', init.method, host, url, init.headers, (headers) => outboundRequest(url, { ...init, headers }, opts));
 }
 
-async function fetchLimitedNow(
+/** A POST, no redirects followed (webhook deliveries, actions, remote schemas). */
+export function postLimited(
   url: string,
-  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: RequestRedirect },
-  opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean },
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void; target?: string },
 ): Promise<LimitedResponse> {
-  const timeout = AbortSignal.timeout(opts.timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
-  // the outbound policy (src/http/outbound.ts): fetch has no lookup hook, so the host is resolved and checked first
-  await checkOutboundUrl(url);
-  let res = await fetch(url, { ...init, ...(init.redirect === 'follow' && policyActive() ? { redirect: 'manual' as const } : {}), signal });
-  // with a policy, redirects are followed here, each target checked like the first
-  for (let hops = 0; init.redirect === 'follow' && policyActive() && res.status >= 300 && res.status < 400 && res.headers.get('location'); hops++) {
-    await res.body?.cancel().catch(() => undefined);
-    if (hops >= 5) throw new Error('too many redirects');
-    url = new URL(res.headers.get('location')!, url).href;
-    await checkOutboundUrl(url);
-    res = await fetch(url, { ...init, redirect: 'manual', signal });
+  let host = '';
+  try {
+    host = requestTarget(url).options.hostname;
+  } catch {
+    /* the transport reports it */
   }
-  const wanted = opts.readBody ? opts.readBody(res.status) : true;
-  if (!wanted || !res.body) {
-    await res.body?.cancel().catch(() => undefined);
-    return { status: res.status, headers: res.headers, body: Buffer.alloc(0) };
-  }
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > opts.maxBytes) {
-    await res.body.cancel().catch(() => undefined);
-    throw new BodyTooLargeError(opts.maxBytes);
-  }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > opts.maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLargeError(opts.maxBytes);
-    }
-    chunks.push(value);
-  }
-  return { status: res.status, headers: res.headers, body: Buffer.concat(chunks) };
+  return traced(opts.target ?? 'http', 'POST', host, url, headers, (sent) => outboundRequest(url, { method: 'POST', headers: sent, body, redirect: 'manual' }, opts));
 }
 
 /** Short description of a fetch failure for logs (never includes headers or bodies). */
@@ -159,11 +179,11 @@ export function jsonPathKey(key: string): string {
 }
 
 /**
- * postLimited's answer. A fetch Headers object costs more than the rest of the exchange, so it is
+ * The transport's answer. A fetch Headers object costs more than the rest of the exchange, so it is
  * built when read (a getter of the class: an object literal with a getter per response made V8
  * move every response to the old generation, a mark-compact per ~3,000 calls).
  */
-class PostResponse implements LimitedResponse {
+class TransportResponse implements LimitedResponse {
   #headers: Headers | undefined;
   constructor(
     readonly status: number,
@@ -203,49 +223,22 @@ function requestTarget(url: string): RequestTarget {
 
 const keepAlive = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
 
-/**
- * POST on `node:http(s)` with keep-alive agents: the webhook deliveries' client (it costs about
- * half the CPU of `fetch` per request; see README, "Outbound HTTP"). Same contract as
- * fetchLimited: a deadline over connection, headers and body (or, with `timeoutFromConnect`, from
- * when the request is sent), a body cap, no redirects followed.
- */
-export function postLimited(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  opts: { timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void; target?: string },
-): Promise<LimitedResponse> {
-  const target = opts.target ?? 'http';
-  const sent: Record<string, string> = tracing ? { ...headers } : headers;
-  let host = '';
-  try {
-    host = requestTarget(url).options.hostname;
-  } catch {
-    /* reported below */
-  }
-  const call = startCall(target, 'POST', host, url, sent);
-  return postLimitedNow(url, sent, body, opts).then(
-    (res) => {
-      endCall(call, target, host, res.status);
-      return res;
-    },
-    (e: unknown) => {
-      endCall(call, target, host, undefined, e);
-      throw e;
-    },
-  );
-}
+const timeoutError = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
 
-function postLimitedNow(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  opts: { timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void },
-): Promise<LimitedResponse> {
+const rawHeaderList = (res: IncomingMessage) => {
+  const raw = res.rawHeaders;
+  const out: Array<{ name: string; value: string }> = [];
+  for (let i = 0; i < raw.length; i += 2) out.push({ name: raw[i]!, value: raw[i + 1]! });
+  return out;
+};
+
+/** One request and its response on `node:http(s)`. */
+function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeoutMs: number): Promise<LimitedResponse> {
   return new Promise((resolve, reject) => {
     let u: RequestTarget;
     let resolveChecked: boolean;
     try {
+      if (opts.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
       u = requestTarget(url);
       // the outbound policy (src/http/outbound.ts): the host now, its resolved addresses at connect
       resolveChecked = checkOutboundHost(u.options.hostname);
@@ -253,16 +246,37 @@ function postLimitedNow(
       reject(e);
       return;
     }
-    const payload = Buffer.from(body);
+    const payload = r.body === undefined ? undefined : Buffer.from(r.body);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+      req.destroy();
+    };
+    const settled = () => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    };
     const req = (u.https ? httpsRequest : httpRequest)(
       {
         ...u.options,
-        method: 'POST',
+        method: r.method,
         agent: u.https ? keepAlive.https : keepAlive.http,
-        headers: { ...headers, 'content-length': String(payload.length) },
+        headers: payload ? { ...r.headers, 'content-length': String(payload.length) } : r.headers,
         ...(resolveChecked ? { lookup: guardedLookup as never } : {}),
       },
       (res) => {
+        const status = res.statusCode ?? 0;
+        const declared = Number(res.headers['content-length']);
+        const wanted = opts.readBody ? opts.readBody(status) : true;
+        if (!wanted || (Number.isFinite(declared) && declared > opts.maxBytes)) {
+          // an unread body is discarded with its connection; the exchange torn down without an error event
+          settled();
+          if (wanted) reject(new BodyTooLargeError(opts.maxBytes));
+          else resolve(new TransportResponse(status, Buffer.alloc(0), rawHeaderList(res)));
+          res.on('error', () => undefined);
+          req.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
@@ -270,7 +284,7 @@ function postLimitedNow(
           if (size > opts.maxBytes) {
             // rejected here, the exchange torn down without an error event (destroying with an
             // error re-emitted it where no listener was left: an uncaught exception)
-            clearTimeout(timer);
+            settled();
             reject(new BodyTooLargeError(opts.maxBytes));
             res.removeAllListeners('data');
             req.destroy();
@@ -279,39 +293,36 @@ function postLimitedNow(
           chunks.push(c);
         });
         res.on('end', () => {
-          clearTimeout(timer);
-          const raw = res.rawHeaders;
-          const rawHeaders: Array<{ name: string; value: string }> = [];
-          for (let i = 0; i < raw.length; i += 2) rawHeaders.push({ name: raw[i]!, value: raw[i + 1]! });
-          resolve(new PostResponse(res.statusCode ?? 0, Buffer.concat(chunks), rawHeaders));
+          settled();
+          resolve(new TransportResponse(status, Buffer.concat(chunks), rawHeaderList(res)));
         });
         res.on('error', (e) => {
-          clearTimeout(timer);
+          settled();
           reject(e);
         });
       },
     );
     const timedOut = (what: string) => () => {
-      reject(Object.assign(new Error(what), { name: 'TimeoutError' }));
+      settled();
+      reject(timeoutError(what));
       req.destroy();
     };
-    // `timeoutFromConnect`: the deadline counts from when the request is sent on a connected socket;
-    // waiting for a socket of the agent and connecting are bounded separately (by the same time)
-    let timer = setTimeout(timedOut(opts.timeoutFromConnect ? 'timed out connecting' : 'timed out'), opts.timeoutMs);
+    let timer = setTimeout(timedOut(opts.timeoutFromConnect ? 'timed out connecting' : 'timed out'), timeoutMs);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.timeoutFromConnect || opts.onSent) {
       req.once('socket', (sock) => {
         const sent = () => {
           opts.onSent?.();
           if (!opts.timeoutFromConnect) return;
           clearTimeout(timer);
-          timer = setTimeout(timedOut('timed out'), opts.timeoutMs);
+          timer = setTimeout(timedOut('timed out'), timeoutMs);
         };
         if (sock.connecting) sock.once('connect', sent);
         else sent();
       });
     }
     req.on('error', (e) => {
-      clearTimeout(timer);
+      settled();
       reject(e);
     });
     req.end(payload);

@@ -6,9 +6,10 @@
  *   `X-Svc-Access-Key`), is Svc's own credential: it is never forwarded to a third party (action
  *   handlers, remote schemas, the auth webhook), never stored (`hdb_action_log.request_headers`) and
  *   never logged.
- * - The client's own credentials (`Authorization`, `Proxy-Authorization`, `Cookie`) are forwarded
- *   where upstream forwards them (`forward_client_headers` of actions and remote schemas, the auth
- *   webhook: reference/remote-schemas/schema-auth.rst), stored where a later forward needs them (an
+ * - The client's own credentials (`Authorization`, `Cookie`) are forwarded where upstream forwards
+ *   them (`forward_client_headers` of actions and remote schemas, the auth webhook:
+ *   reference/remote-schemas/schema-auth.rst; `Proxy-Authorization` is hop-by-hop and never
+ *   forwarded, src/http/forwarded.ts), stored where a later forward needs them (an
  *   asynchronous action's handler is called with the stored headers), and redacted wherever headers
  *   are logged or shown as debugging info.
  */

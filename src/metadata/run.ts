@@ -115,7 +115,7 @@ async function runInTransaction(
           if (storedVersion !== base.resourceVersion) {
             // another instance changed the metadata: start from what is stored
             const stored = await loadMetadata(conn);
-            cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion);
+            cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion, undefined, base.extensions);
           }
         }
         const state: RequestState = { metadata: deepClone(cache.metadata), cache, metadataChanged: false, dbChanged: false };
@@ -131,7 +131,7 @@ async function runInTransaction(
             state,
             path: op.path,
             rebuild: async (opts = {}) => {
-              const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db));
+              const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db), state.cache.extensions);
               state.cache = fresh;
               return fresh;
             },

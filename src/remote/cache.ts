@@ -13,7 +13,6 @@ import { gqlScalarName } from '../schema/graphql/names.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
 import { remoteStore, type RemoteIntrospection } from './introspect.js';
 import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
-import './fields.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 

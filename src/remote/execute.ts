@@ -8,17 +8,12 @@ import { SvcError } from '../errors.js';
 import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
 import { REMOTE_LIMITS, responseTooDeep } from './bounds.js';
 import { isAdminSecretHeader } from '../http/credentials.js';
+import { isForwardableHeader } from '../http/forwarded.js';
 import { collectSetCookies } from '../http/responseHeaders.js';
 import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX, type RemoteEndpoint } from './introspect.js';
 import type { RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
 import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from './plan.js';
-
-/** Client headers never forwarded (hop-by-hop, body framing, and Svc's own credentials). */
-const NOT_FORWARDED = new Set([
-  'host', 'content-length', 'content-type', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade',
-  'te', 'trailer', 'proxy-authorization', 'proxy-authenticate', 'accept-encoding', 'expect', 'user-agent', 'origin', 'referer',
-]);
 
 /** Headers of a request to a remote: client headers (when configured) < session variables < configured headers. */
 export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<string, string> {
@@ -26,7 +21,8 @@ export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<stri
   if (ep.forwardClientHeaders) {
     for (const [k, v] of Object.entries(ctx.headers)) {
       const name = k.toLowerCase();
-      if (v === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-svc-') || isAdminSecretHeader(name)) continue;
+      // the one list of headers never forwarded (src/http/forwarded.ts); session variables come below
+      if (v === undefined || !isForwardableHeader(name) || name.startsWith('x-svc-')) continue;
       h[name] = Array.isArray(v) ? v.join(', ') : v;
     }
   }

@@ -30,8 +30,10 @@ import {
 } from 'graphql';
 import type { Field, RootField } from '../ir/types.js';
 import type { RoleSchemaBuilder } from '../schema/graphql/builder.js';
-import { registerRootFieldProvider, type RootFields } from '../schema/graphql/schema.js';
-import { registerTableFieldProvider, type SelectionParser } from '../schema/graphql/select.js';
+import type { RootFields, SchemaExtension } from '../schema/extensions.js';
+import type { SelectionParser } from '../schema/graphql/select.js';
+import { attachRemote } from './cache.js';
+import { loadRemoteGenerations } from './introspect.js';
 import type { TableView } from '../permissions/view.js';
 import type { RemoteSchemaModel } from './model.js';
 
@@ -137,7 +139,7 @@ function rootFields(b: RoleSchemaBuilder, m: RemoteSchemaModel, fields: readonly
   return out;
 }
 
-registerRootFieldProvider((b): RootFields => {
+const remoteRootFields = (b: RoleSchemaBuilder): RootFields => {
   const remote = b.cache.remote;
   if (!remote || remote.schemas.size === 0) return {};
   const query: RootFields['query'] = {};
@@ -149,9 +151,9 @@ registerRootFieldProvider((b): RootFields => {
     for (const n of m.types.keys()) if (!m.rootTypes.has(n)) namedType(b, m, n);
   }
   return { query, mutation };
-});
+};
 
-registerTableFieldProvider((b, v: TableView) => {
+const remoteTableFields = (b: RoleSchemaBuilder, v: TableView): Record<string, GraphQLFieldConfig<unknown, unknown>> => {
   const rels = b.cache.remote?.relationships.get(v.table.key);
   if (!rels) return {};
   // an inherited role's guarded columns (null on some rows) do not join: their raw values would reach the remote
@@ -178,7 +180,7 @@ registerTableFieldProvider((b, v: TableView) => {
     out[rel.name] = { type, description: 'Remote relationship field', args: leafArgs, extensions: { svc: parse } };
   }
   return out;
-});
+};
 
 /**
  * The type of an argument the relationship sets in part (upstream v1.3): an input object keeps the
@@ -212,3 +214,14 @@ function strippedType(b: RoleSchemaBuilder, m: RemoteSchemaModel, ref: Introspec
   if (Object.keys(fields).length === 0) return null;
   return b.register(name, () => new GraphQLInputObjectType({ name, description: def.description ?? undefined, fields }));
 }
+
+/**
+ * Remote schemas as a schema extension (src/schema/extensions.ts): their root fields, remote
+ * relationships on table types, and their introspections resolved after the pure builder.
+ */
+export const remoteExtension: SchemaExtension = {
+  name: 'remote schemas',
+  rootFields: remoteRootFields,
+  tableFields: remoteTableFields,
+  attach: async (cache, md, q) => attachRemote(cache, md, md.remote_schemas.length ? await loadRemoteGenerations(q) : new Map()),
+};

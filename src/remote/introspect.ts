@@ -12,6 +12,7 @@ import type { RemoteSchemaMetadata } from '../metadata/types.js';
 import type { Queryable } from '../db/db.js';
 import { clientSchemaError } from './buildCheck.js';
 import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';
+import { resolveHeaders } from '../env.js';
 
 /** A remote schema's definition with URL and headers resolved. */
 export interface RemoteEndpoint {
@@ -49,12 +50,7 @@ export function resolveEndpoint(rs: RemoteSchemaMetadata, env: NodeJS.ProcessEnv
   } catch {
     throw new SvcError(400, 'invalid-params', `not a valid URI: ${url}`);
   }
-  const headers = (d.headers ?? []).map((h) => {
-    if (h.value !== undefined) return { name: h.name, value: h.value };
-    const v = env[h.value_from_env!];
-    if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${h.value_from_env}" not set`);
-    return { name: h.name, value: v };
-  });
+  const headers = resolveHeaders(d.headers, env);
   return {
     name: rs.name,
     url,

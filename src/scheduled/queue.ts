@@ -14,9 +14,9 @@
 import type { Db } from '../db/db.js';
 import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
-import { SvcError } from '../errors.js';
 import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
 import type { Clock } from './clock.js';
+import { fromEnv } from '../env.js';
 
 /** RetryConfST (SPEC §2.9). */
 export interface STRetryConf {
@@ -33,10 +33,7 @@ export type WebhookConf = string | { from_env: string };
 
 /** The URL of a webhook configuration; an unset variable is a 400 naming it. */
 export function resolveWebhookConf(conf: WebhookConf, env: NodeJS.ProcessEnv = process.env): string {
-  if (typeof conf === 'string') return resolveUrlTemplate(conf, env);
-  const v = env[conf.from_env];
-  if (v === undefined) throw new SvcError(400, 'not-exists', `environment variable "${conf.from_env}" not set`);
-  return v;
+  return typeof conf === 'string' ? resolveUrlTemplate(conf, env) : fromEnv(conf.from_env, env);
 }
 
 /** A timestamp column as upstream's JSON shows it: ISO 8601 in UTC, fraction without trailing zeros. */
@@ -195,7 +192,7 @@ export class ScheduledEventQueue implements DeliveryQueue {
       return this.sendable(row);
     } catch (e) {
       const id = String(row.id);
-      return { id, url: '', headers: [], body: 'null', timeoutMs: 1, logUrl: '', tries: Number(row.tries) || 0, maxRetries: 0, retryIntervalSec: 0, failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}` };
+      return { id, url: '', headers: [], body: 'null', timeoutMs: 1, logUrl: '', tries: Number(row.tries) || 0, maxRetries: 0, retryIntervalSec: 0, context: undefined, failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}` };
     }
   }
 
@@ -228,6 +225,7 @@ export class ScheduledEventQueue implements DeliveryQueue {
       retryIntervalSec: clampNumber(rc.retry_interval_seconds, 0, MAX_DELAY_SEC, 10),
       // the lag metric: from the time the event was due
       createdAt: new Date(Number(row.due_ms)),
+      context: undefined,
       ...(failure !== undefined ? { failure } : {}),
       ...(row.trigger_name ? { trigger: String(row.trigger_name) } : {}),
       ...(row.trace_context ? { traceparent: String(row.trace_context) } : {}),

@@ -36,6 +36,7 @@ import type {
   SchemaCache,
   TableModel,
 } from './model.js';
+import { envNotSet, unsetVariables } from '../env.js';
 
 export type EnumRows = Map<string, Array<{ value: string; comment: string | null }>>;
 
@@ -225,9 +226,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
       attempt('event_trigger', eventTriggerDefinition(tm, et), `${prefix}in event trigger ${JSON.stringify(et.name)}: `, () => {
         const ref = { kind: 'event_trigger' as const, table: tm.table, name: et.name };
         // a webhook (or header) from an environment variable that is not set cannot be delivered
-        for (const v of [et.webhook_from_env, ...(et.headers ?? []).map((h) => h.value_from_env)]) {
-          if (v !== undefined && process.env[v] === undefined) fail(`environment variable ${JSON.stringify(v)} not set`);
-        }
+        for (const v of unsetVariables({ names: [et.webhook_from_env], headers: et.headers })) fail(envNotSet(v).message);
         for (const op of ['insert', 'update', 'delete'] as const) {
           const spec = et.definition[op];
           if (!spec) continue;
@@ -291,7 +290,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   for (const r of inheritedRoles.keys()) roles.add(r);
 
   const rest = resolveRestEndpoints(md, inconsistent);
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(), customTypes, actions, rest };
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(), customTypes, actions, rest, extensions: [] };
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Loads what the pure builder needs from the database (introspection, rows
- * of enum tables) and builds the SchemaCache.
+ * of enum tables), builds the SchemaCache and lets the schema extensions
+ * (src/schema/extensions.ts; the engine's list: src/extensions.ts) attach.
  */
 import { introspect, type DbIntrospection } from '../catalog/introspect.js';
 import type { Queryable } from '../db/db.js';
@@ -8,10 +9,9 @@ import { qualifiedKey, type Metadata } from '../metadata/types.js';
 import { buildSchemaCache, type EnumRows } from './build.js';
 import type { SchemaCache } from './model.js';
 import { quoteIdent } from '../sql/ident.js';
-import { attachRemote } from '../remote/cache.js';
-import { loadRemoteGenerations } from '../remote/introspect.js';
+import type { SchemaExtension } from './extensions.js';
 
-export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db?: DbIntrospection): Promise<SchemaCache> {
+export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db: DbIntrospection | undefined, extensions: readonly SchemaExtension[]): Promise<SchemaCache> {
   const intro = db ?? (await introspect(q));
   const enumRows: EnumRows = new Map();
   for (const t of md.tables) {
@@ -30,6 +30,7 @@ export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersio
     }
   }
   const cache = buildSchemaCache(md, intro, resourceVersion, enumRows);
-  await attachRemote(cache, md, md.remote_schemas.length ? await loadRemoteGenerations(q) : new Map());
+  cache.extensions = extensions;
+  for (const x of extensions) await x.attach?.(cache, md, q);
   return cache;
 }

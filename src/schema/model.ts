@@ -18,6 +18,7 @@ import type {
   TableMetadata,
 } from '../metadata/types.js';
 import type { RemoteCacheModel } from '../remote/model.js';
+import type { SchemaExtension } from './extensions.js';
 
 export interface ColumnModel extends ColumnInfo {
   /** GraphQL field name (custom_column_names or the column name) */
@@ -194,6 +195,8 @@ export interface SchemaCache {
   actions: Map<string, ActionModel>;
   /** the consistent REST endpoints (src/rest/endpoints.ts) */
   rest: RestRouter;
-  /** remote schemas and remote relationships (src/remote/cache.ts), set by schema/load.ts */
+  /** remote schemas and remote relationships (src/remote/cache.ts), set by its extension's attach */
   remote?: RemoteCacheModel;
+  /** the schema extensions the cache was built with (src/schema/extensions.ts; set by schema/load.ts) */
+  extensions: readonly SchemaExtension[];
 }

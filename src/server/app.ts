@@ -20,6 +20,7 @@ import { corsMatcher } from './cors.js';
 import type { CancelToken } from '../core/cancel.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { queryErrorBody, toSvcError } from './errors.js';
+import { showInternalErrors } from '../execute/errors.js';
 import { attachWebsocket } from './websocket.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
@@ -155,7 +156,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     if (reply) (reply as LoggedReply).svcSession = session;
     return session;
   };
-  const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
+  const showInternal = (s?: Session) => showInternalErrors(config, s);
 
   /**
    * Readiness (/readyz, /healthz?strict=true): why this process cannot serve now (shutting down,

@@ -31,6 +31,7 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
   headers,
   signal,
   responseCache: engine.responseCache,
+  planCache: engine.planCache,
 });
 
 export const graphqlHandlers: GraphQLHandlers = {

@@ -16,15 +16,16 @@
 import { takeResponseHeaders, takeSetCookies } from '../http/responseHeaders.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
-import { SvcError } from '../errors.js';
+import { SvcError, foreignCode } from '../errors.js';
 import { keyNotFound, typeMismatch } from '../metadata/args.js';
 import { CancelToken } from '../core/cancel.js';
 import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
-import { isAdmin, type RequestHeaders, type Session } from './auth/session.js';
+import { type RequestHeaders, type Session } from './auth/session.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';
+import { showInternalErrors } from '../execute/errors.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { checkAllowlist } from '../execute/allowlist.js';
 import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
@@ -125,7 +126,7 @@ function firstError(out: string): SvcError | undefined {
   if (!out.startsWith('{"errors"')) return undefined;
   try {
     const e = (JSON.parse(out) as { errors: { message?: string; extensions?: { path?: string; code?: string } }[] }).errors[0];
-    return new SvcError(200, e?.extensions?.code ?? 'unexpected', e?.message ?? '', e?.extensions?.path ?? '$');
+    return new SvcError(200, e?.extensions?.code ? foreignCode(e.extensions.code) : 'unexpected', e?.message ?? '', e?.extensions?.path ?? '$');
   } catch {
     return undefined;
   }
@@ -156,7 +157,7 @@ export function graphqlHttp(
 ): GraphQLHttp {
   const config = engine.config;
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
-  const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
+  const showInternal = (s?: Session) => showInternalErrors(config, s);
   let closing = false;
   const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes, engine.redis);
   /** operation type of a GET's query text (bounded memo: clients repeat the same few queries) */

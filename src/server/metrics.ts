@@ -5,7 +5,6 @@
  */
 import client from 'prom-client';
 import type { Engine } from '../engine.js';
-import { planCacheStats } from '../execute/graphql.js';
 import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
 import { liveQueryStats } from '../subscriptions/multiplexed.js';
@@ -28,7 +27,7 @@ export function createMetrics(engine: Engine): client.Registry {
     help: 'GraphQL requests answered from the plan cache (no parse, validation or compilation)',
     registers: [registry],
     collect() {
-      this.set(planCacheStats.hits);
+      this.set(engine.planCache.stats.hits);
     },
   });
   new client.Gauge({
@@ -36,7 +35,7 @@ export function createMetrics(engine: Engine): client.Registry {
     help: 'GraphQL requests that were parsed, validated and compiled',
     registers: [registry],
     collect() {
-      this.set(planCacheStats.misses);
+      this.set(engine.planCache.stats.misses);
     },
   });
   // the response cache of @cached queries (src/cache)

@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
-import { SvcError } from '../errors.js';
+import { SvcError, foreignCode } from '../errors.js';
 import { CancelToken } from '../core/cancel.js';
 import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import { takeSetCookies } from '../http/responseHeaders.js';
@@ -55,7 +55,7 @@ function fromGraphqlErrors(out: string): SvcError {
     const e = (JSON.parse(out) as { errors?: Array<{ message?: string; extensions?: { path?: string; code?: string; internal?: unknown } }> }).errors?.[0];
     const code = e?.extensions?.code ?? 'unexpected';
     const status = code === 'unexpected' ? 500 : 400;
-    return new SvcError(status, code, e?.message ?? 'an unexpected error occurred', e?.extensions?.path ?? '$', e?.extensions?.internal);
+    return new SvcError(status, foreignCode(code), e?.message ?? 'an unexpected error occurred', e?.extensions?.path ?? '$', e?.extensions?.internal);
   } catch {
     return new SvcError(500, 'unexpected', 'an unexpected error occurred');
   }

@@ -56,9 +56,8 @@ import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import type { Session } from './auth/session.js';
 import { toSvcError } from './errors.js';
-import { SvcError } from '../errors.js';
-import { errorObject, errorResponse, type ErrorFormat } from '../execute/errors.js';
-import { ADMIN_ROLE } from '../core/session.js';
+import { SvcError, type ErrorCode } from '../errors.js';
+import { errorObject, errorResponse, showInternalErrors, type ErrorFormat } from '../execute/errors.js';
 import { GRAPHQL_ENDPOINTS, type GraphQLEndpoint } from './graphqlHttp.js';
 
 const KEEPALIVE_MS = 5_000;
@@ -241,8 +240,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
      */
     const withData = (payloadJson: string) => (v1alpha1 && !transport && payloadJson.startsWith('{"errors":') ? `{"data":null,${payloadJson.slice(1)}` : payloadJson);
     const errorFormat = (): ErrorFormat => {
-      const admin = session?.role === ADMIN_ROLE;
-      return { v1alpha1, legacy: v1alpha1, includeInternal: engine.config.devMode || (admin && engine.config.adminInternalErrors) };
+      return { v1alpha1, legacy: v1alpha1, includeInternal: showInternalErrors(engine.config, session) };
     };
     /**
      * An operation that fails before execution (parse, validation, permissions, variables):
@@ -262,7 +260,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
       send({ type: 'error', id, payload: v1alpha1 ? one : { errors: [one] } });
       if (complete) send({ type: 'complete', id });
     };
-    const opError = (id: string, message: string, code = 'bad-request') => preExecError(id, new SvcError(400, code, message, '$'), false);
+    const opError = (id: string, message: string, code: ErrorCode = 'bad-request') => preExecError(id, new SvcError(400, code, message, '$'), false);
     const stopOp = (id: string) => {
       const stop = ops.get(id);
       if (stop) {

@@ -11,6 +11,8 @@
  *   literal, since the statement text is cached per query text anyway,
  * - `var`: a GraphQL variable bound per request through `encode`.
  */
+import { quoteIdent, quoteLiteral } from './ident.js';
+
 export type Param =
   | { readonly kind: 'session' }
   | { readonly kind: 'sessionVar'; readonly name: string }
@@ -36,15 +38,8 @@ export function raw(text: string): Sql {
   return mk([text]);
 }
 
-export function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-export function quoteLiteral(value: string): string {
-  // standard_conforming_strings is on: only quotes need doubling; E'' for backslashes keeps it unambiguous
-  const q = `'${value.replace(/'/g, "''")}'`;
-  return value.includes('\\') ? `E${q.replace(/\\/g, '\\\\')}` : q;
-}
+// quoting has one home (src/sql/ident.ts)
+export { quoteIdent, quoteLiteral };
 
 export function ident(...names: string[]): Sql {
   return mk([names.map(quoteIdent).join('.')]);

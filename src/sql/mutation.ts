@@ -52,9 +52,10 @@ import { ident, join, param, quoteLiteral, raw, sql, type Param, type Sql } from
 import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.js';
 import type { OutputOptions } from './pgtypes.js';
 import { SelectCompiler } from './select.js';
+import type { ErrorCode } from '../errors.js';
 
 export interface RaisedError {
-  code: string;
+  code: ErrorCode;
   message: string;
 }
 
@@ -290,11 +291,11 @@ class Writer {
       for (const [target, source] of mapping) exprs.set(target, sql`(${col(j, 'r')}).${ident(source)}`);
     };
     objs.forEach((o, k) => {
-      const e = { code: 'not-supported', message: `cannot proceed to insert object relation ${JSON.stringify(o.rel.name)} since insert to table ${tableText(o.at.batch.table)} affects zero rows` };
+      const e: RaisedError = { code: 'not-supported', message: `cannot proceed to insert object relation ${JSON.stringify(o.rel.name)} since insert to table ${tableText(o.at.batch.table)} affects zero rows` };
       depend(o.at.batch, o.rel.mapping.map(([l, r]) => [l, r]), e, (r) => objAtOf(r, k));
     });
     if (link) {
-      const e = { code: 'not-supported', message: `cannot proceed to insert array relations since insert to table ${tableText(link.parent)} affects zero rows` };
+      const e: RaisedError = { code: 'not-supported', message: `cannot proceed to insert array relations since insert to table ${tableText(link.parent)} affects zero rows` };
       depend(rows[0]!.parent!.batch, link.rel.mapping.map(([l, r]) => [r, l]), e, (r) => r.parent!.n);
     }
     const columns = t.columns.filter((c) => exprs.has(c.name));

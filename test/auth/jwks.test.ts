@@ -223,7 +223,7 @@ describe('JWK fetch failures', () => {
   test('unreachable URL', async () => {
     const a = new Authenticator({ adminSecret: 's', authHookMode: 'GET', jwtSecret: { jwk_url: await closedPortUrl() } });
     opened.push(a);
-    await assert.rejects(a.ready(), (e: Error) => e.message.startsWith('Error fetching JWK: fetch failed'));
+    await assert.rejects(a.ready(), (e: Error) => /^Error fetching JWK: .*ECONNREFUSED/.test(e.message));
   });
 
   test('a hanging JWK endpoint is bounded by the timeout', async () => {

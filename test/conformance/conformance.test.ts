@@ -11,6 +11,7 @@
  * no-secret run.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -26,25 +27,45 @@ const listedSet = new Set(listed);
 const ADMIN_SECRET_AREAS = ['graphql_query', 'graphql_mutation', 'metadata', 'relay', 'actions'];
 const ADMIN_SECRET = 'conformance-s3cret';
 
-/** a class's failures, or a reason to skip it (helper servers or PostGIS missing) */
-function verdict(ids: string[], byId: Map<string, ConformanceResult>, fixtures: Fixtures | undefined, postgis: boolean): { failures: string[]; skip?: string } {
+/**
+ * What may be skipped, decided before anything runs and never from a failure's text: the classes
+ * whose setup creates the PostGIS extension when this PostgreSQL has none (.ci/run installs it),
+ * and the items that need a helper server (fixtures.ts) whose fixed port was taken. Item id → why.
+ */
+const POSTGIS_SETUP = /create\s+extension[^;"]*\bpostgis/i;
+
+async function skipReasons(server: TestServer, fixtures: Fixtures): Promise<Map<string, string>> {
+  const reasons = new Map<string, string>();
+  const postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
+  for (const suite of SUITES) {
+    for (const { cls, items } of plan(loadManifest(suite.manifest), { fixtures: fixtures.needs })) {
+      const setup = [...(cls.setup ?? []), ...(cls.values_setup ?? [])];
+      const needsPostgis = !postgis && setup.some((f) => POSTGIS_SETUP.test(readFileSync(join(suite.cases, f), 'utf8')));
+      for (const it of items) {
+        if (needsPostgis) reasons.set(it.id, 'PostGIS is not installed on this PostgreSQL (Debian: postgresql-15-postgis-3)');
+        // listed items are never skipped with every helper server up (checked below): a skip here is a missing one
+        else if (it.skip?.startsWith('needs ')) reasons.set(it.id, `helper servers not started (their ports are taken): ${it.skip}`);
+      }
+    }
+  }
+  return reasons;
+}
+
+/** a class's failures (its items not skipped up front), and why the rest were skipped */
+function verdict(ids: string[], byId: Map<string, ConformanceResult>, skipped: Map<string, string>): { failures: string[]; skip?: string } {
   const failures: string[] = [];
+  let skip: string | undefined;
   for (const id of ids) {
+    const why = skipped.get(id);
+    if (why) {
+      skip ??= why;
+      continue;
+    }
     const r = byId.get(id);
     if (!r) failures.push(`${id}: not run`);
     else if (r.status !== 'pass') failures.push(`${id}: ${r.message}${r.diff ? `\n${r.diff.replace(/^/gm, '    ')}` : ''}`);
   }
-  // a machine whose PostgreSQL has no PostGIS cannot run the setup SQL of these classes
-  // (.ci/run installs it; with PostGIS present this never skips)
-  // the helper servers (fixtures.ts) need fixed ports: when one is taken, its cases are skipped
-  const missing = FIXTURE_NEEDS.filter((n) => !fixtures?.needs.includes(n));
-  if (failures.length > 0 && failures.every((f) => missing.some((n) => f.includes(`needs ${n}`)))) {
-    return { failures, skip: `helper servers not started (their ports are taken): ${missing.join(', ')}` };
-  }
-  if (!postgis && failures.length > 0 && failures.every((f) => f.includes('class setup failed') && f.includes('"code":"postgres-error"'))) {
-    return { failures, skip: 'PostGIS is not installed on this PostgreSQL (Debian: postgresql-15-postgis-3)' };
-  }
-  return { failures };
+  return failures.length ? { failures } : { failures, ...(skip ? { skip } : {}) };
 }
 
 /** listed items grouped by class (`module::Class`) */
@@ -61,12 +82,12 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
   let server: TestServer | undefined;
   let fixtures: Fixtures | undefined;
   const byId = new Map<string, ConformanceResult>();
-  let postgis = true;
+  let skipped = new Map<string, string>();
 
   before(async () => {
     server = await startConformanceServer();
     fixtures = await startFixtures(server.url);
-    postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
+    skipped = await skipReasons(server, fixtures);
     const results = await runSuites({ url: server.url, filter: (id) => listedSet.has(id), fixtures: fixtures.needs });
     for (const r of results) byId.set(r.id, r);
   });
@@ -90,7 +111,7 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
   // one test per class, each checking every listed item of the class
   for (const [cls, ids] of byClass(listed)) {
     test(cls, (t) => {
-      const { failures, skip } = verdict(ids, byId, fixtures, postgis);
+      const { failures, skip } = verdict(ids, byId, skipped);
       if (skip) return void t.skip(skip);
       assert.ok(failures.length === 0, `${failures.length} of ${ids.length} listed items failed:\n${failures.join('\n')}`);
     });
@@ -101,13 +122,13 @@ describe(`conformance with an admin secret (passing.txt, areas ${ADMIN_SECRET_AR
   let server: TestServer | undefined;
   let fixtures: Fixtures | undefined;
   const byId = new Map<string, ConformanceResult>();
-  let postgis = true;
+  let skipped = new Map<string, string>();
   let ran = new Set<string>();
 
   before(async () => {
     server = await startConformanceServer({ adminSecret: ADMIN_SECRET });
     fixtures = await startFixtures(server.url, ADMIN_SECRET);
-    postgis = (await server.engine.db.query("select 1 from pg_available_extensions where name = 'postgis'")).rows.length > 0;
+    skipped = await skipReasons(server, fixtures);
     const results = await runSuites({ url: server.url, adminSecret: ADMIN_SECRET, areas: ADMIN_SECRET_AREAS, filter: (id) => listedSet.has(id), fixtures: fixtures.needs });
     for (const r of results) byId.set(r.id, r);
     ran = new Set(results.map((r) => r.id));
@@ -130,7 +151,7 @@ describe(`conformance with an admin secret (passing.txt, areas ${ADMIN_SECRET_AR
   }
   for (const [cls, ids] of byClass(listed.filter((id) => inAreas.has(id)))) {
     test(`${cls} (admin secret)`, (t) => {
-      const { failures, skip } = verdict(ids, byId, fixtures, postgis);
+      const { failures, skip } = verdict(ids, byId, skipped);
       if (skip) return void t.skip(skip);
       assert.ok(failures.length === 0, `${failures.length} of ${ids.length} listed items failed with an admin secret:\n${failures.join('\n')}`);
     });

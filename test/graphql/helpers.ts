@@ -1,13 +1,15 @@
 /**
- * A scratch database with a schema cache built from SQL + metadata, and an
- * ExecContext to call the executor directly (no HTTP server).
+ * A scratch database with a schema cache built from SQL + metadata (by the engine's own loader,
+ * src/schema/load.ts), and an ExecContext to call the executor directly (no HTTP server) with the
+ * fixture's own plan cache.
  */
-import { introspect } from '../../src/catalog/introspect.js';
 import { defaultConfig, type Config } from '../../src/config/config.js';
 import { openDb, type Db } from '../../src/db/db.js';
 import type { ExecContext } from '../../src/execute/interface.js';
+import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, emptyTable, type Metadata, type QualifiedTable, type TableMetadata } from '../../src/metadata/types.js';
-import { buildSchemaCache, type EnumRows } from '../../src/schema/build.js';
+import { loadSchemaCache } from '../../src/schema/load.js';
+import { SCHEMA_EXTENSIONS } from '../../src/extensions.js';
 import type { SchemaCache } from '../../src/schema/model.js';
 import type { Session } from '../../src/server/auth/session.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -18,6 +20,8 @@ export interface Fixture {
   config: Config;
   cache: SchemaCache;
   metadata: Metadata;
+  /** the plan cache of the fixture's contexts */
+  planCache: PlanCache;
   rebuild(): Promise<SchemaCache>;
   ctx(role?: string, vars?: Record<string, string>, config?: Partial<Config>): ExecContext;
   close(): Promise<void>;
@@ -40,27 +44,16 @@ export async function fixture(setupSql: string, metadata: Metadata): Promise<Fix
     database,
     config,
     metadata,
+    planCache: new PlanCache(),
     cache: undefined as unknown as SchemaCache,
     async rebuild() {
-      const intro = await introspect(db);
-      const enumRows: EnumRows = new Map();
-      for (const t of metadata.tables) {
-        if (!t.is_enum) continue;
-        const info = intro.tables.get(`${t.table.schema}.${t.table.name}`)!;
-        const pk = info.primaryKey!.columns[0]!;
-        const other = info.columns.find((c) => c.name !== pk)?.name;
-        const r = await db.query(
-          `select ${JSON.stringify(pk)} as value, ${other ? JSON.stringify(other) : 'null'} as comment from ${JSON.stringify(t.table.schema)}.${JSON.stringify(t.table.name)}`,
-        );
-        enumRows.set(`${t.table.schema}.${t.table.name}`, r.rows.map((x) => ({ value: x.value, comment: x.comment })));
-      }
-      f.cache = buildSchemaCache(metadata, intro, version++, enumRows);
+      f.cache = await loadSchemaCache(db, metadata, version++, undefined, SCHEMA_EXTENSIONS);
       if (f.cache.inconsistent.length) throw new Error(`inconsistent metadata: ${JSON.stringify(f.cache.inconsistent)}`);
       return f.cache;
     },
     ctx(role = 'admin', vars = {}, cfg = {}) {
       const session: Session = { role, vars: { 'x-svc-role': role, ...vars }, hasAdminCredentials: role === 'admin' };
-      return { cache: f.cache, db, config: { ...config, ...cfg }, session, log: quiet, headers: {} };
+      return { cache: f.cache, db, config: { ...config, ...cfg }, session, log: quiet, headers: {}, planCache: f.planCache };
     },
     async close() {
       await db.close();

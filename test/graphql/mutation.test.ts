@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { printSchema, validateSchema } from 'graphql';
-import { planCacheStats, resetPlanCacheStats, runGraphQL } from '../../src/execute/graphql.js';
+import { runGraphQL } from '../../src/execute/graphql.js';
 import { getRoleSchema } from '../../src/schema/graphql/schema.js';
 import { emptyMetadata, fixture, table, type Fixture } from './helpers.js';
 
@@ -223,30 +223,30 @@ describe('objects given as variables', () => {
   test('same shape → the cached plan, with this request\'s values', async () => {
     const q = 'mutation ($o: article_insert_input!) { insert_article(objects: [$o]) { returning { title author_id is_published } } }';
     const a = await newAuthor('shape-1');
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const one = await run(q, { o: { title: 'first', author_id: a, is_published: true } });
     const two = await run(q, { o: { title: 'second', author_id: a, is_published: false } });
     assert.deepEqual(one.data.insert_article.returning, [{ title: 'first', author_id: a, is_published: true }]);
     assert.deepEqual(two.data.insert_article.returning, [{ title: 'second', author_id: a, is_published: false }]);
-    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 1 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 1, misses: 1 });
     // another shape (a key left out, a null) is another plan
     const three = await run(q, { o: { title: 'third', author_id: a } });
     const four = await run(q, { o: { title: 'fourth', author_id: a, is_published: null } });
     assert.deepEqual(three.data.insert_article.returning, [{ title: 'third', author_id: a, is_published: false }]);
     assert.deepEqual(four.data.insert_article.returning, [{ title: 'fourth', author_id: a, is_published: null }]);
-    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 3 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 1, misses: 3 });
   });
 
   test('lists of objects: the length is part of the shape; nested objects too', async () => {
     const q = 'mutation ($os: [author_insert_input!]!) { insert_author(objects: $os) { affected_rows returning { name articles { title } } } }';
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const r1 = await run(q, { os: [{ name: 'L1', articles: { data: [{ title: 'L1a' }] } }] });
     const r2 = await run(q, { os: [{ name: 'L2', articles: { data: [{ title: 'L2a' }] } }] });
     const r3 = await run(q, { os: [{ name: 'L3', articles: { data: [{ title: 'L3a' }, { title: 'L3b' }] } }, { name: 'L4' }] });
     assert.deepEqual(r1.data.insert_author.returning, [{ name: 'L1', articles: [{ title: 'L1a' }] }]);
     assert.deepEqual(r2.data.insert_author.returning, [{ name: 'L2', articles: [{ title: 'L2a' }] }]);
     assert.equal(r3.data.insert_author.affected_rows, 4);
-    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 2 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 1, misses: 2 });
   });
 
   test('an upsert given by a variable keys the plan by its constraint and columns', async () => {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { explainGraphQL, planCacheStats, resetPlanCacheStats, runGraphQL } from '../../src/execute/graphql.js';
+import { explainGraphQL, runGraphQL } from '../../src/execute/graphql.js';
 import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, fixture, table, type Fixture } from './helpers.js';
 
@@ -196,33 +196,33 @@ describe('validation errors', () => {
 
 describe('plan cache', () => {
   test('a repeated request reuses its plan; leaf variables are parameters', async () => {
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const q = 'query($id: Int) { author(where: {id: {_eq: $id}}) { name } }';
     assert.equal(await run(q, { id: 1 }), '{"data":{"author":[{"name":"A1"}]}}');
     assert.equal(await run(q, { id: 2 }), '{"data":{"author":[{"name":"A2"}]}}');
-    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 1 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 1, misses: 1 });
   });
 
   test('variables that shape the statement key the plan by value', async () => {
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const q = 'query($w: author_bool_exp, $l: Int) { author(where: $w, limit: $l, order_by: {id: asc}) { id } }';
     assert.equal(await run(q, { w: { id: { _eq: 2 } } }), '{"data":{"author":[{"id":2}]}}');
     assert.equal(await run(q, { w: { id: { _gt: 1 } }, l: 1 }), '{"data":{"author":[{"id":2}]}}');
     assert.equal(await run(q, { w: { id: { _eq: 2 } } }), '{"data":{"author":[{"id":2}]}}');
-    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 2 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 1, misses: 2 });
   });
 
   test('a list variable of scalars is one array parameter', async () => {
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const q = 'query($ids: [Int!]) { author(where: {id: {_in: $ids}}, order_by: {id: asc}) { id } }';
     assert.deepEqual(JSON.parse(await run(q, { ids: [1, 3] })), { data: { author: [{ id: 1 }, { id: 3 }] } });
     assert.equal(await run(q, { ids: [] }), '{"data":{"author":[]}}');
     assert.equal(await run(q, { ids: [2] }), '{"data":{"author":[{"id":2}]}}');
-    assert.deepEqual({ ...planCacheStats }, { hits: 2, misses: 1 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 2, misses: 1 });
   });
 
   test('an object variable keys the plan by its shape; its leaves are parameters', async () => {
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const q = 'query($w: author_bool_exp) { author(where: $w, order_by: {id: asc}) { id } }';
     assert.equal(await run(q, { w: { name: { _eq: 'A1' } } }), '{"data":{"author":[{"id":1}]}}');
     assert.equal(await run(q, { w: { name: { _eq: 'A3' } } }), '{"data":{"author":[{"id":3}]}}');
@@ -231,28 +231,27 @@ describe('plan cache', () => {
     assert.equal(await run(q, { w: { _and: [{ id: { _gt: 1 } }, { id: { _lt: 3 } }] } }), '{"data":{"author":[{"id":2}]}}');
     assert.equal(await run(q, { w: { _and: [{ id: { _gt: 0 } }, { id: { _lt: 2 } }] } }), '{"data":{"author":[{"id":1}]}}');
     // same shapes → hits: the second of each pair
-    assert.deepEqual({ ...planCacheStats }, { hits: 3, misses: 3 });
+    assert.deepEqual({ ...f.planCache.stats }, { hits: 3, misses: 3 });
   });
 
   test('values a plan is built from (not parameters) still key it by value', async () => {
-    resetPlanCacheStats();
+    f.planCache.resetStats();
     const q = 'query($w: author_bool_exp, $o: [author_order_by!]) { author(where: $w, order_by: $o) { id } }';
     const ids = async (v: Record<string, unknown>) => (JSON.parse(await run(q, v)).data.author as Array<{ id: number }>).map((a) => a.id);
     assert.deepEqual(await ids({ w: { rating: { _is_null: true } }, o: [{ id: 'asc' }] }), [3]);
     assert.deepEqual(await ids({ w: { rating: { _is_null: false } }, o: [{ id: 'asc' }] }), [1, 2]);
     assert.deepEqual(await ids({ w: { rating: { _is_null: false } }, o: [{ id: 'desc' }] }), [2, 1]);
     assert.deepEqual(await ids({ w: { rating: { _is_null: true } }, o: [{ id: 'asc' }] }), [3]);
-    assert.equal(planCacheStats.misses, 3);
+    assert.equal(f.planCache.stats.misses, 3);
   });
 
   test('plans are per role and per schema version', async () => {
     const cache = new PlanCache();
     const ctx = f.ctx('user', { 'x-svc-user-id': '1' });
-    resetPlanCacheStats();
     await runGraphQL(ctx, { query: '{ author { id } }' }, { planCache: cache });
     await runGraphQL(f.ctx(), { query: '{ author { id } }' }, { planCache: cache });
     await runGraphQL(ctx, { query: '{ author { id } }' }, { planCache: cache });
-    assert.deepEqual({ ...planCacheStats }, { hits: 1, misses: 2 });
+    assert.deepEqual({ ...cache.stats }, { hits: 1, misses: 2 });
   });
 });
 

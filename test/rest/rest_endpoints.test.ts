@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
-import { planCacheStats } from '../../src/execute/graphql.js';
 import { postQuery, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { TEST_HS_KEY, userJwt } from '../helpers/jwt.js';
 
@@ -288,10 +287,10 @@ describe('REST endpoints', () => {
 
   test('a call is a GraphQL request: the second one is a plan-cache hit', async () => {
     await call(s.url, 'GET', '/api/rest/authors/3');
-    const hits = planCacheStats.hits;
+    const hits = s.engine.planCache.stats.hits;
     const r = await call(s.url, 'GET', '/api/rest/authors/2');
     assert.equal(r.body.author_by_pk.name, 'Bob');
-    assert.equal(planCacheStats.hits, hits + 1);
+    assert.equal(s.engine.planCache.stats.hits, hits + 1);
   });
 
   test('/api/swagger/json: a valid OpenAPI 3 document; a call answers what it declares', async () => {

@@ -4,6 +4,7 @@
  */
 import { SvcError, notExists } from '../../errors.js';
 import { checkWebhookUrl, resolveUrlTemplate } from '../../delivery/http.js';
+import { fromEnv, unsetVariables } from '../../env.js';
 
 import { ArgReader, expectArray, parseColumnList } from '../args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
@@ -106,7 +107,7 @@ defineOp('create_event_trigger', {
     // schema builder says so when the runner rebuilds (constraint-violation, the trigger in
     // `internal`), as for every object a metadata change makes inconsistent.
     if (webhook !== undefined) checkWebhookUrl(resolveUrlTemplate(webhook), a.sub('webhook'));
-    else if (process.env[webhookFromEnv!] !== undefined) checkWebhookUrl(process.env[webhookFromEnv!]!, a.sub('webhook_from_env'));
+    else if (!unsetVariables({ names: [webhookFromEnv] }).length) checkWebhookUrl(fromEnv(webhookFromEnv!), a.sub('webhook_from_env'));
     const t = findTable(ctx, table);
     const md = ctx.state.metadata;
     const existing = md.tables.find((x) => x.event_triggers.some((e) => e.name === name));

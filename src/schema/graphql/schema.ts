@@ -3,8 +3,8 @@
  * per schema cache and role. Admin sees every tracked table and function; a
  * role sees what its select permissions allow and nothing else exists for it.
  *
- * Mutations (and other root fields) plug in through `registerRootFieldProvider`:
- * a provider adds field configs whose `extensions.svc` parser returns the IR.
+ * Root fields of features above this layer (actions, remote schemas) come from
+ * the schema cache's extensions (src/schema/extensions.ts).
  */
 import { GraphQLInputObjectType, GraphQLInterfaceType, GraphQLObjectType, GraphQLSchema, GraphQLUnionType, type GraphQLNamedType } from 'graphql';
 import { RoleMutationAccess } from '../../permissions/mutation.js';
@@ -12,7 +12,6 @@ import { RoleViews } from '../../permissions/view.js';
 import type { SchemaCache } from '../model.js';
 import { RoleSchemaBuilder } from './builder.js';
 import { BoundedRoleCache } from '../roleCache.js';
-import { actionRootFields } from '../../actions/schema.js';
 import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
 import { relayExtension, relayRootFields } from './relay.js';
@@ -28,22 +27,7 @@ export interface RoleSchema {
   builder: RoleSchemaBuilder;
 }
 
-export interface RootFields {
-  /** on query_root and subscription_root */
-  query?: Record<string, RootFieldConfig>;
-  /** on query_root only (query actions) */
-  queryOnly?: Record<string, RootFieldConfig>;
-  mutation?: Record<string, RootFieldConfig>;
-}
-
-export type RootFieldProvider = (b: RoleSchemaBuilder) => RootFields;
-
-const providers: RootFieldProvider[] = [];
-
-/** Adds root fields (e.g. mutations) to every role schema built from now on. */
-export function registerRootFieldProvider(p: RootFieldProvider): void {
-  providers.push(p);
-}
+export type { RootFieldProvider, RootFields } from '../extensions.js';
 
 const KEY = (role: string, backendOnly: boolean, relay: boolean) => `${relay ? 'relay' : 'graphql'}:${role}${backendOnly ? ':backend' : ''}`;
 
@@ -173,8 +157,9 @@ function roleSchemaParts(cache: SchemaCache, role: string, backendOnly: boolean,
   }
   for (const t of cache.tables.values()) Object.assign(mutation, tableMutationFields(b, t));
   const queryOnly: Record<string, RootFieldConfig> = {};
-  for (const p of relay ? [] : [...providers, actionRootFields]) {
-    const r = p(b);
+  for (const x of relay ? [] : cache.extensions) {
+    if (!x.rootFields) continue;
+    const r = x.rootFields(b);
     Object.assign(query, r.query ?? {});
     Object.assign(queryOnly, r.queryOnly ?? {});
     Object.assign(mutation, r.mutation ?? {});

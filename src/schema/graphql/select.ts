@@ -232,17 +232,11 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
     const f = computedField(b, cf);
     if (f) out[cf.name] = f;
   }
-  for (const p of tableFieldProviders) for (const [k, f] of Object.entries(p(b, v))) if (!(k in out)) out[k] = f;
+  for (const x of b.cache.extensions) if (x.tableFields) for (const [k, f] of Object.entries(x.tableFields(b, v))) if (!(k in out)) out[k] = f;
   return out;
 }
 
-/** Extra fields of a table's row type (remote relationships): parsers return IR `Field`s. */
-export type TableFieldProvider = (b: RoleSchemaBuilder, v: TableView) => Record<string, GraphQLFieldConfig<unknown, unknown>>;
-const tableFieldProviders: TableFieldProvider[] = [];
-
-export function registerTableFieldProvider(p: TableFieldProvider): void {
-  tableFieldProviders.push(p);
-}
+export type { TableFieldProvider } from '../extensions.js';
 
 function noArgs(): SelectArgs {
   return { where: null, orderBy: [], distinctOn: null, limit: null, offset: null };

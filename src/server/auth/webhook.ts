@@ -14,28 +14,10 @@ import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
 import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT } from '../../http/client.js';
 import type { AuthLogger } from './authenticator.js';
-import { isAdminSecretHeader } from '../../http/credentials.js';
+import { IGNORED_CLIENT_HEADERS, isForwardableHeader, isSendableHeader } from '../../http/forwarded.js';
 
-/** Client headers never forwarded in GET mode (SPEC §5.4), lower-cased. */
-export const WEBHOOK_IGNORED_HEADERS: ReadonlySet<string> = new Set([
-  'content-length',
-  'content-type',
-  'content-md5',
-  'user-agent',
-  'host',
-  'origin',
-  'referer',
-  'accept',
-  'accept-encoding',
-  'accept-language',
-  'accept-datetime',
-  'cache-control',
-  'connection',
-  'dnt',
-]);
-
-/** Hop-by-hop / connection-level headers that cannot be forwarded on a new request. */
-const HOP_BY_HOP = new Set(['keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection', 'expect', 'http2-settings']);
+/** Client headers never forwarded in GET mode (SPEC §5.4), lower-cased: upstream's list (src/http/forwarded.ts). */
+export const WEBHOOK_IGNORED_HEADERS: ReadonlySet<string> = IGNORED_CLIENT_HEADERS;
 
 export interface WebhookResult {
   role: string;
@@ -76,8 +58,8 @@ export class WebhookClient {
     const sent: [string, string][] = [];
     for (const [name, value] of headers) {
       // the admin secret is Svc's own credential: never sent to a third party (src/http/credentials.ts)
-      if (!isSafeHeaderValue(value) || HOP_BY_HOP.has(name) || isAdminSecretHeader(name)) continue;
-      if (this.opts.mode === 'GET' && WEBHOOK_IGNORED_HEADERS.has(name)) continue;
+      // hop-by-hop headers and the admin secret never; in GET mode, as headers, nor upstream's ignored ones
+      if (!isSafeHeaderValue(value) || !(this.opts.mode === 'GET' ? isForwardableHeader(name) : isSendableHeader(name))) continue;
       sent.push([spelling?.get(name) ?? name, value]);
     }
     sent.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
