@@ -138,7 +138,7 @@ describe("graphql-js 16's introspection query", () => {
     assert.equal(obj.specifiedByURL, null);
     const field = s.types.find((t: { name: string }) => t.name === 'query_root').fields.find((x: { name: string }) => x.name === 'thing');
     assert.ok(field.args.every((a: { isDeprecated: boolean }) => a.isDeprecated === false));
-    assert.deepEqual(s.directives.map((d: { name: string; isRepeatable: boolean }) => [d.name, d.isRepeatable]), [['include', false], ['skip', false]]);
+    assert.deepEqual(s.directives.map((d: { name: string; isRepeatable: boolean }) => [d.name, d.isRepeatable]), [['include', false], ['skip', false], ['cached', false]]);
     const schema = buildClientSchema(body.data);
     assert.ok(schema.getType('thing_bool_exp'));
   });
