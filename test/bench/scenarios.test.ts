@@ -125,8 +125,9 @@ describe('bench scenarios: generated SQL, one statement per cached request, same
     await c.connect();
     try {
       for (const s of READS) {
-        const raw = await c.query(loadQueries(s).sql, s.params(s.variables, s.headers));
-        const want = typeof raw.rows[0].data === 'string' ? JSON.parse(raw.rows[0].data) : raw.rows[0].data;
+        const raw = await c.query<{ data: unknown }>(loadQueries(s).sql, s.params(s.variables, s.headers) as unknown[]);
+        const cell = raw.rows[0]!.data;
+        const want: unknown = typeof cell === 'string' ? JSON.parse(cell) : cell;
         const r = await ask(s);
         assert.equal(diff(r.body.data, want), null, `${s.id}: svc and the raw SQL differ`);
         assert.ok(JSON.stringify(want).length > 40, `${s.id}: the scaled dataset answers with rows`);
