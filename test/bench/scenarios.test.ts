@@ -26,7 +26,7 @@ import { postGraphql, query, startTestServer, type TestServer } from '../helpers
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BENCH = join(HERE, '..', '..', 'bench');
 const SNAPSHOT = join(HERE, 'scenario_sql.json');
-const READS = SCENARIOS.filter((s: { id: string }) => s.id !== 'g_insert');
+const READS = SCENARIOS.filter((s) => s.id !== 'g_insert');
 
 /** bench/dataset.sql with fewer rows, runnable as one simple-protocol batch */
 function smallDataset(): string {
@@ -125,7 +125,7 @@ describe('bench scenarios: generated SQL, one statement per cached request, same
     await c.connect();
     try {
       for (const s of READS) {
-        const raw = await c.query<{ data: unknown }>(loadQueries(s).sql, s.params(s.variables, s.headers) as unknown[]);
+        const raw = await c.query<{ data: unknown }>(loadQueries(s).sql, s.params(s.variables, s.headers));
         const cell = raw.rows[0]!.data;
         const want: unknown = typeof cell === 'string' ? JSON.parse(cell) : cell;
         const r = await ask(s);
