@@ -259,7 +259,7 @@ export class Engine {
         const { metadata } = await loadMetadata(c);
         const tables = this.current.db.tables;
         await syncEventTriggers(c, metadata, metadata, (t) => tables.has(`${t.schema}.${t.name}`));
-        const changes = await syncChangeTriggers(c, changeTriggerTables(metadata.tables, (k) => tables.get(k)?.kind));
+        const changes = await syncChangeTriggers(c, this.config.tableChangeTriggers ? changeTriggerTables(metadata.tables, (k) => tables.get(k)?.kind) : []);
         for (const f of changes.failed) this.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
       });
     } catch (e) {

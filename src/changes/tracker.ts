@@ -58,26 +58,58 @@ export const tableKey = (t: QualifiedTable): string => `${t.schema}.${t.name}`;
 /** The tables a change touched, or every table (the signal was lost for a while). */
 export type ChangedTables = ReadonlySet<string> | 'all';
 
+// A partition's trigger names its tracked ancestors (pairs of schema, name in its arguments): a
+// statement that targets a partition directly fires only that partition's statement-level
+// triggers, never its parents', and the parents' readers must hear of it. Every trigger also
+// names its own table.
 const FUNCTION_SQL = `CREATE OR REPLACE FUNCTION ${FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $svc$
 BEGIN
   PERFORM pg_notify(${quoteLiteral(CHANGES_CHANNEL)}, json_build_array(TG_TABLE_SCHEMA, TG_TABLE_NAME)::text);
+  FOR i IN 0 .. (TG_NARGS / 2) - 1 LOOP
+    PERFORM pg_notify(${quoteLiteral(CHANGES_CHANNEL)}, json_build_array(TG_ARGV[2 * i], TG_ARGV[2 * i + 1])::text);
+  END LOOP;
   RETURN NULL;
 END $svc$`;
 
+/** A table that carries (or should carry) the trigger; `roots`: a partition's tracked ancestors, named in its notifications. */
+export interface ChangeTriggerTarget extends QualifiedTable {
+  roots?: QualifiedTable[];
+}
+
 const INSTALLED = `
-select n.nspname as schema, c.relname as name
+select n.nspname as schema, c.relname as name, t.tgnargs as nargs, encode(t.tgargs, 'hex') as args
 from pg_trigger t
 join pg_class c on c.oid = t.tgrelid
 join pg_namespace n on n.oid = c.relnamespace
 where t.tgname = ${quoteLiteral(CHANGE_TRIGGER)} and t.tgfoid = to_regprocedure(${quoteLiteral(`${FUNCTION}()`)})`;
 
-const createTrigger = (t: QualifiedTable) =>
-  `CREATE TRIGGER ${CHANGE_TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${qualified(t)} FOR EACH STATEMENT EXECUTE PROCEDURE ${FUNCTION}()`;
+/** Every partition (at any depth, partitioned ones included) of the partitioned tables among `roots`. */
+const PARTITIONS = `
+select r.schema as root_schema, r.name as root_name, n.nspname as schema, c.relname as name
+from json_to_recordset($1::json) as r(schema text, name text)
+cross join lateral pg_partition_tree(format('%I.%I', r.schema, r.name)::regclass) p
+join pg_class c on c.oid = p.relid
+join pg_namespace n on n.oid = c.relnamespace
+where p.level > 0 and c.relkind in ('r', 'p')`;
 
-/** The tables that carry the change trigger now. */
-export async function installedChangeTriggers(db: Queryable): Promise<QualifiedTable[]> {
+const createTrigger = (t: ChangeTriggerTarget) =>
+  `CREATE TRIGGER ${CHANGE_TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${qualified(t)} FOR EACH STATEMENT EXECUTE PROCEDURE ${FUNCTION}(${(t.roots ?? [])
+    .map((r) => `${quoteLiteral(r.schema)}, ${quoteLiteral(r.name)}`)
+    .join(', ')})`;
+
+/** key of a trigger target: the table and the ancestors it signals */
+const targetKey = (t: ChangeTriggerTarget): string => [tableKey(t), ...(t.roots ?? []).map(tableKey).sort()].join('>');
+
+/** The tables that carry the change trigger now (a partition's with the ancestors it signals). */
+export async function installedChangeTriggers(db: Queryable): Promise<ChangeTriggerTarget[]> {
   const r = await db.query(INSTALLED);
-  return (r.rows as QualifiedTable[]).map((x) => ({ schema: x.schema, name: x.name }));
+  return (r.rows as Array<{ schema: string; name: string; nargs: number; args: string }>).map((x) => {
+    // tgargs: the arguments, each ended by a NUL byte
+    const args = Number(x.nargs) > 0 ? Buffer.from(x.args, 'hex').toString('utf8').split('\0').slice(0, Number(x.nargs)) : [];
+    const roots: QualifiedTable[] = [];
+    for (let i = 0; i + 1 < args.length; i += 2) roots.push({ schema: args[i]!, name: args[i + 1]! });
+    return roots.length ? { schema: x.schema, name: x.name, roots } : { schema: x.schema, name: x.name };
+  });
 }
 
 /**
@@ -87,13 +119,23 @@ export async function installedChangeTriggers(db: Queryable): Promise<QualifiedT
  * on (its readers poll). Cheap when nothing changes: one catalog query.
  */
 export async function syncChangeTriggers(conn: Queryable, wanted: readonly QualifiedTable[]): Promise<{ installed: number; dropped: number; failed: Array<{ table: QualifiedTable; error: string }> }> {
-  const want = new Map(wanted.map((t) => [tableKey(t), t]));
-  const have = new Map((await installedChangeTriggers(conn)).map((t) => [tableKey(t), t]));
-  const drop = [...have].filter(([k]) => !want.has(k)).map(([, t]) => t);
-  const add = [...want].filter(([k]) => !have.has(k)).map(([, t]) => t);
+  const want = new Map<string, ChangeTriggerTarget>(wanted.map((t) => [tableKey(t), { schema: t.schema, name: t.name }]));
+  // partitions of partitioned tables signal their tracked ancestors too
+  if (wanted.length) {
+    const parts = await conn.query(PARTITIONS, [JSON.stringify(wanted.map((t) => ({ schema: t.schema, name: t.name })))]);
+    for (const p of parts.rows as Array<{ root_schema: string; root_name: string; schema: string; name: string }>) {
+      const t = want.get(tableKey(p)) ?? { schema: p.schema, name: p.name };
+      t.roots = [...(t.roots ?? []), { schema: p.root_schema, name: p.root_name }];
+      want.set(tableKey(p), t);
+    }
+  }
+  const wantByKey = new Map([...want.values()].map((t) => [targetKey(t), t]));
+  const have = new Map((await installedChangeTriggers(conn)).map((t) => [targetKey(t), t]));
+  const drop = [...have].filter(([k]) => !wantByKey.has(k)).map(([, t]) => t);
+  const add = [...wantByKey].filter(([k]) => !have.has(k)).map(([, t]) => t);
   const out = { installed: 0, dropped: 0, failed: [] as Array<{ table: QualifiedTable; error: string }> };
   if (!drop.length && !add.length) return out;
-  const guarded = async (t: QualifiedTable, sql: string[]): Promise<boolean> => {
+  const guarded = async (t: ChangeTriggerTarget, sql: string[]): Promise<boolean> => {
     await conn.query('savepoint svc_table_changes');
     try {
       for (const s of sql) await conn.query(s);
@@ -102,7 +144,7 @@ export async function syncChangeTriggers(conn: Queryable, wanted: readonly Quali
     } catch (e) {
       await conn.query('rollback to savepoint svc_table_changes');
       await conn.query('release savepoint svc_table_changes');
-      out.failed.push({ table: t, error: e instanceof Error ? e.message : String(e) });
+      out.failed.push({ table: { schema: t.schema, name: t.name }, error: e instanceof Error ? e.message : String(e) });
       return false;
     }
   };

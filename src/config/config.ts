@@ -54,6 +54,8 @@ export interface Config {
   liveQueriesBatchSize: number;
   streamingQueriesRefetchInterval: number;
   streamingQueriesBatchSize: number;
+  /** statement-level NOTIFY triggers on tracked tables (changes/tracker.ts); off: live queries poll, @cached is bypassed */
+  tableChangeTriggers: boolean;
   enableAllowlist: boolean;
   logLevel: LogLevel;
   enabledLogTypes: string[];
@@ -161,6 +163,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'liveQueriesBatchSize', flag: 'live-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'live query cohort batch size (default 100)' },
   { key: 'streamingQueriesRefetchInterval', flag: 'streaming-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'streaming subscription refetch interval in ms (default 1000)' },
   { key: 'streamingQueriesBatchSize', flag: 'streaming-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'streaming subscription cohort batch size: subscribers per statement (default 100)' },
+  { key: 'tableChangeTriggers', flag: 'table-change-triggers', env: 'SVC_GRAPHQL_TABLE_CHANGE_TRIGGERS', kind: 'bool', description: 'a statement-level NOTIFY trigger on every tracked table, so that live queries refetch on change and @cached results are invalidated (default true; false drops them: live queries poll every interval, @cached is bypassed; set the same on every instance)' },
   { key: 'enableConsole', flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', kind: 'bool', switch: true, description: 'serve the web console at /console (default false; `npm start` sets it to true)' },
   { key: 'consoleAssetsDir', flag: 'console-assets-dir', env: 'SVC_GRAPHQL_CONSOLE_ASSETS_DIR', kind: 'string', description: 'directory of the console files, served at /console/assets (default: console/dist of the package)' },
   { key: 'enableAllowlist', flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', kind: 'bool', switch: true, description: 'only allow-listed queries for non-admin roles' },
@@ -224,6 +227,7 @@ export function defaultConfig(): Config {
     liveQueriesBatchSize: 100,
     streamingQueriesRefetchInterval: 1000,
     streamingQueriesBatchSize: 100,
+    tableChangeTriggers: true,
     enableAllowlist: false,
     logLevel: 'info',
     enabledLogTypes: ['startup', 'http-log', 'webhook-log', 'websocket-log'],

@@ -156,7 +156,7 @@ async function runInTransaction(
           // document is unchanged: bump the version so every instance rebuilds
           await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
           // the table-change triggers (changes/tracker.ts): one that cannot be installed leaves its table polled
-          const changes = await syncChangeTriggers(conn, changeTriggerTables(state.metadata.tables, (k) => state.cache.db.tables.get(k)?.kind));
+          const changes = await syncChangeTriggers(conn, engine.config.tableChangeTriggers ? changeTriggerTables(state.metadata.tables, (k) => state.cache.db.tables.get(k)?.kind) : []);
           for (const f of changes.failed) engine.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
           generated = await syncCronTriggers(conn, cache.metadata, state.metadata, engine.clock());
           const version = await saveMetadata(conn, state.metadata);

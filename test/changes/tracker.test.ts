@@ -190,6 +190,79 @@ describe('table changes on PostgreSQL', () => {
   });
 });
 
+describe('partitions and --table-change-triggers', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ adminSecret: SECRET });
+    await query(
+      s.url,
+      {
+        type: 'bulk',
+        args: [
+          {
+            type: 'run_sql',
+            args: {
+              sql: `create table ev (id int not null, at date not null) partition by range (at);
+                create table ev_2025 partition of ev for values from ('2025-01-01') to ('2026-01-01');
+                create table ev_2026 partition of ev for values from ('2026-01-01') to ('2027-01-01') partition by list (id);
+                create table ev_2026_a partition of ev_2026 for values in (1, 2, 3);`,
+            },
+          },
+          { type: 'track_table', args: { table: 'ev' } },
+          { type: 'track_table', args: { table: 'ev_2026' } },
+        ],
+      },
+      admin,
+    );
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  const key = (t: { schema: string; name: string; roots?: Array<{ schema: string; name: string }> }) => [t.name, ...(t.roots ?? []).map((r) => r.name).sort()].join('>');
+
+  test("a write straight into a partition (at any depth) signals every tracked ancestor", async () => {
+    const installed = (await installedChangeTriggers(s.engine.db)).map(key).sort();
+    assert.deepEqual(installed, ['ev', 'ev_2025>ev', 'ev_2026>ev', 'ev_2026_a>ev>ev_2026']);
+    const v = s.engine.changes.version('public.ev');
+    const got = nextChange(s, has('public.ev'));
+    await sql(s.databaseUrl, "insert into ev_2025 values (1, '2025-06-01')");
+    await got;
+    assert.ok(s.engine.changes.version('public.ev') > v);
+    const both = new Set<string>();
+    const off = s.engine.changes.subscribe((t) => {
+      if (t !== 'all') for (const k of t) both.add(k);
+    });
+    try {
+      await sql(s.databaseUrl, "insert into ev_2026_a values (2, '2026-06-01')");
+      await waitFor('ev and ev_2026', async () => (both.has('public.ev') && both.has('public.ev_2026')) || undefined);
+    } finally {
+      off();
+    }
+  });
+
+  test('a partition created by run_sql gets its trigger', async () => {
+    await query(s.url, { type: 'run_sql', args: { sql: "create table ev_2024 partition of ev for values from ('2024-01-01') to ('2025-01-01')" } }, admin);
+    assert.ok((await installedChangeTriggers(s.engine.db)).map(key).includes('ev_2024>ev'));
+    const got = nextChange(s, has('public.ev'));
+    await sql(s.databaseUrl, "insert into ev_2024 values (1, '2024-06-01')");
+    await got;
+  });
+
+  test('--table-change-triggers false drops the triggers: nothing is watched, readers poll', async () => {
+    const off = await startTestServer({ adminSecret: SECRET, databaseUrl: s.databaseUrl, tableChangeTriggers: false });
+    try {
+      assert.deepEqual(await installedChangeTriggers(off.engine.db), []);
+      await waitFor('unwatched', async () => !off.engine.changes.watched('public.ev') || undefined);
+      // and a metadata change keeps them off
+      await query(off.url, { type: 'run_sql', args: { sql: "create table ev_2023 partition of ev for values from ('2023-01-01') to ('2024-01-01')" } }, admin);
+      assert.deepEqual(await installedChangeTriggers(off.engine.db), []);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
 describe('table changes on the embedded PGlite', () => {
   let s: TestServer;
   let dir: string;
