@@ -247,42 +247,34 @@ function runTimeLimited(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptio
   });
 }
 
-function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, fail: (e: unknown) => string): Promise<string> {
-  let ctx = reqCtx;
-  try {
-    // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
-    // (a @cached query reads from the primary: the change signal that invalidates it is the primary's)
-    if (plan.opType !== 'mutation' && ctx.readDb && !plan.cachedDirective) ctx = { ...ctx, db: ctx.readDb };
-    const queryLog = ctx.config.enabledLogTypes.includes('query-log');
-    if (plan.remote) {
-      // remote schemas and remote relationships (src/remote): database fields keep their statement
-      if (planHasActions(plan)) {
-        // remote relationships under actions' outputs are joined; remote root fields beside actions are not supported
-        const remote = plan.remote;
-        if (remote.roots.length) throw new SvcError(400, 'not-supported', 'actions and fields of remote schemas cannot be mixed in one request', '$');
-        return executeActionPlan(ctx, plan, variables, (texts) => resolveJoins(ctx, remote, texts, variables)).catch(fail);
-      }
-      if (queryLog) logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
-      return runWithRemote(ctx, plan, variables).catch(fail);
-    }
-    // actions are answered by their handlers: src/actions/execute.ts runs such plans
-    if (planHasActions(plan)) return executeActionPlan(ctx, plan, variables).catch(fail);
-    if (plan.opType === 'mutation') {
-      if (queryLog) logQuery(ctx, req, plan, opts, undefined);
-      const m0 = performance.now();
-      return executeMutationPlan(ctx, plan, variables).then((results) => {
-        sqlTime.mutation.observe((performance.now() - m0) / 1000);
-        // the response cache stops serving what this mutation changed before its response is sent
-        const rc = ctx.responseCache;
-        const told = rc?.active ? rc.wrote(writtenTables(plan)) : undefined;
-        return told ? told.then(() => mutationResponse(plan, results)) : mutationResponse(plan, results);
-      }, fail);
-    }
-    if (!plan.statement) {
-      if (queryLog) logQuery(ctx, req, plan, opts, undefined);
-      return Promise.resolve(readResponse(plan, {}));
-    }
-    const { name, compiled } = plan.statement;
+/**
+ * How a plan is executed, by the kinds of its root fields (computed once per plan: `executorOf`):
+ * - `read`: one statement (database fields of a query), the response spliced from its row — or
+ *   from the response cache (`@cached`, src/execute/cached.ts);
+ * - `constant`: a query without a database field (`__typename`, introspection alone);
+ * - `mutation`: one transaction (src/execute/mutation.ts), then the response cache told what changed;
+ * - `actions`: handlers called (src/actions/execute.ts), database fields beside them in SQL;
+ * - `remote`: remote root fields and remote relationships around the database part (src/remote);
+ * - `remote-actions`: remote relationships under actions' outputs (remote root fields beside
+ *   actions are refused).
+ */
+type ExecutorKind = 'read' | 'constant' | 'mutation' | 'actions' | 'remote' | 'remote-actions';
+type Executor = (ctx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, fail: (e: unknown) => string) => Promise<string>;
+
+const executorKinds = new WeakMap<QueryPlan, ExecutorKind>();
+function executorOf(plan: QueryPlan): ExecutorKind {
+  let k = executorKinds.get(plan);
+  if (k === undefined) {
+    const actions = planHasActions(plan);
+    k = plan.remote ? (actions ? 'remote-actions' : 'remote') : actions ? 'actions' : plan.opType === 'mutation' ? 'mutation' : plan.statement ? 'read' : 'constant';
+    executorKinds.set(plan, k);
+  }
+  return k;
+}
+
+const EXECUTORS: Record<ExecutorKind, Executor> = {
+  read(ctx, req, opts, plan, variables, fail) {
+    const { name, compiled } = plan.statement!;
     const run = (values = bindParams(compiled, ctx.session.vars, variables)) => {
       const q0 = performance.now();
       return ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
@@ -293,10 +285,50 @@ function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, pla
         (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
       );
     };
-    if (queryLog) logQuery(ctx, req, plan, opts, bindParams(compiled, ctx.session.vars, variables));
+    if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, bindParams(compiled, ctx.session.vars, variables));
     // @cached (src/execute/cached.ts): answered from the response cache, or run and stored
     if (plan.cachedDirective && ctx.responseCache) return runCached(ctx, ctx.responseCache, plan, variables, req.operationName, opts.relay === true, () => run()).catch(fail);
     return run();
+  },
+  constant(ctx, req, opts, plan) {
+    if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, undefined);
+    return Promise.resolve(readResponse(plan, {}));
+  },
+  mutation(ctx, req, opts, plan, variables, fail) {
+    if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, undefined);
+    const m0 = performance.now();
+    return executeMutationPlan(ctx, plan, variables).then((results) => {
+      sqlTime.mutation.observe((performance.now() - m0) / 1000);
+      // the response cache stops serving what this mutation changed before its response is sent
+      const rc = ctx.responseCache;
+      const told = rc?.active ? rc.wrote(writtenTables(plan)) : undefined;
+      return told ? told.then(() => mutationResponse(plan, results)) : mutationResponse(plan, results);
+    }, fail);
+  },
+  // actions are answered by their handlers: src/actions/execute.ts runs such plans
+  actions(ctx, _req, _opts, plan, variables, fail) {
+    return executeActionPlan(ctx, plan, variables).catch(fail);
+  },
+  // remote schemas and remote relationships (src/remote): database fields keep their statement
+  remote(ctx, req, opts, plan, variables, fail) {
+    if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
+    return runWithRemote(ctx, plan, variables).catch(fail);
+  },
+  // remote relationships under actions' outputs are joined; remote root fields beside actions are not supported
+  'remote-actions'(ctx, _req, _opts, plan, variables, fail) {
+    const remote = plan.remote!;
+    if (remote.roots.length) throw new SvcError(400, 'not-supported', 'actions and fields of remote schemas cannot be mixed in one request', '$');
+    return executeActionPlan(ctx, plan, variables, (texts) => resolveJoins(ctx, remote, texts, variables)).catch(fail);
+  },
+};
+
+function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, fail: (e: unknown) => string): Promise<string> {
+  let ctx = reqCtx;
+  try {
+    // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
+    // (a @cached query reads from the primary: the change signal that invalidates it is the primary's)
+    if (plan.opType !== 'mutation' && ctx.readDb && !plan.cachedDirective) ctx = { ...ctx, db: ctx.readDb };
+    return EXECUTORS[executorOf(plan)](ctx, req, opts, plan, variables, fail);
   } catch (e) {
     if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
     return Promise.resolve(fail(e));
