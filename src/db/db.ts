@@ -382,23 +382,38 @@ class PoolDb implements Db {
     }) as typeof pool.connect;
   }
 
-  /** Runs on a checked-out client so that an abort can cancel its backend (pg_cancel_backend). */
-  private async cancellable(q: pg.QueryConfig, cancel: CancelToken): Promise<QueryResultLike> {
-    if (cancel.cancelled) throw Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' });
-    const client = await this.pool.connect();
-    const pid = (client as pg.PoolClient & { processID?: number }).processID;
-    let cancelled = false;
-    cancel.onCancel(() => {
-      cancelled = true;
-      if (pid) cancelRequest(client);
+  /**
+   * Runs on a checked-out client so that an abort can cancel its backend (pg_cancel_backend).
+   * pg's callback forms: one promise per statement (this one), none inside pg.
+   */
+  private cancellable(q: pg.QueryConfig, cancel: CancelToken): Promise<QueryResultLike> {
+    if (cancel.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
+    return new Promise<QueryResultLike>((resolve, reject) => {
+      this.pool.connect((err, client, release) => {
+        if (err || !client) {
+          reject(err ?? new Error('no connection'));
+          return;
+        }
+        const pid = (client as pg.PoolClient & { processID?: number }).processID;
+        let cancelled = false;
+        cancel.onCancel(() => {
+          cancelled = true;
+          if (pid) cancelRequest(client);
+        });
+        const done = (e: Error | undefined, r: pg.QueryResult | undefined) => {
+          cancel.clear();
+          // a cancelled client may still carry the cancel request: do not reuse it
+          release(cancelled);
+          if (e) reject(e);
+          else resolve(r!);
+        };
+        try {
+          client.query(q, done);
+        } catch (e) {
+          done(e as Error, undefined);
+        }
+      });
     });
-    try {
-      return await client.query(q);
-    } finally {
-      cancel.clear();
-      // a cancelled client may still carry the cancel request: do not reuse it
-      client.release(cancelled);
-    }
   }
 
   async withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
