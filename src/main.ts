@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     return;
   }
   // loaded here, not at the top: the CLI commands above do not load the server
-  const { createLogger, startSvc } = await import('./server/start.js');
+  const { createLogger, flushLoggerSync, startSvc } = await import('./server/start.js');
   const log = createLogger(parsed.config);
   // --workers: the primary process only forks and supervises the workers (src/server/cluster.ts)
   const cluster = (await import('node:cluster')).default;
@@ -58,10 +58,10 @@ async function main(): Promise<void> {
     const msg = e instanceof Error ? e.message : String(e);
     log.error({ type: 'startup', err: msg }, 'failed to start');
     process.stderr.write(`svc: failed to start: ${msg}\n`);
-    (log as { flush?: () => void }).flush?.();
+    flushLoggerSync(log);
     process.exit(1);
   }
-  const flush = () => (log as { flush?: () => void }).flush?.();
+  const flush = () => flushLoggerSync(log);
   // A bug that escapes every handler leaves the process in an unknown state: log it and exit
   // loudly (70 = EX_SOFTWARE) so that the supervisor restarts it, rather than serve half-broken.
   const fatal = (kind: string) => (e: unknown) => {

@@ -359,7 +359,8 @@ export function graphqlHttp(
     const extra = takeResponseHeaders(req.headers);
     if (extra) Object.assign(headers, extra);
     const finish = (payload: string | Buffer) => {
-      headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      headers['content-length'] = length;
       res.writeHead(status, headers);
       res.end(payload);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -371,7 +372,7 @@ export function graphqlHttp(
         requestId,
         failure: answer.error,
         session: answer.session,
-        responseSize: Buffer.byteLength(body), // before compression
+        responseSize: payload === body ? length : Buffer.byteLength(body), // before compression
         query: answer.query,
         rawQuery: answer.rawQuery,
       });

@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import { Engine } from '../engine.js';
 import type { Logger } from '../execute/interface.js';
 import { buildApp } from './app.js';
+import { LogStream } from '../core/logStream.js';
 import { createSessionResolver } from './auth/resolver.js';
 import { graphqlHandlers } from './graphql.js';
 import { startTracing } from './tracing.js';
@@ -23,8 +24,15 @@ export interface RunningSvc {
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
   return pino(
     { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
-    destination ?? pino.destination({ dest: 1, sync: false, minLength: 12_288, periodicFlush: 250 }),
+    destination ?? (new LogStream(1) as unknown as NodeJS.WritableStream),
   ) as unknown as Logger;
+}
+
+/** Writes every pending log line now (before `process.exit`): synchronously when the destination can. */
+export function flushLoggerSync(log: Logger): void {
+  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  if (stream && typeof stream.flushSync === 'function') stream.flushSync();
+  else (log as { flush?: () => void }).flush?.();
 }
 
 /** `beforeListen`: runs once the engine is up and before the port is opened; its failure stops the start. */

@@ -1,0 +1,88 @@
+/**
+ * The log destination (src/core/logStream.ts): lines arrive whole and in order, `flush(cb)` and
+ * `flushSync` write what is pending, lines past the bound are dropped and counted, and a process
+ * that logs and exits at once loses nothing (the exit hook writes synchronously) — also through
+ * pino and the `http-log` writer's direct path.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { LogStream } from '../../src/core/logStream.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-logstream-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const line = (i: number) => `{"n":${i},"text":"${'é'.repeat(i % 7)}${'x'.repeat(200)}"}\n`;
+
+describe('LogStream', () => {
+  test('many lines: whole, in order, every one (chunks past the threshold and the rest on flush)', async () => {
+    const file = join(dir, 'a.log');
+    const fd = openSync(file, 'w');
+    const s = new LogStream(fd, { minChars: 4096 });
+    let want = '';
+    for (let i = 0; i < 5000; i++) {
+      s.write(line(i));
+      want += line(i);
+      if (i % 97 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await new Promise<void>((resolve, reject) => s.flush((e) => (e ? reject(e) : resolve())));
+    s.end();
+    closeSync(fd);
+    assert.equal(readFileSync(file, 'utf8'), want);
+    assert.equal(s.dropped, 0);
+    assert.equal(s.errors, 0);
+  });
+
+  test('flushSync writes the pending lines at once', () => {
+    const file = join(dir, 'b.log');
+    const fd = openSync(file, 'w');
+    const s = new LogStream(fd, { minChars: 1 << 20 });
+    s.write('one\n');
+    s.write('two\n');
+    assert.equal(readFileSync(file, 'utf8'), '');
+    s.flushSync();
+    assert.equal(readFileSync(file, 'utf8'), 'one\ntwo\n');
+    s.end();
+    closeSync(fd);
+  });
+
+  test('bounded: past maxChars pending, lines are dropped and counted', () => {
+    const file = join(dir, 'c.log');
+    const fd = openSync(file, 'w');
+    const s = new LogStream(fd, { minChars: 1 << 20, maxChars: 1000 });
+    let accepted = 0;
+    for (let i = 0; i < 100; i++) if (s.write(line(1))) accepted++;
+    assert.ok(accepted < 100 && accepted >= 4, `accepted ${accepted}`);
+    assert.equal(s.dropped, 100 - accepted);
+    s.end();
+    closeSync(fd);
+    assert.equal(readFileSync(file, 'utf8').split('\n').length - 1, accepted);
+  });
+
+  test('a process that logs 20,000 lines through pino and the http-log writer, then exits at once, loses none', () => {
+    const script = `
+      import { createLogger } from './src/server/start.ts';
+      import { httpLogWriter } from './src/server/httpLog.ts';
+      import { defaultConfig } from './src/config/config.ts';
+      const log = createLogger({ ...defaultConfig(), logLevel: 'info' });
+      const http = httpLogWriter(log);
+      const req = { url: '/v1/graphql', method: 'POST', httpVersion: '1.1', socket: { remoteAddress: '127.0.0.1' }, headers: {} };
+      for (let i = 0; i < 10000; i++) {
+        log.info({ type: 'test', i }, 'line');
+        http({ req, status: 200, ms: 1, requestId: 'r' + i, session: { role: 'admin', vars: {}, hasAdminCredentials: true }, responseSize: 10 });
+      }
+      process.exit(0);`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.equal(lines.filter((l) => l.type === 'test').length, 10000);
+    assert.equal(lines.filter((l) => l.type === 'http-log').length, 10000);
+    // in the order written
+    const ids = lines.filter((l) => l.type === 'http-log').map((l) => l.detail.operation.request_id);
+    assert.deepEqual(ids.slice(0, 3), ['r0', 'r1', 'r2']);
+    assert.equal(ids[9999], 'r9999');
+  });
+});
