@@ -241,6 +241,18 @@ export class Engine {
     return triggers;
   }
 
+  /**
+   * `--workers`: resolves once every other worker of this server runs `version` (or a bounded wait
+   * passed); set by server/cluster.ts. A metadata request answers only after it, so the next
+   * request, whichever worker the kernel gives it to, sees the change (as with one process).
+   */
+  versionBarrier?: (version: number) => Promise<void>;
+
+  /** Reloads until the cache is at least `version` (another worker of this server committed it). */
+  async syncTo(version: number): Promise<void> {
+    await this.maybeReload(version);
+  }
+
   /** A metadata request of this process is committing `version` (run.ts); `done` when it swapped or failed. */
   committingVersion(version: number): () => void {
     this.ownVersions.add(version);

@@ -61,6 +61,8 @@ async function main(): Promise<void> {
     flushLoggerSync(log);
     process.exit(1);
   }
+  // --workers: metadata changes are synchronous across this server's workers
+  clustering.registerWorkerMetadataSync(svc.engine, log);
   const flush = () => flushLoggerSync(log);
   // A bug that escapes every handler leaves the process in an unknown state: log it and exit
   // loudly (70 = EX_SOFTWARE) so that the supervisor restarts it, rather than serve half-broken.

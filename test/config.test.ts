@@ -148,12 +148,11 @@ describe('svc process', () => {
 
 describe('scaling flags (issue 33)', () => {
   const pgUrl = 'postgres://u@db/x';
-  test('--workers: 1 by default, auto, a number, or refused', async () => {
+  test('--workers: auto by default, a number, or refused', async () => {
     const { resolveWorkers, poolPerWorker } = await import('../src/server/cluster.js');
-    assert.equal(parse([]).config.workers, 1);
-    assert.equal(parse(['--database-url', pgUrl]).config.workers, 1, 'one process unless asked');
+    assert.equal(parse([]).config.workers, 'auto');
     assert.equal(resolveWorkers(parse([]).config), 1, 'embedded: one process');
-    assert.ok(resolveWorkers(parse(['--database-url', pgUrl, '--workers', 'auto']).config) >= 1);
+    assert.ok(resolveWorkers(parse(['--database-url', pgUrl]).config) >= 1);
     assert.equal(parse(['--database-url', pgUrl, '--workers', '3']).config.workers, 3);
     assert.equal(parse([], { SVC_GRAPHQL_DATABASE_URL: pgUrl, SVC_GRAPHQL_WORKERS: 'AUTO' }).config.workers, 'auto');
     assert.throws(() => parse(['--database-url', pgUrl, '--workers', '0']), /--workers: expected a number of processes/);

@@ -174,6 +174,8 @@ async function runInTransaction(
   }
   if (result.next) engine.swapCache(result.next);
   ownVersion?.();
+  // --workers: the other workers run the new version before this request answers
+  if (result.next && engine.versionBarrier) await engine.versionBarrier(result.next.resourceVersion);
   if (result.queued) engine.pokeDeliveries();
   if (result.generated && engine.cronGenerator) engine.cronGenerator.stats.generated += result.generated;
   return bulk ? result.results : result.results[0];

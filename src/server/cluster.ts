@@ -25,6 +25,14 @@ import type { Logger } from '../core/logger.js';
 /** Environment a worker reads: its pool share, and whether it applies migrations/metadata at start-up. */
 export const WORKER_POOL_ENV = 'SVC_CLUSTER_WORKER_POOL';
 export const WORKER_FIRST_ENV = 'SVC_CLUSTER_WORKER_FIRST';
+export const WORKER_COUNT_ENV = 'SVC_CLUSTER_WORKERS';
+
+/** The number of worker processes this process is one of (1 outside a cluster). */
+export function runningWorkers(): number {
+  if (!cluster.isWorker) return 1;
+  const n = Number(process.env[WORKER_COUNT_ENV]);
+  return Number.isInteger(n) && n >= 1 ? n : 1;
+}
 
 /** The number of workers `--workers` asks for: `auto` = cores with a PostgreSQL URL, 1 on the embedded database. */
 export function resolveWorkers(config: Config): number {
@@ -73,7 +81,14 @@ interface Msg {
   svc?: string;
   id?: number;
   text?: string;
+  /** metadata-version / metadata-sync: the resource version committed */
+  version?: number;
+  /** metadata-sync / metadata-synced: the pid of the worker that committed it */
+  origin?: number;
 }
+
+/** How long a metadata request waits for the other workers to run its version (then it answers anyway, logged). */
+const VERSION_BARRIER_MS = 5_000;
 
 /** Runs the primary: forks the workers, replaces dead ones, drains them on SIGTERM. Never returns. */
 export async function runPrimary(config: Config, workers: number, explicitConnections: boolean, log: Logger): Promise<void> {
@@ -86,9 +101,13 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
   log.info({ type: 'startup', detail: { kind: 'cluster', workers, connections_total: perWorker * workers, connections_per_worker: perWorker } }, `starting ${workers} workers (${perWorker} connections each)`);
 
   const fork = (first: boolean): Worker => {
-    const w = cluster.fork({ [WORKER_POOL_ENV]: String(perWorker), [WORKER_FIRST_ENV]: first ? '1' : '0' });
+    const w = cluster.fork({ [WORKER_POOL_ENV]: String(perWorker), [WORKER_FIRST_ENV]: first ? '1' : '0', [WORKER_COUNT_ENV]: String(workers) });
     bornAt.set(w, Date.now());
     w.on('message', (m: Msg) => {
+      if (m?.svc === 'metadata-version') {
+        versionBarrier(w, m);
+        return;
+      }
       if (m?.svc !== 'metrics-req') return;
       aggregator.clusterMetrics().then(
         (text) => w.isConnected() && w.send({ svc: 'metrics-res', id: m.id, text }),
@@ -97,6 +116,41 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     });
     return w;
   };
+
+  // a metadata change committed by one worker: the others reload it, then the committer answers
+  const barriers = new Map<string, { waiting: Set<number>; done: () => void }>();
+  const versionBarrier = (from: Worker, m: Msg): void => {
+    const key = `${from.process.pid}:${m.id}`;
+    const others = Object.values(cluster.workers ?? {}).filter((o): o is Worker => !!o && o !== from && o.isConnected());
+    const reply = () => {
+      barriers.delete(key);
+      clearTimeout(timer);
+      if (from.isConnected()) from.send({ svc: 'metadata-version-done', id: m.id });
+    };
+    const timer = setTimeout(() => {
+      const b = barriers.get(key);
+      if (b) log.warn({ type: 'cluster', detail: { event: 'metadata-barrier-timeout', version: m.version, waiting: [...b.waiting] } }, `workers ${[...b.waiting].join(', ')} did not confirm metadata version ${m.version} within ${VERSION_BARRIER_MS} ms`);
+      reply();
+    }, VERSION_BARRIER_MS);
+    timer.unref();
+    if (!others.length) return reply();
+    barriers.set(key, { waiting: new Set(others.map((o) => o.process.pid!)), done: reply });
+    for (const o of others) o.send({ svc: 'metadata-sync', id: m.id, version: m.version, origin: from.process.pid });
+  };
+  cluster.on('message', (w: Worker, m: Msg) => {
+    if (m?.svc !== 'metadata-synced') return;
+    const b = barriers.get(`${m.origin}:${m.id}`);
+    if (!b) return;
+    b.waiting.delete(w.process.pid!);
+    if (!b.waiting.size) b.done();
+  });
+  cluster.on('exit', (w) => {
+    // a worker that died will not confirm
+    for (const b of [...barriers.values()]) {
+      b.waiting.delete(w.process.pid!);
+      if (!b.waiting.size) b.done();
+    }
+  });
 
   cluster.on('exit', (w, code, signal) => {
     const lived = Date.now() - (bornAt.get(w) ?? Date.now());
@@ -183,4 +237,41 @@ export async function serverMetrics(registry: client.Registry): Promise<string> 
     process.send!({ svc: 'metrics-req', id });
   });
   return text ?? registry.metrics();
+}
+
+/**
+ * In a worker: metadata changes are synchronous across the workers of this server. A change this
+ * worker commits waits (at most 5 s) until every other worker has reloaded it; a change another
+ * worker commits is reloaded here at once and confirmed. Between separate instances the sync
+ * stays asynchronous (LISTEN/NOTIFY, as upstream).
+ */
+export function registerWorkerMetadataSync(engine: { versionBarrier?: (version: number) => Promise<void>; syncTo(version: number): Promise<void> }, log: Logger): void {
+  if (!cluster.isWorker || !process.send) return;
+  const waiting = new Map<number, () => void>();
+  let next = 0;
+  process.on('message', (m: Msg) => {
+    if (m?.svc === 'metadata-version-done' && m.id !== undefined) {
+      waiting.get(m.id)?.();
+      waiting.delete(m.id);
+    } else if (m?.svc === 'metadata-sync' && m.version !== undefined) {
+      const confirm = () => process.send?.({ svc: 'metadata-synced', id: m.id, origin: m.origin });
+      engine.syncTo(m.version).then(confirm, (e: unknown) => {
+        log.error({ type: 'sync', err: String(e) }, 'metadata reload for another worker failed');
+        confirm();
+      });
+    }
+  });
+  engine.versionBarrier = (version) =>
+    new Promise<void>((resolve) => {
+      const id = next++;
+      const t = setTimeout(() => {
+        waiting.delete(id);
+        resolve();
+      }, VERSION_BARRIER_MS + 1_000);
+      waiting.set(id, () => {
+        clearTimeout(t);
+        resolve();
+      });
+      process.send!({ svc: 'metadata-version', id, version });
+    });
 }

@@ -11,13 +11,13 @@ import type { CancelToken } from '../core/cancel.js';
 import { rateLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { errorResponse } from '../execute/errors.js';
 import { RateLimiter } from './rateLimit.js';
-import { resolveWorkers } from './cluster.js';
+import { runningWorkers } from './cluster.js';
 
 const limiters = new WeakMap<Engine, RateLimiter>();
 /** the engine's rate-limit counters (src/server/rateLimit.ts) */
 export function rateLimiter(engine: Engine): RateLimiter {
   let l = limiters.get(engine);
-  if (!l) limiters.set(engine, (l = new RateLimiter(engine.redis, resolveWorkers(engine.config), engine.log)));
+  if (!l) limiters.set(engine, (l = new RateLimiter(engine.redis, runningWorkers(), engine.log)));
   return l;
 }
 

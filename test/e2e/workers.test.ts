@@ -1,6 +1,7 @@
 /**
  * `svc serve --workers 2` (node:cluster, src/server/cluster.ts) as a real process on a real database:
- * both workers serve the port; a metadata change made through one is visible on both within 1 s;
+ * both workers serve the port; a metadata change made through one is visible on both within 1 s, and
+ * on both at once when its request has answered (metadata is synchronous across the workers);
  * a subscription keeps updating while the other worker serves the mutations; an event is delivered
  * once; /v1/metrics aggregates both workers; a worker killed with SIGKILL is replaced and no request
  * after the replacement fails; SIGTERM stops every worker and the primary exits 0.
@@ -95,6 +96,23 @@ test('a metadata change through one worker is visible on both within 1 s', { tim
     20,
   );
   assert.ok(Date.now() - started <= 1_000);
+});
+
+test('metadata is synchronous across the workers: the request right after a change, on either worker, sees it', { timeout: 60_000 }, async () => {
+  // 10 rounds: a run_sql + track_table, then at once 4 fresh connections (both workers) query the
+  // new table; with an asynchronous sync a worker that had not reloaded yet would answer
+  // "field not found"
+  for (let i = 0; i < 10; i++) {
+    await ok('/v1/query', {
+      type: 'bulk',
+      args: [
+        { type: 'run_sql', args: { sql: `create table sync_${i} (id int primary key); insert into sync_${i} values (${i})` } },
+        { type: 'track_table', args: { table: `sync_${i}` } },
+      ],
+    });
+    const rs = await Promise.all(Array.from({ length: 4 }, () => postFresh('/v1/graphql', { query: `{ sync_${i} { id } }` })));
+    for (const r of rs) assert.deepEqual(r.body, { data: { [`sync_${i}`]: [{ id: i }] } }, `round ${i}: ${r.text}`);
+  }
 });
 
 test('a subscription keeps updating while the other worker serves mutations', { timeout: 60_000 }, async () => {
