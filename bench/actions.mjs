@@ -100,7 +100,7 @@ try {
   children.push(handler);
   const handlerUrl = `http://127.0.0.1:${hport}/`;
   const sport = await freePort();
-  const svc = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
+  const svc = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
     env: { ...process.env, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

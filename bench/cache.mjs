@@ -66,7 +66,7 @@ async function startChild(name, args, ready) {
   return { base, child };
 }
 
-const svcArgs = (extra) => (port) => [join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', DB_URL, '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', opt.pool, '--enabled-log-types', 'startup', ...extra];
+const svcArgs = (extra) => (port) => [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', DB_URL, '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', opt.pool, '--enabled-log-types', 'startup', ...extra];
 
 const luaString = (text) => {
   let eq = '';

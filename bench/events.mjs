@@ -62,7 +62,7 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const receiverUrl = `http://127.0.0.1:${server.address().port}`;
 
 async function startSvc(port) {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', dbUrl.toString(), '--server-port', String(port), '--connections', '10'], {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(port), '--connections', '10'], {
     env: { ...process.env, SVC_GRAPHQL_EVENTS_FETCH_INTERVAL: String(FETCH), SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -30,7 +30,7 @@ const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.st
 env.NODE_ENV = 'production';
 const child = spawn(
   process.execPath,
-  ['--cpu-prof', '--cpu-prof-dir', dir, join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', values['database-url'],
+  ['--cpu-prof', '--cpu-prof-dir', dir, join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', values['database-url'],
     '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16'],
   { env, stdio: ['ignore', 'ignore', 'inherit'] },
 );

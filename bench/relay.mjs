@@ -80,7 +80,7 @@ async function main() {
     await adminSql(dbUrl, 'vacuum analyze page_item', { own: true });
     log(`loaded ${ROWS} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const port = await freePort();
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1'], {
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1'], {
       cwd: ROOT,
       env: { ...process.env, NODE_ENV: 'production', SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -304,7 +304,7 @@ function makeTargets(ports) {
       port: ports.svc,
       cmd: process.execPath,
       // the production build (npm start runs the same): built just before the run
-      args: [join(ROOT, 'dist', 'main.js'), 'serve', '--database-url', DB_URL.toString(),
+      args: [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', DB_URL.toString(),
         '--server-port', String(ports.svc), '--server-host', '127.0.0.1', '--connections', String(POOL)],
       cwd: ROOT,
       env: childEnv,

@@ -62,7 +62,7 @@ async function statements(url) {
 await adminSql(dbUrl, `drop database if exists "${dbName}" with (force)`);
 await adminSql(dbUrl, `create database "${dbName}"`);
 const port = await freePort();
-const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts'), 'serve', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1'], {
+const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1'], {
   cwd: ROOT,
   env: {
     ...process.env,
