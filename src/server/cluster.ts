@@ -88,7 +88,7 @@ interface Msg {
 }
 
 /** How long a metadata request waits for the other workers to run its version (then it answers anyway, logged). */
-const VERSION_BARRIER_MS = 5_000;
+const VERSION_BARRIER_MS = 10_000;
 
 /** Runs the primary: forks the workers, replaces dead ones, drains them on SIGTERM. Never returns. */
 export async function runPrimary(config: Config, workers: number, explicitConnections: boolean, log: Logger): Promise<void> {
