@@ -241,7 +241,7 @@ export async function serverMetrics(registry: client.Registry): Promise<string> 
 
 /**
  * In a worker: metadata changes are synchronous across the workers of this server. A change this
- * worker commits waits (at most 5 s) until every other worker has reloaded it; a change another
+ * worker commits waits (at most 10 s) until every other worker has reloaded it; a change another
  * worker commits is reloaded here at once and confirmed. Between separate instances the sync
  * stays asynchronous (LISTEN/NOTIFY, as upstream).
  */
