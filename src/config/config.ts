@@ -51,6 +51,8 @@ export interface Config {
   stringifyNumericTypes: boolean;
   enabledApis: Set<ApiName>;
   liveQueriesRefetchInterval: number;
+  /** ms: least time between two change-driven runs of one live-query cohort */
+  liveQueriesChangeRefetchGap: number;
   liveQueriesBatchSize: number;
   streamingQueriesRefetchInterval: number;
   streamingQueriesBatchSize: number;
@@ -160,6 +162,7 @@ export const OPTIONS: readonly Option[] = [
   { key: 'stringifyNumericTypes', flag: 'stringify-numeric-types', env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', kind: 'bool', switch: true, description: 'return bigint/numeric/float values as strings' },
   { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
   { key: 'liveQueriesRefetchInterval', flag: 'live-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'live query refetch interval in ms (default 1000)' },
+  { key: 'liveQueriesChangeRefetchGap', flag: 'live-queries-change-refetch-gap', env: 'SVC_GRAPHQL_LIVE_QUERIES_CHANGE_REFETCH_GAP', kind: 'int', description: 'change-driven live queries: least ms between two runs of one cohort; a write is pushed within about this long (default 50, at most the refetch interval)' },
   { key: 'liveQueriesBatchSize', flag: 'live-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'live query cohort batch size (default 100)' },
   { key: 'streamingQueriesRefetchInterval', flag: 'streaming-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'streaming subscription refetch interval in ms (default 1000)' },
   { key: 'streamingQueriesBatchSize', flag: 'streaming-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'streaming subscription cohort batch size: subscribers per statement (default 100)' },
@@ -224,6 +227,7 @@ export function defaultConfig(): Config {
     stringifyNumericTypes: false,
     enabledApis: new Set<ApiName>(['graphql', 'metadata', 'pgdump', 'config']),
     liveQueriesRefetchInterval: 1000,
+    liveQueriesChangeRefetchGap: 50,
     liveQueriesBatchSize: 100,
     streamingQueriesRefetchInterval: 1000,
     streamingQueriesBatchSize: 100,

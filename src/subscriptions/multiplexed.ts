@@ -9,9 +9,9 @@
  * When it runs (change-driven refetch, changes/tracker.ts): a cohort whose statement reads only
  * tables that give a change signal (changes/reads.ts: the tables named in its SQL, through views
  * and function bodies) runs only when one of them may have changed since its last run started —
- * at once, or when `--live-queries-multiplexed-refetch-interval` has passed since that start (the
- * interval is a ceiling on frequency, not a clock). A change that arrives while it runs makes it
- * run again. Subscribers that joined since the last run have their rows run on their own (their
+ * at once, or when `--live-queries-change-refetch-gap` (default 50 ms) has passed since that start
+ * (a ceiling on frequency, not a clock: writes at any rate cost at most one run per gap and
+ * cohort). A change that arrives while it runs makes it run again. Subscribers that joined since the last run have their rows run on their own (their
  * first result may predate a change the cohort has already seen), once. Every other cohort (a read
  * set that cannot be known, an unwatched table, mode `poll`, the LISTEN connection down) is polled
  * every interval as before. With read replicas a change-driven run first waits until the healthy
@@ -138,7 +138,13 @@ export interface LiveQueryManagerOptions {
   /** the database (read at each batch) */
   db: () => Db;
   log: Logger;
+  /** polled cohorts run every interval */
   intervalMs: number;
+  /**
+   * change-driven cohorts: the least time between the starts of two runs of one cohort (default:
+   * the interval). A change runs the cohort at once when this much has passed since its last start.
+   */
+  changeGapMs?: number;
   batchSize: number;
   /** the current schema cache */
   currentCache: () => SchemaCache;
@@ -319,7 +325,7 @@ export class LiveQueryManager {
     }
   }
 
-  /** Runs a change-driven cohort now, or when the interval since its last start has passed. */
+  /** Runs a change-driven cohort now, or when the change gap since its last start has passed. */
   private kick(c: Cohort): void {
     if (this.stopped) return;
     if (c.running) {
@@ -327,7 +333,7 @@ export class LiveQueryManager {
       return;
     }
     if (c.due) return;
-    const wait = c.lastStart + this.opts.intervalMs - performance.now();
+    const wait = c.lastStart + (this.opts.changeGapMs ?? this.opts.intervalMs) - performance.now();
     if (wait <= 0) {
       this.start(c, false);
       return;
@@ -386,7 +392,7 @@ export class LiveQueryManager {
     if (!full && c.fresh.size === 0) return;
     c.running = true;
     c.again = false;
-    // the interval bounds runs for changes; a run of new subscribers' rows alone (all of a new
+    // the change gap bounds runs for changes; a run of new subscribers' rows alone (all of a new
     // cohort's) does not delay the next change
     if (full && c.fresh.size < c.rows.size) c.lastStart = performance.now();
     liveQueryStats.runs++;

@@ -143,6 +143,29 @@ describe('change-driven refetch', () => {
     }
   });
 
+  test('dense writes: each is pushed within the change gap (50 ms), not the refetch interval', async () => {
+    const c = client(admin);
+    try {
+      const a = sub(c, 'subscription { item_by_pk(id: 3) { name } }');
+      assert.deepEqual(await a.count(1), { data: { item_by_pk: { name: 'n3' } } });
+      await settled();
+      // each write right after the previous push: the cohort ran a moment ago, so only the gap
+      // (not the 2 s interval) may stand between the write and its push
+      const ms: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const t0 = performance.now();
+        await pgWrite(`update item set name = 'dense-${i}' where id = 3`);
+        assert.deepEqual(await a.count(i + 2), { data: { item_by_pk: { name: `dense-${i}` } } });
+        ms.push(a.at[i + 1]! - t0);
+      }
+      ms.sort((x, y) => x - y);
+      process.stdout.write(`# dense writes: push latency p50 ${ms[4]!.toFixed(0)} ms, max ${ms[9]!.toFixed(0)} ms (interval ${INTERVAL} ms)\n`);
+      assert.ok(ms[9]! < INTERVAL / 2, `slowest push ${ms[9]} ms`);
+    } finally {
+      await c.dispose();
+    }
+  });
+
   test('an idle period sends no live-query statement (counted at the driver)', async () => {
     const c = client(admin);
     const db = s.engine.db;
