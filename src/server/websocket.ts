@@ -11,8 +11,8 @@
  *   4500 (internal error).
  *
  * Queries and mutations run once; subscriptions are live queries: multiplexed into their cohort
- * (subscriptions/multiplexed.ts), or, when they have no database field, re-run alone
- * (subscriptions/liveQuery.ts).
+ * (subscriptions/liveQueryManager.ts), or, when they have no database field, re-run alone
+ * (subscriptions/soloLiveQuery.ts).
  *
  * Robustness rules:
  * - every frame is validated; a bad legacy frame gets `connection_error` and never throws;
@@ -48,10 +48,10 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parse, type OperationDefinitionNode } from 'graphql';
 import type { Engine } from '../engine.js';
 import type { GraphQLRequest } from '../execute/interface.js';
-import { startLiveQuery, type LiveQuery } from '../subscriptions/liveQuery.js';
-import { LiveQueryManager, liveQueryStats, type LiveQueryHandle } from '../subscriptions/multiplexed.js';
-import { StreamManager, type StreamHandle } from '../subscriptions/stream.js';
-import type { StreamPlan } from '../execute/stream.js';
+import { startLiveQuery, type LiveQuery } from '../subscriptions/soloLiveQuery.js';
+import { LiveQueryManager, liveQueryStats, type LiveQueryHandle } from '../subscriptions/liveQueryManager.js';
+import { StreamManager, type StreamHandle } from '../subscriptions/streamManager.js';
+import type { StreamPlan } from '../subscriptions/streamPlan.js';
 import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLHandlers, SessionResolver } from './app.js';
 import type { Session } from './auth/session.js';
@@ -113,7 +113,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     ...(engine.replicas ? { fence: () => engine.replicas!.caughtUp(engine.db), primary: () => engine.db } : {}),
   });
   const streams = new StreamManager({
-    // the primary: holding rows back reads its running transactions (src/execute/stream.ts)
+    // the primary: holding rows back reads its running transactions (src/subscriptions/streamPlan.ts)
     db: () => engine.db,
     log: engine.log,
     intervalMs: config.streamingQueriesRefetchInterval,
