@@ -21,7 +21,7 @@ import type { CancelToken } from '../core/cancel.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { queryErrorBody, toSvcError } from './errors.js';
 import { showInternalErrors } from '../execute/errors.js';
-import { attachWebsocket } from './websocket.js';
+import { attachWebsocket } from './websocket/attach.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
 import { registerWorkerMetrics, serverMetrics } from './cluster.js';
