@@ -1,5 +1,5 @@
 /**
- * The tables a compiled statement reads, for change-driven refetches (subscriptions/multiplexed.ts)
+ * The tables a compiled statement reads, for change-driven refetches (subscriptions/liveQueryManager.ts)
  * and anything else keyed on table changes (tracker.ts).
  *
  * Every table, view and function the SQL compiler emits is schema-qualified and quoted

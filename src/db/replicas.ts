@@ -87,7 +87,7 @@ export class ReplicaSet {
   }
 
   /**
-   * Change-driven live queries (subscriptions/multiplexed.ts): a table-change notification comes
+   * Change-driven live queries (subscriptions/liveQueryManager.ts): a table-change notification comes
    * from the primary after the commit, but a replica may not have replayed it yet. Reads the
    * primary's WAL position (`pg_current_wal_lsn()`, past the commit record of every transaction
    * whose notification was received) and waits until every healthy replica's

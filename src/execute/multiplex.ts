@@ -1,4 +1,9 @@
-/** The multiplexed batch statement of a subscription plan (see execute/subscription.ts). */
+/**
+ * The multiplexed batch statement of a subscription plan: one statement answering many subscribers,
+ * each a row of `unnest($1 ids, $2 value arrays)`. The executor's side (explain shows it); the live
+ * queries that run it are in src/subscriptions (liveQueryPlan.ts plans a subscriber's row,
+ * liveQueryManager.ts runs the cohorts; streamManager.ts uses `batchParams` too).
+ */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../errors.js';
 import { pgArrayLiteral } from '../sql/boolexp.js';

@@ -66,7 +66,7 @@ export interface QueryPlan {
   cached?: boolean;
   /**
    * subscriptions: the statement with each parameter `$n` read from the batch row of a subscriber
-   * (`multiplexedParam(n)`), for the multiplexed live-query statement (subscriptions/multiplexed.ts)
+   * (`multiplexedParam(n)`), for the multiplexed live-query statement (subscriptions/liveQueryManager.ts)
    */
   multiplexed?: CompiledSql;
   /** remote root fields and remote relationships (src/remote/plan.ts) */

@@ -285,8 +285,8 @@ export type MutationOutput = { kind: 'multi'; fields: MutationResponseField[] } 
 /**
  * A streaming subscription's root field (`<table>_stream`): the rows of `select` (the role's
  * filter, limit and columns, the client's `where`; no cursor condition) after the cursor, ordered
- * by the cursor column, `batchSize` at a time. subscriptions/stream.ts advances the cursor per
- * subscriber; execute/stream.ts compiles the multiplexed statement.
+ * by the cursor column, `batchSize` at a time. subscriptions/streamManager.ts advances the cursor per
+ * subscriber; subscriptions/streamPlan.ts compiles the multiplexed statement.
  */
 export interface StreamSpec {
   select: Select;

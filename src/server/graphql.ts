@@ -2,8 +2,8 @@
 import { checkAllowlist } from '../execute/allowlist.js';
 import { explainGraphQL, runGraphQL, type ExplainBody } from '../execute/graphql.js';
 import type { ExecContext } from '../execute/interface.js';
-import { planLiveQuery } from '../execute/subscription.js';
-import { planStream, planStreamNow } from '../execute/stream.js';
+import { planLiveQuery } from '../subscriptions/liveQueryPlan.js';
+import { planStream, planStreamNow } from '../subscriptions/streamPlan.js';
 import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './app.js';
 import { isAdmin, type Session } from './auth/session.js';

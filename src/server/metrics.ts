@@ -7,9 +7,9 @@ import client from 'prom-client';
 import type { Engine } from '../engine.js';
 import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
-import { liveQueryStats } from '../subscriptions/multiplexed.js';
+import { liveQueryStats } from '../subscriptions/liveQueryManager.js';
 import { HISTOGRAMS } from '../core/histogram.js';
-import { streamStats } from '../subscriptions/stream.js';
+import { streamStats } from '../subscriptions/streamManager.js';
 
 export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
@@ -127,7 +127,7 @@ export function createMetrics(engine: Engine): client.Registry {
       this.set({ quantile: '0.99' }, percentile(st.latencies, 99));
     },
   });
-  // live queries (src/subscriptions/multiplexed.ts): counters of the process's cohorts
+  // live queries (src/subscriptions/liveQueryManager.ts): counters of the process's cohorts
   const live = (name: string, help: string, read: (st: typeof liveQueryStats) => number) =>
     new client.Gauge({
       name,
@@ -169,7 +169,7 @@ export function createMetrics(engine: Engine): client.Registry {
       this.set({ quantile: '0.99' }, percentile(liveQueryStats.recentBatchMs, 99));
     },
   });
-  // streaming subscriptions (src/subscriptions/stream.ts)
+  // streaming subscriptions (src/subscriptions/streamManager.ts)
   const stream = (name: string, help: string, read: (st: typeof streamStats) => number) =>
     new client.Gauge({
       name,

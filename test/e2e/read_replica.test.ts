@@ -13,7 +13,7 @@ import { createReplica, type Replica } from '../helpers/replica.js';
 import { postGraphql, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
-import { liveQueryStats } from '../../src/subscriptions/multiplexed.js';
+import { liveQueryStats } from '../../src/subscriptions/liveQueryManager.js';
 
 let replica: Replica;
 let db: TestDatabase;

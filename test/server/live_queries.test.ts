@@ -19,7 +19,7 @@ import { createClient, type Client as WsClient } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { defaultConfig } from '../../src/config/config.js';
 import { createLogger, startSvc } from '../../src/server/start.js';
-import { liveQueryStats } from '../../src/subscriptions/multiplexed.js';
+import { liveQueryStats } from '../../src/subscriptions/liveQueryManager.js';
 import { devnull, post, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'adm1n';

@@ -25,7 +25,7 @@ import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
 import { devnull, postGraphql, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { createLogger, startSvc } from '../../src/server/start.js';
-import { streamStats } from '../../src/subscriptions/stream.js';
+import { streamStats } from '../../src/subscriptions/streamManager.js';
 
 const SECRET = 'adm1n';
 const INTERVAL = 200;

@@ -1,5 +1,5 @@
 /**
- * Websocket details as upstream v1.3 answers them (issues 28 and 29; src/server/websocket.ts):
+ * Websocket details as upstream v1.3 answers them (issues 28 and 29; src/server/websocket/):
  * - legacy `graphql-ws`: a `start` before `connection_init` gets an `error` for its id, code
  *   start-failed; on /v1alpha1/graphql an execution error's payload has `"data": null`;
  * - `--disable-cors`: the handshake's Cookie header reaches the auth webhook only with

@@ -1,5 +1,5 @@
 /**
- * Change-driven live queries (issue 39 item 1; src/subscriptions/multiplexed.ts with
+ * Change-driven live queries (issue 39 item 1; src/subscriptions/liveQueryManager.ts with
  * src/changes/tracker.ts) under real clients (graphql-ws's createClient and
  * subscriptions-transport-ws): a write via GraphQL, via run_sql and via a plain pg client each
  * reach the subscriber well before a poll would (interval 2 s, the write right after an idle
@@ -15,7 +15,7 @@ import pg from 'pg';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
-import { liveQueryStats } from '../../src/subscriptions/multiplexed.js';
+import { liveQueryStats } from '../../src/subscriptions/liveQueryManager.js';
 import { postGraphql, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'adm1n';

@@ -8,8 +8,8 @@
  *   enum cursor_ordering { ASC DESC }
  *
  * The parser gives a `select` root field (the first batch: what a single execution answers) with
- * the stream's spec beside it (ir/types.ts `StreamSpec`), from which execute/stream.ts compiles the
- * multiplexed statement that subscriptions/stream.ts runs with each subscriber's cursor.
+ * the stream's spec beside it (ir/types.ts `StreamSpec`), from which subscriptions/streamPlan.ts compiles the
+ * multiplexed statement that subscriptions/streamManager.ts runs with each subscriber's cursor.
  */
 import { GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, type GraphQLFieldConfigArgumentMap, type GraphQLInputFieldConfig } from 'graphql';
 import type { InVal } from '../../ir/input.js';

@@ -9,13 +9,13 @@
  *
  * Each subscriber is a row: an id and the JSON array of its parameter values (the session JSON
  * and the leaves of its variables, exactly what `bindParams` gives the single statement), so
- * permissions and session variables stay parameters. subscriptions/multiplexed.ts runs the batches.
+ * permissions and session variables stay parameters. subscriptions/liveQueryManager.ts runs the batches.
  */
 import { bindParams } from '../sql/ast.js';
 import type { SchemaCache } from '../schema/model.js';
-import type { ExecContext, GraphQLRequest } from './interface.js';
-import { checkSessionVariables, planRequest, readResponse, type RunOptions } from './graphql.js';
-import { batchStatement } from './multiplex.js';
+import type { ExecContext, GraphQLRequest } from '../execute/interface.js';
+import { checkSessionVariables, planRequest, readResponse, type RunOptions } from '../execute/graphql.js';
+import { batchStatement } from '../execute/multiplex.js';
 
 export interface LiveQueryPlan {
   /** the cohort: subscribers with equal keys share one batch statement */

@@ -1,7 +1,7 @@
 /**
  * Multiplexed live queries (../shared/reference/live-queries-architecture.md): subscribers of the
  * same (role, query text, operation name, variable shape) form a cohort sharing one compiled plan
- * (execute/subscription.ts). A cohort runs its subscribers in batches of up to
+ * (subscriptions/liveQueryPlan.ts). A cohort runs its subscribers in batches of up to
  * `--live-queries-multiplexed-batch-size` rows, ONE statement per batch; subscribers whose
  * parameter values are equal share a row. A subscriber is pushed a result only when the hash of
  * its response text differs from the last one it got.
@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
-import type { LiveQueryPlan } from '../execute/subscription.js';
+import type { LiveQueryPlan } from './liveQueryPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
 import type { ChangedTables } from '../changes/tracker.js';

@@ -1,6 +1,6 @@
 /**
  * Streaming subscriptions (`<table>_stream`), multiplexed like live queries: subscribers of the same
- * statement (execute/stream.ts: same role permissions, selection, `where` shape, cursor column and
+ * statement (subscriptions/streamPlan.ts: same role permissions, selection, `where` shape, cursor column and
  * batch size) form a cohort; every `--streaming-queries-multiplexed-refetch-interval` ms each
  * cohort runs ONE statement per batch of up to `--streaming-queries-multiplexed-batch-size`
  * subscriber rows, each row carrying its own cursor and parameter values. A row's next rows are
@@ -24,7 +24,7 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
-import type { StreamPlan } from '../execute/stream.js';
+import type { StreamPlan } from './streamPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
 

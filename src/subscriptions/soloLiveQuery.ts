@@ -2,7 +2,7 @@
  * A live query of its own: the subscription re-runs its request every refetch interval and sends
  * the result when it changed. Used only for subscriptions that cannot be multiplexed (no database
  * field, e.g. `__typename` alone); every other subscription joins a cohort of
- * subscriptions/multiplexed.ts. Transport-independent: server/websocket.ts starts one per
+ * subscriptions/liveQueryManager.ts. Transport-independent: server/websocket/operation.ts starts one per
  * subscription and stops it on stop/complete, on close and when the session expires.
  */
 

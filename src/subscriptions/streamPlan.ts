@@ -11,7 +11,7 @@
  *
  * Each subscriber is a row: an id and the JSON array of its parameter values (the session, the
  * leaves of its variables, and its cursor, as `bindParams` gives them), so permissions, session
- * variables and cursors stay parameters. subscriptions/stream.ts runs the batches and advances
+ * variables and cursors stay parameters. subscriptions/streamManager.ts runs the batches and advances
  * every subscriber's cursor from the `cursor` column.
  *
  * Rows committed out of cursor order: a row is delivered only when its writing transaction
@@ -31,9 +31,9 @@ import { SelectCompiler, type SelectCompileOptions } from '../sql/select.js';
 import { roleSchemaPending } from '../schema/graphql/schema.js';
 import type { SchemaCache } from '../schema/model.js';
 import { useBackendOnlyPermissions } from '../core/session.js';
-import type { ExecContext, GraphQLRequest } from './interface.js';
-import { checkSessionVariables, planRequest, type RunOptions } from './graphql.js';
-import { multiplexedParam, type QueryPlan } from './plan.js';
+import type { ExecContext, GraphQLRequest } from '../execute/interface.js';
+import { checkSessionVariables, planRequest, type RunOptions } from '../execute/graphql.js';
+import { multiplexedParam, type QueryPlan } from '../execute/plan.js';
 
 /** the name of the cursor's parameter (no GraphQL variable can be called this) */
 export const CURSOR_VAR = '#cursor';
