@@ -110,7 +110,7 @@ const KIND: Record<SpanKindName, number> = { internal: 1, server: 2, client: 3, 
 // ---- spans -------------------------------------------------------------------------------------
 
 interface Sink {
-  push(json: string): void;
+  push(span: Recorded): void;
 }
 
 /** The context of a span: ids and flags (also what an unsampled span is) */
@@ -157,14 +157,24 @@ class Quiet implements Span {
   recordException(): void {}
 }
 
-/** A sampled span: its fields until end(), then one OTLP/JSON text handed to the exporter's queue */
+/** whether `pairs` (key, value, key, value…) sets `key` at or after index `from` (even) */
+function setAgain(pairs: ReadonlyArray<string | AttributeValue>, key: string, from: number): boolean {
+  for (let j = from; j < pairs.length; j += 2) if (pairs[j] === key) return true;
+  return false;
+}
+
+/** A sampled span: its fields until end(), then itself in the exporter's queue (written as OTLP/JSON with its batch) */
 class Recorded implements Span {
-  private attrs: Attributes;
-  private events = '';
+  /** the attributes given at the start (the caller's object, not copied: call sites build a fresh literal per span) */
+  private readonly attrs: Attributes | undefined;
+  /** attributes set later, as key, value pairs (no object copy or dictionary-mode object per span) */
+  private extra: Array<string | AttributeValue> | undefined;
+  private events: string | undefined;
   private status: SpanStatus | undefined;
   private links: Link[] | undefined;
   private ended = false;
   private readonly start: number;
+  private end_ = 0;
   constructor(
     readonly ctx: Ctx,
     private readonly parentSpanId: string | undefined,
@@ -174,28 +184,23 @@ class Recorded implements Span {
     links: Link[] | undefined,
     private readonly sink: Sink,
   ) {
-    this.start = nowMs();
-    // the caller's object is kept (call sites build a fresh literal per span); set* copy it once
-    this.attrs = attrs ?? {};
+    this.start = performance.now();
+    this.attrs = attrs;
     this.links = links;
   }
   spanContext(): SpanContext {
     return this.ctx;
   }
-  private own = false;
-  private writable(): Attributes {
-    if (!this.own) {
-      this.attrs = { ...this.attrs };
-      this.own = true;
-    }
-    return this.attrs;
-  }
   setAttribute(key: string, value: AttributeValue | undefined): this {
-    if (!this.ended && value !== undefined) this.writable()[key] = value;
+    if (!this.ended && value !== undefined) (this.extra ??= []).push(key, value);
     return this;
   }
   setAttributes(attributes: Attributes): this {
-    if (!this.ended) Object.assign(this.writable(), attributes);
+    if (this.ended) return this;
+    for (const k in attributes) {
+      const v = attributes[k];
+      if (v !== undefined) (this.extra ??= []).push(k, v);
+    }
     return this;
   }
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
@@ -203,11 +208,11 @@ class Recorded implements Span {
     const isTime = attributesOrTime === undefined || typeof attributesOrTime === 'number' || attributesOrTime instanceof Date || Array.isArray(attributesOrTime);
     const attrs = isTime ? undefined : (attributesOrTime as Attributes);
     const at = timeOf(isTime ? (attributesOrTime as TimeInput | undefined) : time);
-    this.events += `${this.events ? ',' : ''}{"timeUnixNano":"${nanos(at)}","name":${JSON.stringify(name)},"attributes":[${attrs ? attributesJson(attrs) : ''}],"droppedAttributesCount":0}`;
+    this.events = `${this.events ? `${this.events},` : ''}{"timeUnixNano":"${nanos(at)}","name":${JSON.stringify(name)}${attrs ? `,"attributes":[${attributesJson(attrs)}]` : ''}}`;
     return this;
   }
   addLink(link: Link): this {
-    (this.links ??= []).push(link);
+    if (!this.ended) (this.links ??= []).push(link);
     return this;
   }
   addLinks(links: Link[]): this {
@@ -237,14 +242,32 @@ class Recorded implements Span {
   end(endTime?: TimeInput): void {
     if (this.ended) return;
     this.ended = true;
-    const end = endTime === undefined ? nowMs() : timeOf(endTime);
+    this.end_ = endTime === undefined ? performance.now() : Math.max(this.start, timeOf(endTime) - ORIGIN_MS);
+    this.sink.push(this);
+  }
+  /** OTLP/JSON (empty fields left out, as proto3's JSON mapping allows) */
+  json(): string {
     const c = this.ctx;
+    let attrs = '';
+    const extra = this.extra;
+    if (this.attrs) {
+      for (const k in this.attrs) {
+        const v = this.attrs[k];
+        if (v === undefined || v === null || (extra && setAgain(extra, k, 0))) continue; // set later: the later value wins
+        attrs += `${attrs ? ',' : ''}{"key":${JSON.stringify(k)},"value":${valueJson(v)}}`;
+      }
+    }
+    if (extra) {
+      for (let i = 0; i < extra.length; i += 2) {
+        const k = extra[i] as string;
+        if (setAgain(extra, k, i + 2)) continue; // the later value wins
+        attrs += `${attrs ? ',' : ''}{"key":${JSON.stringify(k)},"value":${valueJson(extra[i + 1] as AttributeValue)}}`;
+      }
+    }
     let links = '';
-    if (this.links) for (const l of this.links) links += `${links ? ',' : ''}{"traceId":"${l.context.traceId}","spanId":"${l.context.spanId}",${l.context.traceState ? `"traceState":${JSON.stringify(l.context.traceState.serialize())},` : ''}"attributes":[${l.attributes ? attributesJson(l.attributes) : ''}],"droppedAttributesCount":0}`;
+    if (this.links) for (const l of this.links) links += `${links ? ',' : ''}{"traceId":"${l.context.traceId}","spanId":"${l.context.spanId}"${l.context.traceState ? `,"traceState":${JSON.stringify(l.context.traceState.serialize())}` : ''}${l.attributes ? `,"attributes":[${attributesJson(l.attributes)}]` : ''}}`;
     const st = this.status;
-    this.sink.push(
-      `{"traceId":"${c.traceId}","spanId":"${c.spanId}",${c.tracestate ? `"traceState":${JSON.stringify(c.tracestate)},` : ''}${this.parentSpanId ? `"parentSpanId":"${this.parentSpanId}",` : ''}"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(this.start)}","endTimeUnixNano":"${nanos(Math.max(end, this.start))}","attributes":[${attributesJson(this.attrs)}],"droppedAttributesCount":0,"events":[${this.events}],"droppedEventsCount":0,"status":${st && st.code ? `{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : '{}'},"links":[${links}],"droppedLinksCount":0}`,
-    );
+    return `{"traceId":"${c.traceId}","spanId":"${c.spanId}"${c.tracestate ? `,"traceState":${JSON.stringify(c.tracestate)}` : ''}${this.parentSpanId ? `,"parentSpanId":"${this.parentSpanId}"` : ''},"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(ORIGIN_MS + this.start)}","endTimeUnixNano":"${nanos(ORIGIN_MS + this.end_)}"${attrs ? `,"attributes":[${attrs}]` : ''}${this.events ? `,"events":[${this.events}]` : ''}${st && st.code ? `,"status":{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : ''}${links ? `,"links":[${links}]` : ''}}`;
   }
 }
 
@@ -300,27 +323,22 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'svc', [ATTR_SERVICE_VERSION]: VERSION }))
     .merge(detectResources({ detectors: [envDetector] }));
   await resource.waitForAsyncAttributes?.();
-  const head = Buffer.from(`{"resourceSpans":[{"resource":{"attributes":[${attributesJson(resource.attributes)}],"droppedAttributesCount":0},"scopeSpans":[{"scope":{"name":"svc","version":${JSON.stringify(VERSION)}},"spans":[`);
-  const tail = Buffer.from(']}]}]}');
-  const comma = Buffer.from(',');
+  const head = `{"resourceSpans":[{"resource":{"attributes":[${attributesJson(resource.attributes)}],"droppedAttributesCount":0},"scopeSpans":[{"scope":{"name":"svc","version":${JSON.stringify(VERSION)}},"spans":[`;
+  const tail = ']}]}]}';
 
   // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them)
   const delegate = createOtlpHttpExportDelegate(
     convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' }),
     {
-      serializeRequest: (batch: string[]) => {
-        const parts: Buffer[] = [head];
-        for (let i = 0; i < batch.length; i++) {
-          if (i) parts.push(comma);
-          parts.push(Buffer.from(batch[i]!));
-        }
-        parts.push(tail);
-        return Buffer.concat(parts);
+      serializeRequest: (batch: Recorded[]) => {
+        let body = '';
+        for (let i = 0; i < batch.length; i++) body += `${i ? ',' : ''}${batch[i]!.json()}`;
+        return Buffer.from(head + body + tail);
       },
       deserializeResponse: (data: Uint8Array) => data,
     },
     'otlp_http_span_exporter',
-    { name: 'span', countItems: (batch: string[]) => batch.length },
+    { name: 'span', countItems: (batch: Recorded[]) => batch.length },
     undefined,
   );
 
@@ -329,13 +347,13 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const maxBatch = Math.max(1, Math.min(envInt('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512), maxQueue));
   const delayMs = envInt('OTEL_BSP_SCHEDULE_DELAY', 5000);
   const exportTimeoutMs = envInt('OTEL_BSP_EXPORT_TIMEOUT', 30000);
-  let queue: string[] = [];
+  let queue: Recorded[] = [];
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
   let soon = false;
   let closed = false;
   const pending = new Set<Promise<void>>();
-  const exportBatch = (batch: string[]): Promise<void> => {
+  const exportBatch = (batch: Recorded[]): Promise<void> => {
     const p = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, exportTimeoutMs);
       t.unref();
@@ -370,13 +388,13 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     timer.unref();
   };
   const sink: Sink = {
-    push(json) {
+    push(span) {
       if (closed) return;
       if (queue.length >= maxQueue) {
         dropped++;
         return;
       }
-      queue.push(json);
+      queue.push(span);
       if (queue.length >= maxBatch) {
         if (!soon) {
           soon = true;
