@@ -28,7 +28,7 @@ const s = byId[values.scenario];
 if (!s) throw new Error(`unknown scenario ${values.scenario}`);
 const dir = mkdtempSync(join(os.tmpdir(), 'svc-profile-'));
 const port = await freePort();
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_') || k === 'SVC_GRAPHQL_TRACING_SQL_COMMENT'));
 env.NODE_ENV = 'production';
 const sinkPort = values.otlp ? await freePort() : 0;
 const sink = values.otlp

@@ -64,13 +64,9 @@ const ORIGIN_MS = performance.timeOrigin;
 const nowMs = (): number => ORIGIN_MS + performance.now();
 /** ms since the epoch (fractional) as OTLP's decimal nanoseconds string */
 function nanos(ms: number): string {
-  let whole = Math.floor(ms);
-  let frac = Math.round((ms - whole) * 1e6);
-  if (frac >= 1e6) {
-    whole += 1;
-    frac -= 1e6;
-  }
-  return `${whole}${String(frac).padStart(6, '0')}`;
+  const whole = Math.floor(ms);
+  const frac = Math.round((ms - whole) * 1e6); // 0…1e6
+  return frac >= 1e6 ? `${whole + 1}000000` : `${whole}${String(frac + 1e6).slice(1)}`;
 }
 function timeOf(t: TimeInput | undefined): number {
   if (t === undefined) return nowMs();
@@ -94,12 +90,22 @@ function valueJson(v: AttributeValue): string {
       return `{"stringValue":${JSON.stringify(String(v))}}`;
   }
 }
+/** `{"key":"<k>","value":` per attribute name (the names are a small fixed set: written once each) */
+const KEY_JSON = new Map<string, string>();
+function keyJson(k: string): string {
+  let j = KEY_JSON.get(k);
+  if (j === undefined) {
+    j = `{"key":${JSON.stringify(k)},"value":`;
+    if (KEY_JSON.size < 1024) KEY_JSON.set(k, j);
+  }
+  return j;
+}
 function attributesJson(a: Attributes): string {
   let out = '';
   for (const k in a) {
     const v = a[k];
     if (v === undefined || v === null) continue;
-    out += `${out ? ',' : ''}{"key":${JSON.stringify(k)},"value":${valueJson(v)}}`;
+    out += `${out ? ',' : ''}${keyJson(k)}${valueJson(v)}}`;
   }
   return out;
 }
@@ -254,14 +260,14 @@ class Recorded implements Span {
       for (const k in this.attrs) {
         const v = this.attrs[k];
         if (v === undefined || v === null || (extra && setAgain(extra, k, 0))) continue; // set later: the later value wins
-        attrs += `${attrs ? ',' : ''}{"key":${JSON.stringify(k)},"value":${valueJson(v)}}`;
+        attrs += `${attrs ? ',' : ''}${keyJson(k)}${valueJson(v)}}`;
       }
     }
     if (extra) {
       for (let i = 0; i < extra.length; i += 2) {
         const k = extra[i] as string;
         if (setAgain(extra, k, i + 2)) continue; // the later value wins
-        attrs += `${attrs ? ',' : ''}{"key":${JSON.stringify(k)},"value":${valueJson(extra[i + 1] as AttributeValue)}}`;
+        attrs += `${attrs ? ',' : ''}${keyJson(k)}${valueJson(extra[i + 1] as AttributeValue)}}`;
       }
     }
     let links = '';
@@ -312,7 +318,8 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   // parents); otherwise the sampler decides every span, as in the SDK
   const sampled = (parent: Ctx | undefined, remote: boolean, traceId: string, name: string, kind: number, attrs: Attributes | undefined): boolean => {
     if (parent && parentBased && !remote) return (parent.traceFlags & 1) === 1;
-    const ctx = parent ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: remote }) : api.ROOT_CONTEXT;
+    // only a parent-based sampler looks at the parent (the ratio and constant samplers do not)
+    const ctx = parent && parentBased ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: remote }) : api.ROOT_CONTEXT;
     const r = sampler.shouldSample(ctx, traceId, name, kind - 1, attrs ?? {}, []);
     if (r.attributes && attrs) Object.assign(attrs, r.attributes);
     return r.decision === SamplingDecision.RECORD_AND_SAMPLED;
@@ -330,10 +337,21 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const delegate = createOtlpHttpExportDelegate(
     convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' }),
     {
+      // written span by span into one Buffer (outside V8's heap): no batch-sized string
       serializeRequest: (batch: Recorded[]) => {
-        let body = '';
-        for (let i = 0; i < batch.length; i++) body += `${i ? ',' : ''}${batch[i]!.json()}`;
-        return Buffer.from(head + body + tail);
+        let buf = Buffer.allocUnsafeSlow(head.length * 3 + tail.length + batch.length * 1024);
+        let at = buf.write(head, 0, 'utf8');
+        for (let i = 0; i < batch.length; i++) {
+          const text = (i ? ',' : '') + batch[i]!.json();
+          if (at + text.length * 3 + tail.length > buf.length) {
+            const bigger = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, at + text.length * 3 + tail.length));
+            buf.copy(bigger, 0, 0, at);
+            buf = bigger;
+          }
+          at += buf.write(text, at, 'utf8');
+        }
+        at += buf.write(tail, at, 'latin1');
+        return buf.subarray(0, at);
       },
       deserializeResponse: (data: Uint8Array) => data,
     },
