@@ -77,7 +77,7 @@ const sink = `require('node:http').createServer((q, s) => { q.resume(); q.on('en
 async function start(name, dist, extraArgs, env = {}) {
   const dbUrl = dbUrlOf(name === 'before' ? 'svc_bench_obs_base' : 'svc_bench_obs');
   const port = await freePort();
-  const child = spawn(process.execPath, [join(dist, 'main.js'), 'serve', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16', '--enabled-log-types', 'startup', ...extraArgs], {
+  const child = spawn(process.execPath, [join(dist, 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16', '--enabled-log-types', 'startup', ...extraArgs], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
