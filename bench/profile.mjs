@@ -3,7 +3,8 @@
 // the top functions by self time and the totals per source folder (src/server, src/execute, …,
 // node:internals, fastify, pg, …). Not part of `npm test`; run `npm run build` first.
 //
-// usage: node bench/profile.mjs [--scenario a_pk] [--seconds 10] [--connections 32] [--top 40]
+// usage: node bench/profile.mjs [--scenario a_pk] [--seconds 10] [--connections 32] [--top 40] [--otlp]
+// --otlp: tracing on at 100 % sampling, exporting to a local sink that accepts and drops the payloads
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     top: { type: 'string', default: '40' },
+    otlp: { type: 'boolean', default: false },
     'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
   },
 });
@@ -26,12 +28,16 @@ const s = byId[values.scenario];
 if (!s) throw new Error(`unknown scenario ${values.scenario}`);
 const dir = mkdtempSync(join(os.tmpdir(), 'svc-profile-'));
 const port = await freePort();
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_') || k === 'SVC_GRAPHQL_TRACING_SQL_COMMENT'));
 env.NODE_ENV = 'production';
+const sinkPort = values.otlp ? await freePort() : 0;
+const sink = values.otlp
+  ? spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { s.writeHead(200, {'content-type': 'application/json'}); s.end('{}'); }); }).listen(${sinkPort}, '127.0.0.1')`], { stdio: 'ignore' })
+  : undefined;
 const child = spawn(
   process.execPath,
   ['--cpu-prof', '--cpu-prof-dir', dir, join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', values['database-url'],
-    '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16'],
+    '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16', ...(values.otlp ? ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`] : [])],
   { env, stdio: ['ignore', 'ignore', 'inherit'] },
 );
 const base = `http://127.0.0.1:${port}`;
@@ -55,6 +61,7 @@ try {
 } finally {
   child.kill('SIGINT');
   await new Promise((r) => child.once('exit', r));
+  sink?.kill('SIGTERM');
 }
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error('no profile written');

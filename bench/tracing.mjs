@@ -32,6 +32,8 @@ const { values: opts } = parseArgs({
     // the same request rate, where CPU per request is comparable; 0 = as fast as possible)
     delay: { type: 'string', default: '0' },
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    // a comma-separated subset of off,on,on-nocomment,on-unsampled (default: all; `before` comes with --base-dist)
+    targets: { type: 'string', default: 'off,on,on-nocomment,on-unsampled' },
   },
 });
 // the revision before and this tree each on their own copy (their catalog versions differ)
@@ -75,7 +77,7 @@ const sink = `require('node:http').createServer((q, s) => { q.resume(); q.on('en
 async function start(name, dist, extraArgs, env = {}) {
   const dbUrl = dbUrlOf(name === 'before' ? 'svc_bench_obs_base' : 'svc_bench_obs');
   const port = await freePort();
-  const child = spawn(process.execPath, [join(dist, 'main.js'), 'serve', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16', '--enabled-log-types', 'startup', ...extraArgs], {
+  const child = spawn(process.execPath, [join(dist, 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16', '--enabled-log-types', 'startup', ...extraArgs], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -117,17 +119,18 @@ function wrk(base, seconds, pid) {
 
 await setupDb('svc_bench_obs');
 if (opts['base-dist']) await setupDb('svc_bench_obs_base');
-spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+if (!process.env.SVC_BENCH_NO_BUILD) spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
 const sinkPort = await freePort();
 const sinkProc = spawn(process.execPath, ['-e', sink, String(sinkPort)], { stdio: 'ignore' });
 const targets = [];
 try {
   if (opts['base-dist']) targets.push(await start('before', opts['base-dist'], []));
-  targets.push(await start('off', join(ROOT, 'dist'), []));
-  targets.push(await start('on', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`]));
-  targets.push(await start('on-nocomment', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`, '--tracing-sql-comment', 'false']));
+  const wanted = new Set(opts.targets.split(',').map((x) => x.trim()));
+  if (wanted.has('off')) targets.push(await start('off', join(ROOT, 'dist'), []));
+  if (wanted.has('on')) targets.push(await start('on', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`]));
+  if (wanted.has('on-nocomment')) targets.push(await start('on-nocomment', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`, '--tracing-sql-comment', 'false']));
   // tracing configured, no request sampled: the cost of the context and of non-recording spans
-  targets.push(await start('on-unsampled', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`], { OTEL_TRACES_SAMPLER: 'always_off' }));
+  if (wanted.has('on-unsampled')) targets.push(await start('on-unsampled', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`], { OTEL_TRACES_SAMPLER: 'always_off' }));
   for (const t of targets) {
     const r = await fetch(`${t.base}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'track_table', args: { table: 'articles' } }) });
     const text = await r.text();
@@ -146,7 +149,7 @@ try {
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log('\nmedian over rounds:');
-  const refName = opts['base-dist'] ? 'before' : 'off';
+  const refName = opts['base-dist'] ? 'before' : targets[0].name;
   const ref = median(results[refName].map((r) => r.rps));
   const refCpu = median(results[refName].map((r) => r.cpuUs));
   for (const t of targets) {

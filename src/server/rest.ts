@@ -18,6 +18,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError, foreignCode } from '../errors.js';
 import { CancelToken } from '../core/cancel.js';
+import { requestDuration } from '../core/histogram.js';
+import { tracing, type Span } from '../core/tracing.js';
 import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import { takeSetCookies } from '../http/responseHeaders.js';
 import { matchRest } from '../rest/endpoints.js';
@@ -41,6 +43,8 @@ interface Answer {
   session?: Session;
   allow?: string;
   query?: unknown;
+  /** the endpoint's operation type once matched (the histogram's label) */
+  opType?: string;
 }
 
 export interface RestHttp {
@@ -61,6 +65,12 @@ function fromGraphqlErrors(out: string): SvcError {
   }
 }
 
+/** a URL without its query string (span attribute url.path) */
+const q0 = (url: string): string => {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+};
+
 export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHandlers, allowOrigin: (origin: string | undefined) => string | undefined): RestHttp {
   const config = engine.config;
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
@@ -73,9 +83,18 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
     return { status: err.status, body: JSON.stringify(queryErrorBody(err, showInternal(session))), error: err, session, query, allow };
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, a: Answer) => {
+  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, a: Answer, span?: Span) => {
     const headers: Record<string, string | number | string[]> = commonHeaders(req, allowOrigin, requestId);
     headers['content-type'] = JSON_TYPE;
+    if (span) {
+      // the request's span (tracing on): status, operation type, role, error code; its trace id in a header
+      headers['x-svc-trace-id'] = span.spanContext().traceId;
+      span.setAttribute('http.response.status_code', a.status);
+      if (a.opType) span.setAttribute('graphql.operation.type', a.opType);
+      if (a.session) span.setAttribute('svc.role', a.session.role);
+      if (a.error) tracing?.fail(span, a.error.code, a.error.message);
+      span.end();
+    }
     if (a.allow) headers.allow = a.allow;
     const cookies = takeSetCookies(req.headers);
     if (cookies) headers['set-cookie'] = cookies;
@@ -83,10 +102,13 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       res.writeHead(a.status, headers);
       res.end(payload);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // one bounded endpoint label for every REST endpoint (not the URL: unbounded)
+      requestDuration.observe3(ms / 1000, '/api/rest', a.opType ?? 'unknown', a.error ? 'error' : 'success');
       logRequest?.({
         req,
         status: a.status,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        ms,
         requestId,
         failure: a.error,
         session: a.session,
@@ -117,11 +139,13 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
     if (m.kind === 'none') return failed(new SvcError(404, 'not-found', 'Endpoint not found'), session);
     if (m.kind === 'method') return failed(new SvcError(405, 'method-not-allowed', `Allowed methods: ${m.allowed.join(', ')}`), session, undefined, m.allowed.join(', '));
     const ep = m.endpoint;
+    const opType = ep.operation.operation;
+    const typed = (a: Answer): Answer => ({ ...a, opType });
     let query: Array<[string, string]> = [];
     if (search !== '') {
       const params = new URLSearchParams(search);
       query = [...params];
-      if (query.length > MAX_REST_QUERY_PARAMS) return failed(new SvcError(400, 'bad-request', `more than ${MAX_REST_QUERY_PARAMS} query parameters`), session);
+      if (query.length > MAX_REST_QUERY_PARAMS) return typed(failed(new SvcError(400, 'bad-request', `more than ${MAX_REST_QUERY_PARAMS} query parameters`), session));
     }
     let body: Record<string, unknown> | undefined;
     if (text.trim() !== '') {
@@ -129,31 +153,31 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       try {
         parsed = parseJsonBody(text);
       } catch (e) {
-        return failed(e, session);
+        return typed(failed(e, session));
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return failed(new SvcError(400, 'bad-request', 'the request body must be a JSON object of variables'), session);
+        return typed(failed(new SvcError(400, 'bad-request', 'the request body must be a JSON object of variables'), session));
       }
-      if (jsonDeeperThan(parsed, config.maxNestingDepth)) return failed(new SvcError(400, 'parse-failed', `the request body is nested deeper than ${config.maxNestingDepth} levels`), session);
+      if (jsonDeeperThan(parsed, config.maxNestingDepth)) return typed(failed(new SvcError(400, 'parse-failed', `the request body is nested deeper than ${config.maxNestingDepth} levels`), session));
       body = parsed as Record<string, unknown>;
     }
     let variables: Record<string, unknown>;
     try {
       variables = restVariables(ep.operation, { path: m.params, query, body }, config.maxNestingDepth);
     } catch (e) {
-      return failed(e, session);
+      return typed(failed(e, session));
     }
     const request = { query: ep.query, variables };
     let out: string;
     try {
       out = await gql.run(engine, session, request, headers, { v1alpha1: false, requestId, signal, rejectPreExec: true, client: { ip } });
     } catch (e) {
-      return failed(e, session, request);
+      return typed(failed(e, session, request));
     }
     // `{"data":{…}}` without remote errors after it: the data object, without the envelope
-    if (out.startsWith('{"data":') && out.endsWith('}}')) return { status: 200, body: out.slice(8, -1), session };
-    if (!out.includes('"errors"')) return { status: 200, body: out.startsWith('{"data":') ? out.slice(8, -1) : out, session };
-    return failed(fromGraphqlErrors(out), session, request);
+    if (out.startsWith('{"data":') && out.endsWith('}}')) return { status: 200, body: out.slice(8, -1), session, opType };
+    if (!out.includes('"errors"')) return { status: 200, body: out.startsWith('{"data":') ? out.slice(8, -1) : out, session, opType };
+    return typed(failed(fromGraphqlErrors(out), session, request));
   };
 
   return {
@@ -163,7 +187,21 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       if (!url.startsWith(PREFIX) || !METHODS.has(method) || !config.enabledApis.has('graphql')) return false;
       const started = process.hrtime.bigint();
       const requestId = requestIdOf(req);
+      // tracing on: the request's span (the client's traceparent/tracestate as its parent); the
+      // route is the /api/rest prefix (the URL itself is unbounded)
+      const t = tracing;
+      let span: Span | undefined;
+      if (t) {
+        const tp = req.headers.traceparent;
+        const ts = req.headers.tracestate;
+        span = t.start(
+          `${method} /api/rest`,
+          { 'http.request.method': method, 'url.path': q0(url), 'http.route': '/api/rest', 'svc.request_id': requestId },
+          { kind: 'server', traceparent: typeof tp === 'string' ? tp : null, tracestate: typeof ts === 'string' ? ts : null },
+        );
+      }
       if (closing) {
+        span?.end();
         req.resume();
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
@@ -181,7 +219,7 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
         if (size > config.bodyLimit) {
           tooLarge = true;
           res.setHeader('connection', 'close');
-          send(req, res, started, requestId, failed(new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`)));
+          send(req, res, started, requestId, failed(new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`)), span);
           req.resume();
           return;
         }
@@ -194,17 +232,39 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const done = (a: Answer) => send(req, res, started, requestId, a);
+        const done = (a: Answer) => send(req, res, started, requestId, a, span);
         const headers = req.headers as Record<string, string | string[] | undefined>;
         const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel, req.socket.remoteAddress);
         let session: Session | undefined;
-        try {
-          session = auth.resolveNow?.(headers);
-        } catch (e) {
-          done(failed(e));
-          return;
-        }
-        const answer = session ? withSession(session) : auth.resolve(headers, req.rawHeaders).then(withSession, (e) => failed(e));
+        // authentication (tracing on: a span `svc.auth` under the request's, the webhook or JWKS call under it)
+        const go = (): Promise<Answer> => {
+          const as = t?.start('svc.auth');
+          const authed = (s: Session) => {
+            session = s;
+            if (as) {
+              as.setAttribute('svc.role', s.role);
+              as.end();
+            }
+            return withSession(s);
+          };
+          const bad = (e: unknown): Answer => {
+            if (as) {
+              const err = toSvcError(e);
+              t!.fail(as, err.code, err.message);
+              as.end();
+            }
+            return failed(e);
+          };
+          let now: Session | undefined;
+          try {
+            now = auth.resolveNow?.(headers);
+          } catch (e) {
+            return Promise.resolve(bad(e));
+          }
+          if (now) return authed(now);
+          return (as ? t!.run(as, () => auth.resolve(headers, req.rawHeaders)) : auth.resolve(headers, req.rawHeaders)).then(authed, bad);
+        };
+        const answer = span ? t!.run(span, go) : go();
         answer.then(done, (e) => done(failed(e, session)));
       });
       req.on('error', () => res.destroy());

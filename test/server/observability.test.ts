@@ -238,6 +238,46 @@ describe('traces', () => {
   });
 });
 
+describe('REST endpoints', () => {
+  test('a REST call is a request span with its plan and SQL under it, and a latency observation', async () => {
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        { type: 'create_query_collection', args: { name: 'obs', definition: { queries: [{ name: 'items', query: 'query items($limit: Int) { item(order_by: {id: asc}, limit: $limit) { id } }' }] } } },
+        { type: 'create_rest_endpoint', args: { name: 'obs_items', url: 'obs/items', methods: ['GET'], definition: { query: { collection_name: 'obs', query_name: 'items' } } } },
+      ],
+    });
+    const trace = 'dddd0000dddd0000dddd0000dddd0000';
+    const r = await fetch(`${s.url}/api/rest/obs/items?limit=5`, { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` }, signal: AbortSignal.timeout(10_000) });
+    assert.equal(r.status, 200, await r.text());
+    assert.equal(r.headers.get('x-svc-trace-id'), trace);
+    const missing = await fetch(`${s.url}/api/rest/obs/nope`, { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` }, signal: AbortSignal.timeout(10_000) });
+    assert.equal(missing.status, 404);
+    await waitFor('the REST spans', async () => {
+      await tracing!.flush();
+      return spans.filter((x) => x.traceId === trace && x.name === 'GET /api/rest').length === 2 && spans.some((x) => x.traceId === trace && x.name === 'svc.sql');
+    });
+    const reqs = spans.filter((x) => x.traceId === trace && x.name === 'GET /api/rest');
+    const ok = reqs.find((x) => attr(x, 'http.response.status_code') === 200)!;
+    assert.equal(ok.parentSpanId, CLIENT_SPAN);
+    assert.equal(ok.kind, 2 /* SERVER */);
+    assert.equal(attr(ok, 'http.route'), '/api/rest');
+    assert.equal(attr(ok, 'url.path'), '/api/rest/obs/items');
+    assert.equal(attr(ok, 'graphql.operation.type'), 'query');
+    const notFound = reqs.find((x) => attr(x, 'http.response.status_code') === 404)!;
+    assert.equal(notFound.status?.code, 2 /* ERROR */);
+    assert.equal(attr(notFound, 'svc.error.code'), 'not-found');
+    for (const n of ['svc.auth', 'svc.graphql.plan', 'svc.sql']) {
+      const child = spans.find((x) => x.traceId === trace && x.name === n);
+      assert.ok(child, `span ${n}`);
+      assert.ok(reqs.some((x) => x.spanId === child.parentSpanId), `${n} under the REST request`);
+    }
+    const metrics = (await get(s.url, '/v1/metrics')).text;
+    assert.match(metrics, /svc_http_request_duration_seconds_count\{endpoint="\/api\/rest",operation_type="query",outcome="success"\} [1-9]/);
+    assert.match(metrics, /svc_http_request_duration_seconds_count\{endpoint="\/api\/rest",operation_type="unknown",outcome="error"\} [1-9]/);
+  });
+});
+
 describe('websocket', () => {
   test('a websocket operation is a span, child of the handshake\'s traceparent, with its SQL under it', async () => {
     const trace = 'cccc0000cccc0000cccc0000cccc0000';
