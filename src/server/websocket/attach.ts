@@ -41,6 +41,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     db: () => engine.readDb(),
     log: engine.log,
     intervalMs: config.liveQueriesRefetchInterval,
+    changeGapMs: Math.min(config.liveQueriesChangeRefetchGap, config.liveQueriesRefetchInterval),
     batchSize: config.liveQueriesBatchSize,
     currentCache: () => engine.cache,
     concurrency: Math.floor(config.pgConnections / 2),
