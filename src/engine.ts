@@ -2,8 +2,8 @@
  * The running engine: database, configuration, the current schema cache and
  * its replacement after metadata changes (here or on another instance).
  */
-import { setOutboundPolicy } from './http/outbound.js';
-import { BoundedRoleCache } from './schema/roleCache.js';
+import { OutboundClient } from './http/client.js';
+import { RemoteStore } from './remote/introspect.js';
 import { WorkerSet, type Worker } from './background.js';
 import { Semaphore } from './core/semaphore.js';
 import { PlanCache } from './execute/planCache.js';
@@ -19,7 +19,8 @@ import { NotifyFence } from './cache/fence.js';
 import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
-import { SCHEMA_EXTENSIONS } from './extensions.js';
+import { schemaExtensions } from './extensions.js';
+import type { SchemaExtension } from './schema/extensions.js';
 import { inconsistentRef } from './metadata/dependencies.js';
 import type { SchemaCache } from './schema/model.js';
 import { hostname } from 'node:os';
@@ -31,7 +32,9 @@ import { parseClock, type Clock } from './scheduled/clock.js';
 import { CronGenerator } from './scheduled/cron.js';
 import { ScheduledEventQueue } from './scheduled/queue.js';
 import { AsyncActionQueue, type ActionJobContext } from './actions/queue.js';
-import { onAsyncActionQueued } from './actions/execute.js';
+import { Histograms } from './core/histogram.js';
+import { newLiveQueryStats } from './subscriptions/liveQueryManager.js';
+import { newStreamStats } from './subscriptions/streamManager.js';
 
 export class Engine {
   private current!: SchemaCache;
@@ -64,7 +67,6 @@ export class Engine {
   clock: Clock;
   /** asynchronous action calls */
   asyncActions!: DeliveryWorker<ActionJobContext>;
-  private stopAsyncListener?: () => void;
   private deliverable?: { version: number; triggers: Map<string, DeliverableTrigger> };
 
   /** the read replicas (--read-replica-urls), and the database of reads that may use them */
@@ -80,7 +82,26 @@ export class Engine {
   /** this engine's plan cache, bounded by its --plan-cache-max-bytes */
   readonly planCache: PlanCache;
 
-  private constructor(readonly db: Db, readonly config: Config, readonly log: Logger) {
+  /** the introspections of the remote schemas this engine fetched */
+  readonly remotes: RemoteStore;
+  /** the schema extensions every schema cache of this engine is built with (src/extensions.ts) */
+  private readonly extensions: readonly SchemaExtension[];
+
+  /** the counters of this engine's live queries and streaming subscriptions (/v1/metrics) */
+  readonly liveQueryStats = newLiveQueryStats();
+  readonly streamStats = newStreamStats();
+
+  private constructor(
+    readonly db: Db,
+    readonly config: Config,
+    readonly log: Logger,
+    /** this engine's latency histograms (/v1/metrics) */
+    readonly histograms: Histograms,
+    /** this engine's outbound HTTP: its --outbound-* policy, keep-alive agents and histogram */
+    readonly outbound: OutboundClient,
+  ) {
+    this.remotes = new RemoteStore(outbound);
+    this.extensions = schemaExtensions(this.remotes);
     this.planCache = new PlanCache(undefined, config.planCacheMaxBytes);
     this.workers = new WorkerSet(log);
     const clock = parseClock(config.schedulerClock);
@@ -89,9 +110,13 @@ export class Engine {
     this.changes = new ChangeTracker(db, log);
   }
 
-  static async start(config: Config, log: Logger): Promise<Engine> {
-    BoundedRoleCache.maxBytes = config.roleSchemaCacheMaxBytes;
-    setOutboundPolicy({ denyPrivate: config.outboundDenyPrivate, allowHosts: config.outboundAllowHosts });
+  /**
+   * `parts`: what the server made before the engine (src/server/start.ts: the authenticator's calls
+   * go through the engine's outbound client); made here when not given.
+   */
+  static async start(config: Config, log: Logger, parts: { histograms?: Histograms; outbound?: OutboundClient } = {}): Promise<Engine> {
+    const histograms = parts.histograms ?? new Histograms();
+    const outbound = parts.outbound ?? Engine.outboundClient(config, histograms);
     const db = await openDb({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
@@ -102,13 +127,14 @@ export class Engine {
       acquireTimeoutMs: config.poolAcquireTimeout * 1000,
       statementTimeoutMs: config.statementTimeout * 1000,
       connectRetryTimeoutMs: config.dbConnectRetryTimeout * 1000,
+      poolWait: histograms.poolWait,
       onConnectRetry: (attempt, delayMs, e) =>
         log.warn({ type: 'startup', detail: { kind: 'db_connect_retry', attempt, retry_in_ms: delayMs, error: e.message } }, `database not reachable (try ${attempt}): ${e.message}; retrying in ${delayMs} ms`),
     });
     let opened: Engine | undefined;
     try {
       await initCatalog(db);
-      const engine = new Engine(db, config, log);
+      const engine = new Engine(db, config, log, histograms, outbound);
       opened = engine;
       if (config.readReplicaUrls.length) {
         engine.replicas = new ReplicaSet({
@@ -119,6 +145,7 @@ export class Engine {
             usePreparedStatements: config.usePreparedStatements,
             acquireTimeoutMs: config.poolAcquireTimeout * 1000,
             statementTimeoutMs: config.statementTimeout * 1000,
+            poolWait: histograms.poolWait,
           },
           maxLagSeconds: config.readReplicaMaxLag,
           onChange: (url, healthy, why) =>
@@ -159,6 +186,8 @@ export class Engine {
           leaseSec: Math.max(1, config.eventsLeaseSeconds),
           logTries: config.enabledLogTypes.includes('webhook-log'),
           hosts,
+          lag: engine.histograms.deliveryLag,
+          outbound,
           ...(clock ? { clock } : {}),
         });
       engine.events = delivery(new EventTriggerQueue(() => engine.deliverableTriggers()));
@@ -175,7 +204,6 @@ export class Engine {
       // asynchronous actions: the same delivery machinery over svc_catalog.hdb_action_log
       engine.asyncActions = delivery(new AsyncActionQueue(() => engine.cache.actions));
       await engine.workers.add(engine.asyncActions);
-      engine.stopAsyncListener = onAsyncActionQueued(() => engine.asyncActions.poke());
       await engine.workers.start();
       return engine;
     } catch (e) {
@@ -284,7 +312,7 @@ export class Engine {
     if (this.reloading) return this.reloading;
     this.reloading = (async () => {
       const stored = await loadMetadata(this.db);
-      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion, undefined, SCHEMA_EXTENSIONS);
+      const cache = await loadSchemaCache(this.db, stored.metadata, stored.resourceVersion, undefined, this.extensions, this.config.roleSchemaCacheMaxBytes);
       if (cache.inconsistent.length) {
         this.log.warn({ type: 'startup', inconsistent: cache.inconsistent.length }, 'metadata has inconsistent objects');
       }
@@ -350,12 +378,17 @@ export class Engine {
 
   /** Stops the background workers (within the grace period), then closes the pool. */
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
-    this.stopAsyncListener?.();
     this.responseCache?.close();
     await this.workers.stop(graceMs);
     await this.replicas?.close();
     await this.redis?.close();
     await this.db.close();
+    this.outbound.close();
+  }
+
+  /** The outbound client of a configuration (--outbound-deny-private, --outbound-allow-hosts), observed in `histograms`. */
+  static outboundClient(config: Config, histograms: Histograms): OutboundClient {
+    return new OutboundClient({ denyPrivate: config.outboundDenyPrivate, allowHosts: config.outboundAllowHosts }, histograms.outboundDuration);
   }
 }
 

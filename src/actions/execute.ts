@@ -28,14 +28,6 @@ export function planHasActions(plan: QueryPlan): boolean {
   return plan.fields.some((f) => f.kind === 'action');
 }
 
-const queuedListeners = new Set<() => void>();
-
-/** Calls `fn` whenever an asynchronous action was queued in this process (the worker polls at once). */
-export function onAsyncActionQueued(fn: () => void): () => void {
-  queuedListeners.add(fn);
-  return () => queuedListeners.delete(fn);
-}
-
 /** Runs a plan with action fields; resolves with the response text `{"data": …}`. */
 /**
  * Answers a plan with actions. `join`, when given, fills the remote relationships inside the root
@@ -97,7 +89,7 @@ function runActionField(ctx: ExecContext, field: ActionField, variables: Record<
 async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknown, client: ReturnType<typeof forwardedClientHeaders>): Promise<string> {
   const a = field.action;
   const req = actionRequest(a, input, ctx.session.vars, client);
-  const res = await callHandler(req, a.timeoutSec * 1000);
+  const res = await callHandler(ctx.outbound, req, a.timeoutSec * 1000);
   const { text, value } = readResponse(a, req, res);
   // the handler's cookies reach the client, as upstream (only of a successful answer)
   collectSetCookies(ctx.headers, res.headers);
@@ -148,6 +140,7 @@ async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unk
   } catch (e) {
     throw fromPgError(e, { text: INSERT_ASYNC, params: values, prepared: false });
   }
-  for (const fn of queuedListeners) fn();
+  // the engine's asynchronous-action worker polls at once (src/engine.ts)
+  ctx.asyncActionQueued?.();
   return JSON.stringify(id);
 }

@@ -8,7 +8,7 @@
  * --dev-mode) sees.
  */
 import { SvcError, foreignCode, type ErrorCode, type ForeignCode } from '../errors.js';
-import { describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { describeFetchError, postLimited, USER_AGENT, type OutboundClient } from '../http/client.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
 import { isForwardableHeader } from '../http/forwarded.js';
@@ -59,11 +59,11 @@ export interface ActionResponse {
 }
 
 /** POSTs the request; a network failure or timeout is an internal error. */
-export async function callHandler(req: ActionRequest, timeoutMs: number): Promise<ActionResponse> {
+export async function callHandler(client: OutboundClient, req: ActionRequest, timeoutMs: number): Promise<ActionResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
   try {
-    const res = await postLimited(req.url, headers, JSON.stringify(req.body), { timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action' });
+    const res = await postLimited(req.url, headers, JSON.stringify(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action' });
     return { status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') };
   } catch (e) {
     throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });

@@ -104,35 +104,44 @@ export class FastHistogram {
   }
 }
 
-// The histograms of /v1/metrics (src/server/metrics.ts registers them), observed where the time is spent.
+/**
+ * The histograms of /v1/metrics (src/server/metrics.ts registers them), observed where the time is
+ * spent: one set per engine (src/engine.ts), so that two engines in one process count apart.
+ */
+export class Histograms {
+  /** GraphQL (HTTP and websocket operations) and /v1/query requests, observed once per request */
+  readonly requestDuration = new FastHistogram(
+    'svc_http_request_duration_seconds',
+    'request latency (received to answered) by endpoint (/v1/graphql, /v1alpha1/graphql, /v1beta1/relay, /v1/query, websocket), GraphQL operation type and outcome (success, error)',
+    ['endpoint', 'operation_type', 'outcome'],
+  );
+  /** PostgreSQL time of a GraphQL request (its statement, or its mutation's transaction) */
+  readonly requestSqlDuration = new FastHistogram('svc_request_sql_duration_seconds', 'time a GraphQL request waited for PostgreSQL (its statement, or its mutation transaction), by operation type', ['operation_type']);
+  /** `requestSqlDuration` by operation type, bound once */
+  readonly sqlTime = { query: this.requestSqlDuration.child('query'), mutation: this.requestSqlDuration.child('mutation') };
+  /** outbound HTTP: auth webhook, JWKS, action handlers, remote schemas, event/scheduled webhooks */
+  readonly outboundDuration = new FastHistogram(
+    'svc_outbound_request_duration_seconds',
+    'outbound HTTP calls by target kind (auth_webhook, jwks, action, remote_schema, event, cron, scheduled, async_action), host (at most 100 hosts, then other) and outcome (2xx, 4xx, 5xx, error)',
+    ['target', 'host', 'outcome'],
+    LATENCY_BUCKETS,
+    400,
+  );
+  /** event / scheduled delivery lag: created (or due) to delivered */
+  readonly deliveryLag = new FastHistogram(
+    'svc_delivery_lag_seconds',
+    'time from an event\'s creation (scheduled events: their due time) to its successful delivery, by queue and trigger',
+    ['queue', 'trigger'],
+    [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    1000,
+  );
+  readonly liveQueryPollDuration = new FastHistogram('svc_live_query_poll_duration_seconds', 'run time of one live-query cohort batch statement (one poll of up to --live-queries-multiplexed-batch-size subscribers)', []);
+  readonly liveQueryCohortSubscribers = new FastHistogram('svc_live_query_cohort_subscribers', 'subscribers of a live-query cohort, observed at each poll', [], [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000]);
+  /** waits for a pool connection when none was idle (an idle one is taken at once and not observed) */
+  readonly poolWait = new FastHistogram('svc_db_pool_wait_seconds', 'time a statement waited for a PostgreSQL pool connection when none was idle', [], [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30]);
 
-/** GraphQL (HTTP and websocket operations) and /v1/query requests, observed once per request */
-export const requestDuration = new FastHistogram(
-  'svc_http_request_duration_seconds',
-  'request latency (received to answered) by endpoint (/v1/graphql, /v1alpha1/graphql, /v1beta1/relay, /v1/query, websocket), GraphQL operation type and outcome (success, error)',
-  ['endpoint', 'operation_type', 'outcome'],
-);
-/** PostgreSQL time of a GraphQL request (its statement, or its mutation's transaction) */
-export const requestSqlDuration = new FastHistogram('svc_request_sql_duration_seconds', 'time a GraphQL request waited for PostgreSQL (its statement, or its mutation transaction), by operation type', ['operation_type']);
-/** outbound HTTP: auth webhook, JWKS, action handlers, remote schemas, event/scheduled webhooks */
-export const outboundDuration = new FastHistogram(
-  'svc_outbound_request_duration_seconds',
-  'outbound HTTP calls by target kind (auth_webhook, jwks, action, remote_schema, event, cron, scheduled, async_action), host (at most 100 hosts, then other) and outcome (2xx, 4xx, 5xx, error)',
-  ['target', 'host', 'outcome'],
-  LATENCY_BUCKETS,
-  400,
-);
-/** event / scheduled delivery lag: created (or due) to delivered */
-export const deliveryLag = new FastHistogram(
-  'svc_delivery_lag_seconds',
-  'time from an event\'s creation (scheduled events: their due time) to its successful delivery, by queue and trigger',
-  ['queue', 'trigger'],
-  [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
-  1000,
-);
-export const liveQueryPollDuration = new FastHistogram('svc_live_query_poll_duration_seconds', 'run time of one live-query cohort batch statement (one poll of up to --live-queries-multiplexed-batch-size subscribers)', []);
-export const liveQueryCohortSubscribers = new FastHistogram('svc_live_query_cohort_subscribers', 'subscribers of a live-query cohort, observed at each poll', [], [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000]);
-/** waits for a pool connection when none was idle (an idle one is taken at once and not observed) */
-export const poolWait = new FastHistogram('svc_db_pool_wait_seconds', 'time a statement waited for a PostgreSQL pool connection when none was idle', [], [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30]);
-
-export const HISTOGRAMS = [requestDuration, requestSqlDuration, outboundDuration, deliveryLag, liveQueryPollDuration, liveQueryCohortSubscribers, poolWait];
+  /** all of them, in the order /v1/metrics lists them */
+  all(): FastHistogram[] {
+    return [this.requestDuration, this.requestSqlDuration, this.outboundDuration, this.deliveryLag, this.liveQueryPollDuration, this.liveQueryCohortSubscribers, this.poolWait];
+  }
+}

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
 import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Tracing } from '../core/tracing.js';
-import { poolWait } from '../core/histogram.js';
+import type { HistogramChild } from '../core/histogram.js';
 
 export interface QueryResultLike {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected; callers read the columns they asked for
@@ -175,6 +175,8 @@ export interface DbOptions {
   connectRetryTimeoutMs?: number;
   /** each failed start-up try is reported here */
   onConnectRetry?: (attempt: number, delayMs: number, error: Error) => void;
+  /** waits for a pool connection are observed here (the engine's svc_db_pool_wait_seconds) */
+  poolWait?: HistogramChild;
 }
 
 /** A pool connection could not be had in time (pg's "timeout exceeded when trying to connect"). */
@@ -260,6 +262,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       return c;
     };
     const db = new PoolDb('pg', pool, opts.usePreparedStatements, connect(opts.databaseUrl), undefined, undefined, connect(opts.listenUrl ?? opts.databaseUrl));
+    if (opts.poolWait) db.timePoolWaits(opts.poolWait);
     try {
       await firstContact(db, opts);
     } catch (e) {
@@ -315,9 +318,7 @@ class PoolDb implements Db {
     private readonly unlock?: () => void,
     /** LISTEN connections (--listen-database-url): LISTEN does not survive a transaction-mode pooler */
     private readonly listenConn?: () => Promise<pg.Client>,
-  ) {
-    if (kind === 'pg') this.timePoolWaits();
-  }
+  ) {}
 
   query(text: string, values?: unknown[]): Promise<QueryResultLike> {
     const bad = nulCheck(text, values);
@@ -356,7 +357,7 @@ class PoolDb implements Db {
    * Pool waits as a histogram: a checkout that finds an idle connection costs one comparison and
    * is not observed; one that waits (for a busy pool, or for a new connection) is timed.
    */
-  private timePoolWaits(): void {
+  timePoolWaits(poolWait: HistogramChild): void {
     const pool = this.pool as pg.Pool & { connect: (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => unknown };
     const connect = pool.connect.bind(pool) as typeof pool.connect;
     pool.connect = ((cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {

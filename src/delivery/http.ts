@@ -3,7 +3,7 @@
  * what happened the way the invocation logs keep it (upstream's "version 2" request/response
  * objects: `{payload, headers, version}` and `{type: webhook_response | client_error, data, version}`).
  */
-import { describeFetchError, postLimited, redactUrl, USER_AGENT } from '../http/client.js';
+import { describeFetchError, postLimited, redactUrl, USER_AGENT, type OutboundClient } from '../http/client.js';
 import { SvcError } from '../errors.js';
 import { clampNumber, MAX_TIMEOUT_SEC } from './limits.js';
 import type { HostGates } from './hosts.js';
@@ -63,7 +63,7 @@ export function parseRetryAfter(v: string | null, now = Date.now()): number | un
  * the timeout, nor is connecting: the deadline counts from when the request is sent) and reports
  * back how the host did.
  */
-export async function deliver(req: DeliveryRequest, hosts?: HostGates, target = 'event'): Promise<DeliveryOutcome> {
+export async function deliver(client: OutboundClient, req: DeliveryRequest, hosts?: HostGates, target = 'event'): Promise<DeliveryOutcome> {
   // a timeout a Node timer can hold (a longer one would fire after 1 ms)
   const timeoutMs = clampNumber(req.timeoutMs, 1, MAX_TIMEOUT_SEC * 1000, 60_000);
   const release = hosts ? await hosts.acquire(req.url) : undefined;
@@ -73,7 +73,7 @@ export async function deliver(req: DeliveryRequest, hosts?: HostGates, target = 
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
   try {
-    const res = await postLimited(req.url, headers, req.body, { timeoutMs, maxBytes: RESPONSE_READ_MAX, timeoutFromConnect: true, onSent: () => (sentAt = Date.now()), target });
+    const res = await postLimited(req.url, headers, req.body, { client, timeoutMs, maxBytes: RESPONSE_READ_MAX, timeoutFromConnect: true, onSent: () => (sentAt = Date.now()), target });
     report(true);
     const ok = res.status >= 200 && res.status < 300;
     const responseHeaders: Array<{ name: string; value: string }> = [];

@@ -25,7 +25,8 @@ import type { Worker } from '../background.js';
 import { clampNumber, MAX_DELAY_SEC } from './limits.js';
 import type { HostGates } from './hosts.js';
 import { tracing } from '../core/tracing.js';
-import { deliveryLag } from '../core/histogram.js';
+import type { FastHistogram } from '../core/histogram.js';
+import type { OutboundClient } from '../http/client.js';
 import { CLIENT_ERROR_STATUS, deliver, invocationRequest, invocationResponse, type DeliveryOutcome, type DeliveryRequest } from './http.js';
 
 /** the outbound-call label of a queue's webhooks (svc_outbound_request_duration_seconds{target}) */
@@ -108,6 +109,10 @@ export interface DeliveryWorkerOptions<C = undefined> {
   clock?: () => number;
   /** connections per webhook host, opened gradually (shared by the workers of a process) */
   hosts?: HostGates;
+  /** the engine's outbound client: the webhook calls go through it */
+  outbound: OutboundClient;
+  /** the engine's svc_delivery_lag_seconds (by queue and trigger); unset: not observed */
+  lag?: FastHistogram;
 }
 
 /**
@@ -260,13 +265,13 @@ export class DeliveryWorker<C = undefined> implements Worker {
   /** One try, as a span (tracing on): `svc.delivery`, child of (and linked to) the request that created the row. */
   private tryOnce(job: DeliveryJob<C>): Promise<DeliveryOutcome> {
     const t = tracing;
-    if (!t) return deliver(job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind);
+    if (!t) return deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind);
     const span = t.start(
       'svc.delivery',
       { 'svc.delivery.queue': this.o.queue.kind, 'svc.delivery.id': job.id, 'svc.delivery.try': job.tries + 1, ...(job.trigger ? { 'svc.trigger.name': job.trigger } : {}), 'url.full': job.logUrl },
       { kind: 'consumer', root: !job.traceparent, traceparent: job.traceparent ?? null },
     );
-    return t.run(span, () => deliver(job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind)).then((o) => {
+    return t.run(span, () => deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind)).then((o) => {
       if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
       if (!o.ok) t.fail(span, o.status === null ? 'client_error' : `http_${o.status}`, o.error ?? `webhook answered ${o.status}`);
       span.end();
@@ -284,7 +289,7 @@ export class DeliveryWorker<C = undefined> implements Worker {
         const l = this.stats.latencies;
         if (l.length >= 2048) l.shift();
         l.push(now - job.createdAt.getTime());
-        deliveryLag.observe(Math.max(0, now - job.createdAt.getTime()) / 1000, this.o.queue.kind, job.trigger ?? '');
+        this.o.lag?.observe(Math.max(0, now - job.createdAt.getTime()) / 1000, this.o.queue.kind, job.trigger ?? '');
       }
     } else {
       this.stats.failed++;

@@ -26,10 +26,6 @@ import { CancelToken } from '../core/cancel.js';
 import { runCached, writtenTables } from './cached.js';
 
 import { tracing } from '../core/tracing.js';
-import { requestSqlDuration } from '../core/histogram.js';
-
-/** svc_request_sql_duration_seconds, bound once per operation type */
-const sqlTime = { query: requestSqlDuration.child('query'), mutation: requestSqlDuration.child('mutation') };
 
 export interface RunOptions {
   /** `/v1alpha1/graphql` error envelope */
@@ -279,7 +275,7 @@ const EXECUTORS: Record<ExecutorKind, Executor> = {
       const q0 = performance.now();
       return ctx.db.prepared(name, compiled.text, values, ctx.signal).then(
         (r) => {
-          sqlTime.query.observe((performance.now() - q0) / 1000);
+          ctx.histograms?.sqlTime.query.observe((performance.now() - q0) / 1000);
           return readResponse(plan, r.rows[0] ?? {});
         },
         (e) => fail(fromPgError(e, { text: compiled.text, params: values, prepared: ctx.db.usePrepared })),
@@ -298,7 +294,7 @@ const EXECUTORS: Record<ExecutorKind, Executor> = {
     if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, undefined);
     const m0 = performance.now();
     return executeMutationPlan(ctx, plan, variables).then((results) => {
-      sqlTime.mutation.observe((performance.now() - m0) / 1000);
+      ctx.histograms?.sqlTime.mutation.observe((performance.now() - m0) / 1000);
       // the response cache stops serving what this mutation changed before its response is sent
       const rc = ctx.responseCache;
       const told = rc?.active ? rc.wrote(writtenTables(plan)) : undefined;

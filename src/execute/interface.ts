@@ -9,6 +9,8 @@ import type { Session } from '../core/session.js';
 import type { CancelToken } from '../core/cancel.js';
 import type { ResponseCache } from '../cache/responseCache.js';
 import type { PlanCache } from './planCache.js';
+import type { Histograms } from '../core/histogram.js';
+import type { OutboundClient } from '../http/client.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -40,4 +42,10 @@ export interface ExecContext {
   responseCache?: ResponseCache;
   /** the engine's plan cache (unset: one of the schema cache's own, src/execute/planCache.ts) */
   planCache?: PlanCache;
+  /** the engine's outbound client (action handlers, remote schemas): its policy, agents and histogram */
+  outbound: OutboundClient;
+  /** the engine's histograms (/v1/metrics); unset: nothing observed (tests, tools) */
+  histograms?: Histograms;
+  /** an asynchronous action was queued: the engine's worker polls at once */
+  asyncActionQueued?: () => void;
 }

@@ -5,14 +5,38 @@
  * headers and body (and every redirect followed), a body size cap, no redirects unless asked, the
  * outbound policy (src/http/outbound.ts) checked for the host and each resolved address, and
  * log-safe descriptions of failures and URLs. `fetchLimited` and `postLimited` are the two ways
- * callers call it.
+ * callers call it, each call through an engine's `OutboundClient` (its policy, agents and histogram).
  */
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { checkOutboundHost, guardedLookup } from './outbound.js';
+import { checkOutboundHost, guardedLookup, outboundPolicy, type OutboundPolicy } from './outbound.js';
 import { tracing, type Span } from '../core/tracing.js';
-import { outboundDuration } from '../core/histogram.js';
+import type { FastHistogram } from '../core/histogram.js';
+
+/**
+ * One engine's outbound HTTP (src/engine.ts builds it from its configuration): its outbound policy
+ * (src/http/outbound.ts), its keep-alive agents and its svc_outbound_request_duration_seconds. Every
+ * call says which client it goes through, so engines of one process share none of it.
+ */
+export class OutboundClient {
+  readonly policy: Readonly<OutboundPolicy>;
+  readonly agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
+
+  /** `policy`: none allows every host; `duration`: unset, calls are not observed (tests, tools) */
+  constructor(
+    policy: Partial<OutboundPolicy> = {},
+    readonly duration?: FastHistogram,
+  ) {
+    this.policy = outboundPolicy(policy);
+  }
+
+  /** Closes the idle keep-alive connections (the engine is closing). */
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+}
 
 /**
  * An outbound call as a span (tracing on; a client span named after its target, child of the
@@ -29,9 +53,9 @@ function startCall(target: string, method: string, host: string, url: string, he
   return { span, t0: performance.now() };
 }
 
-function endCall(call: { span: Span | undefined; t0: number }, target: string, host: string, status: number | undefined, e?: unknown): void {
+function endCall(client: OutboundClient, call: { span: Span | undefined; t0: number }, target: string, host: string, status: number | undefined, e?: unknown): void {
   const outcome = status === undefined ? 'error' : `${Math.floor(status / 100)}xx`;
-  outboundDuration.observe((performance.now() - call.t0) / 1000, target, host, outcome);
+  client.duration?.observe((performance.now() - call.t0) / 1000, target, host, outcome);
   const span = call.span;
   if (!span) return;
   if (status !== undefined) span.setAttribute('http.response.status_code', status);
@@ -41,15 +65,15 @@ function endCall(call: { span: Span | undefined; t0: number }, target: string, h
 }
 
 /** The call traced and measured (startCall/endCall), `headers` carrying the trace context. */
-async function traced(target: string, method: string, host: string, url: string, headers: Record<string, string>, run: (headers: Record<string, string>) => Promise<LimitedResponse>): Promise<LimitedResponse> {
+async function traced(client: OutboundClient, target: string, method: string, host: string, url: string, headers: Record<string, string>, run: (headers: Record<string, string>) => Promise<LimitedResponse>): Promise<LimitedResponse> {
   const sent = tracing ? { ...headers } : headers;
   const call = startCall(target, method, host, url, sent);
   try {
     const res = await run(sent);
-    endCall(call, target, host, res.status);
+    endCall(client, call, target, host, res.status);
     return res;
   } catch (e) {
-    endCall(call, target, host, undefined, e);
+    endCall(client, call, target, host, undefined, e);
     throw e;
   }
 }
@@ -80,6 +104,8 @@ export interface OutboundRequest {
 }
 
 export interface OutboundOptions {
+  /** the engine's outbound client: its policy, agents and histogram */
+  client: OutboundClient;
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal;
@@ -121,7 +147,7 @@ export async function outboundRequest(url: string, req: OutboundRequest, opts: O
 export function fetchLimited(
   url: string,
   init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: 'manual' | 'follow' },
-  opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean; target?: string },
+  opts: { client: OutboundClient; timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean; target?: string },
 ): Promise<LimitedResponse> {
   let host = '';
   try {
@@ -129,7 +155,7 @@ export function fetchLimited(
   } catch {
     /* the transport reports the bad URL */
   }
-  return traced(opts.target ?? 'http', init.method, host, url, init.headers, (headers) => outboundRequest(url, { ...init, headers }, opts));
+  return traced(opts.client, opts.target ?? 'http', init.method, host, url, init.headers, (headers) => outboundRequest(url, { ...init, headers }, opts));
 }
 
 /** A POST, no redirects followed (webhook deliveries, actions, remote schemas). */
@@ -137,7 +163,7 @@ export function postLimited(
   url: string,
   headers: Record<string, string>,
   body: string,
-  opts: { timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void; target?: string },
+  opts: { client: OutboundClient; timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void; target?: string },
 ): Promise<LimitedResponse> {
   let host = '';
   try {
@@ -145,7 +171,7 @@ export function postLimited(
   } catch {
     /* the transport reports it */
   }
-  return traced(opts.target ?? 'http', 'POST', host, url, headers, (sent) => outboundRequest(url, { method: 'POST', headers: sent, body, redirect: 'manual' }, opts));
+  return traced(opts.client, opts.target ?? 'http', 'POST', host, url, headers, (sent) => outboundRequest(url, { method: 'POST', headers: sent, body, redirect: 'manual' }, opts));
 }
 
 /** Short description of a fetch failure for logs (never includes headers or bodies). */
@@ -221,8 +247,6 @@ function requestTarget(url: string): RequestTarget {
   return t;
 }
 
-const keepAlive = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
-
 const timeoutError = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
 
 const rawHeaderList = (res: IncomingMessage) => {
@@ -241,7 +265,7 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
       if (opts.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
       u = requestTarget(url);
       // the outbound policy (src/http/outbound.ts): the host now, its resolved addresses at connect
-      resolveChecked = checkOutboundHost(u.options.hostname);
+      resolveChecked = checkOutboundHost(opts.client.policy, u.options.hostname);
     } catch (e) {
       reject(e);
       return;
@@ -260,7 +284,7 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
       {
         ...u.options,
         method: r.method,
-        agent: u.https ? keepAlive.https : keepAlive.http,
+        agent: u.https ? opts.client.agents.https : opts.client.agents.http,
         headers: payload ? { ...r.headers, 'content-length': String(payload.length) } : r.headers,
         ...(resolveChecked ? { lookup: guardedLookup as never } : {}),
       },

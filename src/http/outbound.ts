@@ -1,7 +1,8 @@
 /**
- * The outbound policy (issue 30 item 11), opt-in and process-wide: every outbound call (event and
+ * The outbound policy (issue 30 item 11), opt-in, one per engine (its configuration): every outbound call (event and
  * scheduled webhooks, action handlers, remote schemas, the auth webhook, the JWK set) goes through
- * src/http/client.ts, which asks this module before it connects.
+ * src/http/client.ts (the engine's `OutboundClient`, which holds the policy), which asks this
+ * module before it connects.
  *
  * - `--outbound-allow-hosts h1,*.example.com`: when set, only these hosts may be called (exact host
  *   names or IP literals, or `*.suffix` for any subdomain); anything else is refused.
@@ -20,15 +21,9 @@ export interface OutboundPolicy {
   allowHosts: string[];
 }
 
-let policy: OutboundPolicy = { denyPrivate: false, allowHosts: [] };
-
-/** Set at start-up from the configuration (`--outbound-deny-private`, `--outbound-allow-hosts`). */
-export function setOutboundPolicy(p: Partial<OutboundPolicy>): void {
-  policy = { denyPrivate: p.denyPrivate === true, allowHosts: (p.allowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean) };
-}
-
-export function outboundPolicy(): Readonly<OutboundPolicy> {
-  return policy;
+/** The policy of a configuration (`--outbound-deny-private`, `--outbound-allow-hosts`); none: everything allowed. */
+export function outboundPolicy(p: Partial<OutboundPolicy> = {}): Readonly<OutboundPolicy> {
+  return { denyPrivate: p.denyPrivate === true, allowHosts: (p.allowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean) };
 }
 
 export class OutboundDeniedError extends Error {
@@ -89,7 +84,7 @@ export function isPrivateAddress(addr: string): boolean {
   return true;
 }
 
-function hostAllowed(host: string): boolean {
+function hostAllowed(policy: Readonly<OutboundPolicy>, host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return policy.allowHosts.some((p) => (p.startsWith('*.') ? h.endsWith(p.slice(1)) : p.replace(/^\[|\]$/g, '') === h));
 }
@@ -98,9 +93,9 @@ function hostAllowed(host: string): boolean {
  * Checks a URL's host before connecting. Returns `true` when the resolved addresses must be checked
  * too (deny-private on, the host a name not on the allow-list); throws when the host is refused.
  */
-export function checkOutboundHost(hostname: string): boolean {
+export function checkOutboundHost(policy: Readonly<OutboundPolicy>, hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
-  const listed = policy.allowHosts.length > 0 && hostAllowed(host);
+  const listed = policy.allowHosts.length > 0 && hostAllowed(policy, host);
   if (policy.allowHosts.length > 0 && !listed) {
     throw new OutboundDeniedError(`outbound request to ${JSON.stringify(host)} refused: the host is not in --outbound-allow-hosts`);
   }
@@ -136,14 +131,14 @@ export function guardedLookup(hostname: string, options: LookupOneOptions | Look
 }
 
 /** For callers that cannot hook the connection's lookup (fetch): resolve and check first. */
-export async function checkOutboundUrl(url: string): Promise<void> {
+export async function checkOutboundUrl(policy: Readonly<OutboundPolicy>, url: string): Promise<void> {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     return; // the request itself reports the bad URL
   }
-  if (!checkOutboundHost(u.hostname)) return;
+  if (!checkOutboundHost(policy, u.hostname)) return;
   const addrs = await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(u.hostname, { all: true }, (e, a) => (e ? reject(e) : resolve(a))));
   checkResolved(u.hostname, addrs);
 }

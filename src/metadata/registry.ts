@@ -11,6 +11,8 @@ import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
 import type { Metadata } from './types.js';
+import type { OutboundClient } from '../http/client.js';
+import type { RemoteStore } from '../remote/introspect.js';
 
 export interface RequestState {
   /** draft metadata of this request (a private copy) */
@@ -34,6 +36,9 @@ export interface OpContext {
   state: RequestState;
   /** JSON path of this operation's `args` (`$.args` or `$.args[2].args`) */
   path: string;
+  /** the engine's outbound client and its store of remote introspections (remote/ops.ts) */
+  outbound: OutboundClient;
+  remotes: RemoteStore;
   /** rebuild state.cache from state.metadata (re-introspecting when asked) */
   rebuild(opts?: { introspect?: boolean; db?: DbIntrospection }): Promise<SchemaCache>;
 }

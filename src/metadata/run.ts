@@ -115,7 +115,7 @@ async function runInTransaction(
           if (storedVersion !== base.resourceVersion) {
             // another instance changed the metadata: start from what is stored
             const stored = await loadMetadata(conn);
-            cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion, undefined, base.extensions);
+            cache = await loadSchemaCache(conn, stored.metadata, stored.resourceVersion, undefined, base.extensions, engine.config.roleSchemaCacheMaxBytes);
           }
         }
         const state: RequestState = { metadata: deepClone(cache.metadata), cache, metadataChanged: false, dbChanged: false };
@@ -130,8 +130,10 @@ async function runInTransaction(
             headers,
             state,
             path: op.path,
+            outbound: engine.outbound,
+            remotes: engine.remotes,
             rebuild: async (opts = {}) => {
-              const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db), state.cache.extensions);
+              const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db), state.cache.extensions, engine.config.roleSchemaCacheMaxBytes);
               state.cache = fresh;
               return fresh;
             },
@@ -162,7 +164,7 @@ async function runInTransaction(
           const version = await saveMetadata(conn, state.metadata);
           ownVersion?.(); // a retried transaction: the earlier attempt's version was never committed
           ownVersion = engine.committingVersion(version);
-          next = { ...state.cache, resourceVersion: version, perRole: new BoundedRoleCache() };
+          next = { ...state.cache, resourceVersion: version, perRole: new BoundedRoleCache(engine.config.roleSchemaCacheMaxBytes) };
         }
         return { results, next, queued: state.queuedDeliveries === true, generated };
       },

@@ -11,7 +11,7 @@ import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, t
 import { buildRoleSchemaAsync } from '../schema/graphql/schema.js';
 import { gqlScalarName } from '../schema/graphql/names.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
-import { remoteStore, type RemoteIntrospection } from './introspect.js';
+import type { RemoteIntrospection, RemoteStore } from './introspect.js';
 import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
@@ -133,13 +133,13 @@ function addNames(m: RemoteSchemaModel, names: Names): void {
 
 /** Fills `cache.remote` (and its inconsistencies and dependencies) from the metadata. */
 /** `generations`: the catalog's remote generations (a remote another instance reloaded is fetched anew). */
-export async function attachRemote(cache: SchemaCache, md: Metadata, generations: Map<string, number> = new Map()): Promise<void> {
+export async function attachRemote(cache: SchemaCache, md: Metadata, store: RemoteStore, generations: Map<string, number> = new Map()): Promise<void> {
   const model: RemoteCacheModel = { schemas: new Map(), relationships: new Map() };
   cache.remote = model;
   if (md.remote_schemas.length === 0 && !md.tables.some((t) => t.remote_relationships.length > 0)) return;
   const names = md.remote_schemas.length ? await dbNames(cache) : { roots: new Set<string>(), types: new Map<string, string>() };
   // remotes not fetched yet (start-up) are fetched concurrently: one slow remote costs its timeout once
-  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => remoteStore.load(rs, generations.get(rs.name) ?? 0)));
+  const loaded = await Promise.allSettled(md.remote_schemas.map((rs) => store.load(rs, generations.get(rs.name) ?? 0)));
   for (const [i, rs] of md.remote_schemas.entries()) {
     const definition = remoteSchemaDefinition(rs);
     let m: RemoteSchemaModel;

@@ -43,7 +43,7 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
   const body = JSON.stringify(variables && Object.keys(variables).length ? { query, variables } : { query });
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, { timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX, target: 'remote_schema' });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, { client: ctx.outbound, timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX, target: 'remote_schema' });
   } catch (e) {
     if (e instanceof Error && e.name === 'TimeoutError') throw new SvcError(400, 'unexpected', 'ResponseTimeout', '$');
     if (e instanceof BodyTooLargeError) throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is larger than ${REMOTE_RESPONSE_MAX} bytes`, '$');

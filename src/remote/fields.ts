@@ -33,7 +33,7 @@ import type { RoleSchemaBuilder } from '../schema/graphql/builder.js';
 import type { RootFields, SchemaExtension } from '../schema/extensions.js';
 import type { SelectionParser } from '../schema/graphql/select.js';
 import { attachRemote } from './cache.js';
-import { loadRemoteGenerations } from './introspect.js';
+import { loadRemoteGenerations, type RemoteStore } from './introspect.js';
 import type { TableView } from '../permissions/view.js';
 import type { RemoteSchemaModel } from './model.js';
 
@@ -217,11 +217,14 @@ function strippedType(b: RoleSchemaBuilder, m: RemoteSchemaModel, ref: Introspec
 
 /**
  * Remote schemas as a schema extension (src/schema/extensions.ts): their root fields, remote
- * relationships on table types, and their introspections resolved after the pure builder.
+ * relationships on table types, and their introspections resolved after the pure builder, from the
+ * engine's store (`store`: one per engine).
  */
-export const remoteExtension: SchemaExtension = {
-  name: 'remote schemas',
-  rootFields: remoteRootFields,
-  tableFields: remoteTableFields,
-  attach: async (cache, md, q) => attachRemote(cache, md, md.remote_schemas.length ? await loadRemoteGenerations(q) : new Map()),
-};
+export function remoteExtension(store: RemoteStore): SchemaExtension {
+  return {
+    name: 'remote schemas',
+    rootFields: remoteRootFields,
+    tableFields: remoteTableFields,
+    attach: async (cache, md, q) => attachRemote(cache, md, store, md.remote_schemas.length ? await loadRemoteGenerations(q) : new Map()),
+  };
+}

@@ -7,7 +7,7 @@
  */
 import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { SvcError } from '../errors.js';
-import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
+import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT, type OutboundClient } from '../http/client.js';
 import type { RemoteSchemaMetadata } from '../metadata/types.js';
 import type { Queryable } from '../db/db.js';
 import { clientSchemaError } from './buildCheck.js';
@@ -68,6 +68,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 
 /** POSTs a GraphQL request to a remote; the parsed JSON body. Errors are `remote-schema-error`s. */
 export async function postGraphQL(
+  client: OutboundClient,
   ep: RemoteEndpoint,
   headers: Record<string, string>,
   body: string,
@@ -75,7 +76,7 @@ export async function postGraphQL(
 ): Promise<{ status: number; json: unknown; headers: Headers; bytes: number; text: string }> {
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { timeoutMs: ep.timeoutMs, maxBytes, target: 'remote_schema' });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { client, timeoutMs: ep.timeoutMs, maxBytes, target: 'remote_schema' });
   } catch (e) {
     if (e instanceof BodyTooLargeError) throw remoteErr(`the response of remote server ${ep.url} is larger than ${maxBytes} bytes`);
     throw remoteErr(`HTTP exception occurred while sending the request to ${ep.url}`, { error: describeFetchError(e) });
@@ -96,11 +97,11 @@ export async function postGraphQL(
 }
 
 /** Fetches and checks a remote's introspection (`add_remote_schema` errors as upstream). */
-export async function fetchIntrospection(rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
+export async function fetchIntrospection(client: OutboundClient, rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
   const endpoint = resolveEndpoint(rs);
   const hdrs: Record<string, string> = {};
   for (const h of endpoint.headers) hdrs[h.name] = h.value;
-  const { status, json, bytes, text } = await postGraphQL(endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }), REMOTE_LIMITS.introspectionBytes);
+  const { status, json, bytes, text } = await postGraphQL(client, endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }), REMOTE_LIMITS.introspectionBytes);
   if (status !== 200) throw remoteErr(`non-200 (${status}) response from remote server`, json);
   const data = (json as { data?: { __schema?: unknown } } | null)?.data;
   if (!data || typeof data !== 'object' || !data.__schema || typeof data.__schema !== 'object') {
@@ -218,12 +219,15 @@ function kind(v: unknown): string {
 }
 
 /**
- * Introspections this process fetched, by remote name, each for a definition and a generation (the
+ * Introspections an engine fetched (one store per engine, src/engine.ts), by remote name, each for a definition and a generation (the
  * catalog's `remote_schema_generations`, bumped by add/reload on any instance). A failed fetch is
  * remembered too: the remote stays inconsistent (and rebuilds do not wait on it again) until its
  * definition or generation changes.
  */
 export class RemoteStore {
+  /** `client`: the engine's outbound client, the introspections' fetches go through it */
+  constructor(private readonly client: OutboundClient) {}
+
   private readonly byName = new Map<string, RemoteIntrospection | { key: string; error: Error }>();
 
   private static key(rs: RemoteSchemaMetadata, generation: number): string {
@@ -249,7 +253,7 @@ export class RemoteStore {
       return hit;
     }
     try {
-      const fresh = await fetchIntrospection(rs);
+      const fresh = await fetchIntrospection(this.client, rs);
       this.set(rs, fresh, generation);
       return fresh;
     } catch (e) {
@@ -276,6 +280,3 @@ export async function bumpRemoteGenerations(q: Queryable, names: string[]): Prom
   );
   return new Map((r.rows as Array<{ name: string; generation: unknown }>).map((x) => [x.name, Number(x.generation)]));
 }
-
-/** One store per process: every engine in it sees the same remotes (tests run several engines). */
-export const remoteStore = new RemoteStore();

@@ -11,7 +11,7 @@ import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchem
 import { isGraphQLName } from '../schema/graphql/names.js';
 import { EMPTY_REMOTE } from './model.js';
 import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship, schemaNames } from './cache.js';
-import { bumpRemoteGenerations, fetchIntrospection, remoteStore } from './introspect.js';
+import { bumpRemoteGenerations, fetchIntrospection } from './introspect.js';
 
 function parseDefinition(v: unknown, path: string): RemoteSchemaMetadata['definition'] {
   const a = reader(v, 'RemoteSchemaDef');
@@ -60,7 +60,7 @@ defineOp('add_remote_schema', {
     a.done();
     if (ctx.state.metadata.remote_schemas.some((r) => r.name === name)) throw alreadyExists(`remote schema with name ${JSON.stringify(name)} already exists`, ctx.path);
     const rs: RemoteSchemaMetadata = { name, definition, ...(comment !== undefined ? { comment } : {}) };
-    const intro = await fetchIntrospection(rs).catch((e: unknown) => {
+    const intro = await fetchIntrospection(ctx.outbound, rs).catch((e: unknown) => {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
     });
     const model = remoteSchemaModel(name, intro);
@@ -71,7 +71,7 @@ defineOp('add_remote_schema', {
     if (other) throw new SvcError(400, 'unexpected', other, ctx.path);
     // a fresh generation: other instances fetch it anew even if they knew a remote of that name
     const gen = await bumpRemoteGenerations(ctx.conn, [name]);
-    remoteStore.set(rs, intro, gen.get(name) ?? 0);
+    ctx.remotes.set(rs, intro, gen.get(name) ?? 0);
     ctx.state.metadata.remote_schemas.push(rs);
     return SUCCESS;
   },
@@ -98,16 +98,16 @@ defineOp('reload_remote_schema', {
     const name = a.name('name');
     a.done();
     const rs = findRemote(ctx, name);
-    remoteStore.invalidate(name);
+    ctx.remotes.invalidate(name);
     let intro;
     try {
-      intro = await fetchIntrospection(rs);
+      intro = await fetchIntrospection(ctx.outbound, rs);
     } catch (e) {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
     }
     // the bumped generation (and the version bump's NOTIFY) makes every other instance refetch it
     const gen = await bumpRemoteGenerations(ctx.conn, [name]);
-    remoteStore.set(rs, intro, gen.get(name) ?? 0);
+    ctx.remotes.set(rs, intro, gen.get(name) ?? 0);
     ctx.state.metadataChanged = true;
     return SUCCESS;
   },

@@ -49,7 +49,7 @@ const fail = (m: string): never => {
   throw new Inconsistency(m);
 };
 
-export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVersion: number, enumRows: EnumRows = new Map()): SchemaCache {
+export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVersion: number, enumRows: EnumRows = new Map(), roleCacheMaxBytes?: number): SchemaCache {
   const tables = new Map<string, TableModel>();
   const functions = new Map<string, FunctionModel>();
   const inconsistent: InconsistentObject[] = [];
@@ -290,7 +290,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   for (const r of inheritedRoles.keys()) roles.add(r);
 
   const rest = resolveRestEndpoints(md, inconsistent);
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(), customTypes, actions, rest, extensions: [] };
+  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(roleCacheMaxBytes), customTypes, actions, rest, extensions: [] };
 }
 
 /**

@@ -11,7 +11,8 @@ import type { SchemaCache } from './model.js';
 import { quoteIdent } from '../sql/ident.js';
 import type { SchemaExtension } from './extensions.js';
 
-export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db: DbIntrospection | undefined, extensions: readonly SchemaExtension[]): Promise<SchemaCache> {
+/** `roleCacheMaxBytes`: the budget of the cache's per-role schemas (the engine's --role-schema-cache-max-bytes) */
+export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db: DbIntrospection | undefined, extensions: readonly SchemaExtension[], roleCacheMaxBytes?: number): Promise<SchemaCache> {
   const intro = db ?? (await introspect(q));
   const enumRows: EnumRows = new Map();
   for (const t of md.tables) {
@@ -29,7 +30,7 @@ export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersio
       /* the builder reports the table as inconsistent */
     }
   }
-  const cache = buildSchemaCache(md, intro, resourceVersion, enumRows);
+  const cache = buildSchemaCache(md, intro, resourceVersion, enumRows, roleCacheMaxBytes);
   cache.extensions = extensions;
   for (const x of extensions) await x.attach?.(cache, md, q);
   return cache;

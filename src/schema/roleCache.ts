@@ -6,12 +6,15 @@
  * The entry just stored is always kept, so one schema larger than the budget still serves.
  */
 export class BoundedRoleCache extends Map<string, unknown> {
-  /** the budget of every cache built from now on (set at start-up from the configuration) */
-  static maxBytes = 256 * 1024 * 1024;
   private readonly weights = new Map<string, number>();
   private total = 0;
   /** entries dropped to stay within the budget (for tests and metrics) */
   evictions = 0;
+
+  /** `maxBytes`: the engine's budget (its configuration); the default where none is given (tests, tools) */
+  constructor(readonly maxBytes = 256 * 1024 * 1024) {
+    super();
+  }
 
   override get(key: string): unknown {
     const v = super.get(key);
@@ -30,7 +33,7 @@ export class BoundedRoleCache extends Map<string, unknown> {
     this.weights.set(key, weight);
     this.total += weight;
     for (const k of super.keys()) {
-      if (this.total <= BoundedRoleCache.maxBytes || k === key) break;
+      if (this.total <= this.maxBytes || k === key) break;
       this.delete(k);
       this.evictions++;
     }

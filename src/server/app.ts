@@ -32,7 +32,6 @@ import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
 import { registerProjectApi } from './project.js';
 import { tracing } from '../core/tracing.js';
-import { requestDuration } from '../core/histogram.js';
 
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[]): Promise<Session>;
@@ -227,7 +226,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if (error) t!.fail(span, error.code, error.message);
       span.end();
     } else await handle();
-    requestDuration.observe3((performance.now() - t0) / 1000, '/v1/query', opType, error ? 'error' : 'success');
+    engine.histograms.requestDuration.observe3((performance.now() - t0) / 1000, '/v1/query', opType, error ? 'error' : 'success');
     return reply;
   });
 

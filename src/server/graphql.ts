@@ -32,6 +32,9 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
   signal,
   responseCache: engine.responseCache,
   planCache: engine.planCache,
+  histograms: engine.histograms,
+  outbound: engine.outbound,
+  asyncActionQueued: () => engine.asyncActions?.poke(),
 });
 
 export const graphqlHandlers: GraphQLHandlers = {

@@ -32,7 +32,6 @@ import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
 import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound, sha256Hex } from './persistedQueries.js';
 import { tracing, type Span } from '../core/tracing.js';
-import { requestDuration } from '../core/histogram.js';
 
 /** What the executor reports back about a request (for the latency histogram and the span). */
 export interface RequestInfo {
@@ -364,7 +363,7 @@ export function graphqlHttp(
       res.writeHead(status, headers);
       res.end(payload);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (endpoint) requestDuration.observe3(ms / 1000, endpoint, info?.opType ?? 'unknown', answer.error ? 'error' : 'success');
+      if (endpoint) engine.histograms.requestDuration.observe3(ms / 1000, endpoint, info?.opType ?? 'unknown', answer.error ? 'error' : 'success');
       logRequest?.({
         req,
         status,

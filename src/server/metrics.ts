@@ -7,9 +7,6 @@ import client from 'prom-client';
 import type { Engine } from '../engine.js';
 import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
-import { liveQueryStats } from '../subscriptions/liveQueryManager.js';
-import { HISTOGRAMS } from '../core/histogram.js';
-import { streamStats } from '../subscriptions/streamManager.js';
 
 export function createMetrics(engine: Engine): client.Registry {
   const registry = new client.Registry();
@@ -127,14 +124,14 @@ export function createMetrics(engine: Engine): client.Registry {
       this.set({ quantile: '0.99' }, percentile(st.latencies, 99));
     },
   });
-  // live queries (src/subscriptions/liveQueryManager.ts): counters of the process's cohorts
-  const live = (name: string, help: string, read: (st: typeof liveQueryStats) => number) =>
+  // live queries (src/subscriptions/liveQueryManager.ts): counters of the engine's cohorts
+  const live = (name: string, help: string, read: (st: Engine['liveQueryStats']) => number) =>
     new client.Gauge({
       name,
       help,
       registers: [registry],
       collect() {
-        this.set(read(liveQueryStats));
+        this.set(read(engine.liveQueryStats));
       },
     });
   live('svc_live_query_cohorts', 'live-query cohorts (subscriptions sharing one multiplexed plan)', (st) => st.cohorts);
@@ -165,18 +162,18 @@ export function createMetrics(engine: Engine): client.Registry {
     labelNames: ['quantile'],
     registers: [registry],
     collect() {
-      this.set({ quantile: '0.5' }, percentile(liveQueryStats.recentBatchMs, 50));
-      this.set({ quantile: '0.99' }, percentile(liveQueryStats.recentBatchMs, 99));
+      this.set({ quantile: '0.5' }, percentile(engine.liveQueryStats.recentBatchMs, 50));
+      this.set({ quantile: '0.99' }, percentile(engine.liveQueryStats.recentBatchMs, 99));
     },
   });
   // streaming subscriptions (src/subscriptions/streamManager.ts)
-  const stream = (name: string, help: string, read: (st: typeof streamStats) => number) =>
+  const stream = (name: string, help: string, read: (st: Engine['streamStats']) => number) =>
     new client.Gauge({
       name,
       help,
       registers: [registry],
       collect() {
-        this.set(read(streamStats));
+        this.set(read(engine.streamStats));
       },
     });
   stream('svc_stream_cohorts', 'streaming-subscription cohorts (subscriptions sharing one statement)', (st) => st.cohorts);
@@ -266,7 +263,7 @@ export function createMetrics(engine: Engine): client.Registry {
   replicaGauge('svc_read_replica_lag_seconds', 'replication lag at the last successful check', (st) => st.lagSeconds, 'max');
   replicaGauge('svc_read_replica_reads_total', 'reads sent to the replica', (st) => st.reads);
   // latency histograms (src/core/histogram.ts), observed where the time is spent
-  for (const h of HISTOGRAMS) registry.registerMetric(h as unknown as client.Metric);
+  for (const h of engine.histograms.all()) registry.registerMetric(h as unknown as client.Metric);
   // the primary's connection pool: open / idle connections, statements waiting for one, the maximum
   new client.Gauge({
     name: 'svc_db_pool_connections',

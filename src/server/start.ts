@@ -11,6 +11,7 @@ import { LogStream } from '../core/logStream.js';
 import { createSessionResolver } from './auth/resolver.js';
 import { graphqlHandlers } from './graphql.js';
 import { startTracing } from './tracing.js';
+import { Histograms } from '../core/histogram.js';
 
 export interface RunningSvc {
   url: string;
@@ -37,14 +38,17 @@ export function flushLoggerSync(log: Logger): void {
 
 /** `beforeListen`: runs once the engine is up and before the port is opened; its failure stops the start. */
 export async function startSvc(config: Config, log: Logger = createLogger(config), opts: { beforeListen?: (engine: Engine) => Promise<void> } = {}): Promise<RunningSvc> {
+  // the engine's histograms and outbound client, made first: the authenticator's calls go through it
+  const histograms = new Histograms();
+  const outbound = Engine.outboundClient(config, histograms);
   // configuration errors of auth surface before anything is opened
-  const auth = createSessionResolver(config, log);
+  const auth = createSessionResolver(config, log, outbound);
   // traces (only when configured: the SDK is loaded by this call, else never)
   const tracer = await startTracing(config, log);
   let engine: Engine;
   try {
     await auth.ready?.();
-    engine = await Engine.start(config, log);
+    engine = await Engine.start(config, log, { histograms, outbound });
   } catch (e) {
     auth.close?.();
     await tracer?.shutdown();

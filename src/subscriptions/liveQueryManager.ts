@@ -25,7 +25,7 @@
  * on the embedded database (one connection) the batches simply queue.
  */
 import { tracing } from '../core/tracing.js';
-import { liveQueryCohortSubscribers, liveQueryPollDuration } from '../core/histogram.js';
+import type { Histograms } from '../core/histogram.js';
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
@@ -95,38 +95,42 @@ interface Cohort {
   kickSoon: boolean;
 }
 
-/** Counters for /v1/metrics (all managers of the process). */
-export const liveQueryStats = {
-  cohorts: 0,
-  subscribers: 0,
-  /** batch statements run */
-  batches: 0,
-  batchErrors: 0,
-  /** total run time of the batch statements, ms */
-  batchMs: 0,
-  /** recent batch run times, ms (for percentiles) */
-  recentBatchMs: [] as number[],
-  /** results pushed to subscribers */
-  messages: 0,
-  /** results replaced by a newer one before a slow client could take them */
-  dropped: 0,
-  /** ticks where a cohort was still running from the previous one */
-  overruns: 0,
-  /** refetch intervals elapsed with at least one cohort */
-  ticks: 0,
-  /** cohort runs (each runs all of its batches once) */
-  runs: 0,
-  /** cohort runs in progress */
-  running: 0,
-  /** cohort runs caused by a table change (the rest are polls and runs of new subscribers' rows) */
-  changeRuns: 0,
-  /** cohorts run on table changes, and polled, at the last interval */
-  drivenCohorts: 0,
-  polledCohorts: 0,
-  /** change-driven runs that waited for the replicas, and those that went to the primary instead */
-  fenced: 0,
-  fencedToPrimary: 0,
-};
+/** Counters for /v1/metrics: one set per engine (src/engine.ts), kept by its manager and its websocket server. */
+export function newLiveQueryStats() {
+  return {
+    cohorts: 0,
+    subscribers: 0,
+    /** batch statements run */
+    batches: 0,
+    batchErrors: 0,
+    /** total run time of the batch statements, ms */
+    batchMs: 0,
+    /** recent batch run times, ms (for percentiles) */
+    recentBatchMs: [] as number[],
+    /** results pushed to subscribers */
+    messages: 0,
+    /** results replaced by a newer one before a slow client could take them */
+    dropped: 0,
+    /** ticks where a cohort was still running from the previous one */
+    overruns: 0,
+    /** refetch intervals elapsed with at least one cohort */
+    ticks: 0,
+    /** cohort runs (each runs all of its batches once) */
+    runs: 0,
+    /** cohort runs in progress */
+    running: 0,
+    /** cohort runs caused by a table change (the rest are polls and runs of new subscribers' rows) */
+    changeRuns: 0,
+    /** cohorts run on table changes, and polled, at the last interval */
+    drivenCohorts: 0,
+    polledCohorts: 0,
+    /** change-driven runs that waited for the replicas, and those that went to the primary instead */
+    fenced: 0,
+    fencedToPrimary: 0,
+  };
+}
+export type LiveQueryStats = ReturnType<typeof newLiveQueryStats>;
+
 
 const RECENT = 1024;
 
@@ -135,6 +139,10 @@ export function hashText(text: string): string {
 }
 
 export interface LiveQueryManagerOptions {
+  /** the engine's counters (/v1/metrics) */
+  stats: LiveQueryStats;
+  /** the engine's histograms (/v1/metrics) */
+  histograms: Pick<Histograms, 'liveQueryPollDuration' | 'liveQueryCohortSubscribers'>;
   /** the database (read at each batch) */
   db: () => Db;
   log: Logger;
@@ -174,7 +182,10 @@ export class LiveQueryManager {
   private unsubscribe: (() => void) | undefined;
   private fencing: Promise<boolean> | undefined;
 
+  private readonly stats: LiveQueryStats;
+
   constructor(private readonly opts: LiveQueryManagerOptions) {
+    this.stats = opts.stats;
     this.slots = new Semaphore(Math.max(1, opts.concurrency));
     this.unsubscribe = opts.changes?.subscribe((tables) => this.onChanges(tables));
   }
@@ -190,13 +201,13 @@ export class LiveQueryManager {
   add(plan: LiveQueryPlan, s: LiveSubscriber, first: string): LiveQueryHandle {
     const sub: Sub = { s, hash: hashText(first), stopped: false };
     this.join(sub, plan);
-    liveQueryStats.subscribers++;
+    this.stats.subscribers++;
     this.ensureTimer();
     return {
       stop: () => {
         if (sub.stopped) return;
         sub.stopped = true;
-        liveQueryStats.subscribers--;
+        this.stats.subscribers--;
         this.leave(sub);
         this.parked.delete(sub);
       },
@@ -208,7 +219,7 @@ export class LiveQueryManager {
     if (!c) {
       c = { key: plan.key, plan, rows: new Map(), byId: new Map(), subscribers: 0, running: false, reads: null, readsAt: -1, seen: undefined, lastStart: -Infinity, due: undefined, again: false, fresh: new Set(), kickSoon: false };
       this.cohorts.set(plan.key, c);
-      liveQueryStats.cohorts++;
+      this.stats.cohorts++;
     }
     let row = c.rows.get(plan.values);
     if (!row) {
@@ -246,7 +257,7 @@ export class LiveQueryManager {
     }
     if (c.subscribers === 0 && this.cohorts.get(c.key) === c) {
       this.cohorts.delete(c.key);
-      liveQueryStats.cohorts--;
+      this.stats.cohorts--;
       if (c.due) clearTimeout(c.due);
       c.due = undefined;
     }
@@ -269,7 +280,7 @@ export class LiveQueryManager {
       this.timer = undefined;
       return;
     }
-    liveQueryStats.ticks++;
+    this.stats.ticks++;
     const cache = this.opts.currentCache();
     if (cache !== this.lastCache) {
       this.lastCache = cache;
@@ -283,13 +294,13 @@ export class LiveQueryManager {
         continue;
       }
       if (c.running) {
-        liveQueryStats.overruns++;
+        this.stats.overruns++;
         continue;
       }
       this.start(c, true);
     }
-    liveQueryStats.drivenCohorts = driven;
-    liveQueryStats.polledCohorts = this.cohorts.size - driven;
+    this.stats.drivenCohorts = driven;
+    this.stats.polledCohorts = this.cohorts.size - driven;
   }
 
   /** Whether `c` runs on table changes (else it is polled): every table it reads gives a signal. */
@@ -364,7 +375,7 @@ export class LiveQueryManager {
         row.subs.clear(); // a batch of it still running delivers to nobody
       }
       this.cohorts.delete(c.key);
-      liveQueryStats.cohorts--;
+      this.stats.cohorts--;
     }
     for (const sub of moving) {
       sub.cohort = undefined;
@@ -395,17 +406,17 @@ export class LiveQueryManager {
     // the change gap bounds runs for changes; a run of new subscribers' rows alone (all of a new
     // cohort's) does not delay the next change
     if (full && c.fresh.size < c.rows.size) c.lastStart = performance.now();
-    liveQueryStats.runs++;
-    liveQueryStats.running++;
+    this.stats.runs++;
+    this.stats.running++;
     let db: Db | undefined;
     try {
       // the versions before the statement: a change committed after its snapshot bumps them again
       if (polled) c.seen = undefined;
       else if (full && ch && c.reads) c.seen = c.reads.map((t) => ch.version(t));
       const rows = full ? [...c.rows.values()] : [...c.fresh];
-      liveQueryCohortSubscribers.observe(rows.reduce((n, r) => n + r.subs.size, 0));
+      this.opts.histograms.liveQueryCohortSubscribers.observe(rows.reduce((n, r) => n + r.subs.size, 0));
       c.fresh.clear();
-      if (!polled && full) liveQueryStats.changeRuns++;
+      if (!polled && full) this.stats.changeRuns++;
       if (!polled && this.opts.fence) db = await this.fence();
       const size = Math.max(1, this.opts.batchSize);
       const batches: Row[][] = [];
@@ -413,18 +424,18 @@ export class LiveQueryManager {
       await Promise.all(batches.map((b) => this.runBatch(c, b, db)));
     } finally {
       c.running = false;
-      liveQueryStats.running--;
+      this.stats.running--;
     }
     if (this.cohorts.get(c.key) === c && this.driven(c) && (c.again || c.fresh.size || this.changedSince(c))) this.kick(c);
   }
 
   /** Waits for the replicas (one wait shared by the cohorts starting together): undefined = the read db, else the primary. */
   private async fence(): Promise<Db | undefined> {
-    liveQueryStats.fenced++;
+    this.stats.fenced++;
     const f = (this.fencing ??= this.opts.fence!().finally(() => (this.fencing = undefined)));
     const ok = await f.catch(() => false);
     if (ok || !this.opts.primary) return undefined;
-    liveQueryStats.fencedToPrimary++;
+    this.stats.fencedToPrimary++;
     return this.opts.primary();
   }
 
@@ -433,7 +444,7 @@ export class LiveQueryManager {
     try {
       release = await this.slots.acquire(10 * this.opts.intervalMs + 10_000);
     } catch {
-      liveQueryStats.overruns++; // the database is that far behind: this batch waits for the next run
+      this.stats.overruns++; // the database is that far behind: this batch waits for the next run
       return;
     }
     try {
@@ -450,12 +461,12 @@ export class LiveQueryManager {
     const t = tracing;
     const span = t?.start('svc.live_query.poll', { 'svc.live_query.batch_rows': rows.length, 'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0) }, { root: true });
     try {
-      liveQueryStats.batches++;
+      this.stats.batches++;
       const poll = () => (db ?? this.opts.db()).prepared(c.plan.name, c.plan.text, batchParams(rows));
       result = (await (span ? t!.run(span, poll) : poll())).rows as Array<Record<string, string | null>>;
     } catch (e) {
       if (span) t!.fail(span, 'poll_failed', e instanceof Error ? e.message : String(e));
-      liveQueryStats.batchErrors++;
+      this.stats.batchErrors++;
       if (rows.length > 1) {
         // one subscriber's values can fail the whole statement (a cast): answer each row alone
         // so the others still get their results
@@ -471,9 +482,9 @@ export class LiveQueryManager {
     } finally {
       span?.end();
       const ms = performance.now() - t0;
-      liveQueryPollDuration.observe(ms / 1000);
-      liveQueryStats.batchMs += ms;
-      const recent = liveQueryStats.recentBatchMs;
+      this.opts.histograms.liveQueryPollDuration.observe(ms / 1000);
+      this.stats.batchMs += ms;
+      const recent = this.stats.recentBatchMs;
       if (recent.length >= RECENT) recent.shift();
       recent.push(ms);
     }
@@ -489,7 +500,7 @@ export class LiveQueryManager {
   private deliver(sub: Sub, text: string, hash: string): void {
     if (sub.stopped || sub.hash === hash) return;
     sub.hash = hash;
-    liveQueryStats.messages++;
+    this.stats.messages++;
     sub.s.push(text);
   }
 

@@ -70,26 +70,32 @@ interface Cohort {
   again: boolean;
 }
 
-/** Counters for /v1/metrics and the benchmark (all managers of the process). */
-export const streamStats = {
-  cohorts: 0,
-  subscribers: 0,
-  /** cohort runs (each runs all of its batches once) */
-  runs: 0,
-  /** statements run */
-  batches: 0,
-  batchErrors: 0,
-  batchMs: 0,
-  /** batches pushed to subscribers, and the rows in them */
-  messages: 0,
-  rows: 0,
-  /** subscriber rows left out of a run because a client was slow */
-  deferred: 0,
-  /** cohort runs started by a table-change notification */
-  woken: 0,
-};
+/** Counters for /v1/metrics and the benchmark: one set per engine (src/engine.ts). */
+export function newStreamStats() {
+  return {
+    cohorts: 0,
+    subscribers: 0,
+    /** cohort runs (each runs all of its batches once) */
+    runs: 0,
+    /** statements run */
+    batches: 0,
+    batchErrors: 0,
+    batchMs: 0,
+    /** batches pushed to subscribers, and the rows in them */
+    messages: 0,
+    rows: 0,
+    /** subscriber rows left out of a run because a client was slow */
+    deferred: 0,
+    /** cohort runs started by a table-change notification */
+    woken: 0,
+  };
+}
+export type StreamStats = ReturnType<typeof newStreamStats>;
+
 
 export interface StreamManagerOptions {
+  /** the engine's counters (/v1/metrics) */
+  stats: StreamStats;
   db: () => Db;
   log: Logger;
   intervalMs: number;
@@ -111,7 +117,10 @@ export class StreamManager {
   private readonly slots: Semaphore;
   private readonly unsubscribe?: () => void;
 
+  private readonly stats: StreamStats;
+
   constructor(private readonly opts: StreamManagerOptions) {
+    this.stats = opts.stats;
     this.slots = new Semaphore(Math.max(1, opts.concurrency));
     this.unsubscribe = opts.changes?.subscribe((tables) => this.changed(tables));
   }
@@ -120,7 +129,7 @@ export class StreamManager {
   private changed(tables: ReadonlySet<string> | 'all'): void {
     for (const c of this.cohorts.values()) {
       if (tables === 'all' || tables.has(c.plan.table)) {
-        streamStats.woken++;
+        this.stats.woken++;
         this.start(c);
       }
     }
@@ -135,7 +144,7 @@ export class StreamManager {
     const sub: Sub = { s, stopped: false };
     this.lastCache ??= plan.cache;
     const c = this.join(sub, plan, plan.values);
-    streamStats.subscribers++;
+    this.stats.subscribers++;
     this.ensureTimer();
     this.start(c);
     return { stop: () => this.remove(sub) };
@@ -144,7 +153,7 @@ export class StreamManager {
   private remove(sub: Sub): void {
     if (sub.stopped) return;
     sub.stopped = true;
-    streamStats.subscribers--;
+    this.stats.subscribers--;
     this.leave(sub);
   }
 
@@ -153,7 +162,7 @@ export class StreamManager {
     if (!c) {
       c = { key: plan.key, plan, rows: new Map(), byId: new Map(), subscribers: 0, running: false, again: false };
       this.cohorts.set(plan.key, c);
-      streamStats.cohorts++;
+      this.stats.cohorts++;
     }
     const key = JSON.stringify(values);
     let row = c.rows.get(key);
@@ -183,7 +192,7 @@ export class StreamManager {
     }
     if (c.subscribers === 0 && this.cohorts.get(c.key) === c) {
       this.cohorts.delete(c.key);
-      streamStats.cohorts--;
+      this.stats.cohorts--;
     }
   }
 
@@ -230,7 +239,7 @@ export class StreamManager {
       c.rows.clear();
       c.byId.clear();
       this.cohorts.delete(c.key);
-      streamStats.cohorts--;
+      this.stats.cohorts--;
     }
     for (const [sub, cursor] of moving) {
       sub.cohort = undefined;
@@ -260,14 +269,14 @@ export class StreamManager {
   private async runCohort(c: Cohort): Promise<void> {
     c.running = true;
     c.again = false;
-    streamStats.runs++;
+    this.stats.runs++;
     try {
       const rows: Row[] = [];
       for (const r of c.rows.values()) {
         let ready = true;
         for (const sub of r.subs) if (!sub.s.ready()) ready = false;
         if (ready) rows.push(r);
-        else streamStats.deferred++;
+        else this.stats.deferred++;
       }
       const size = Math.max(1, this.opts.batchSize);
       const batches: Row[][] = [];
@@ -300,11 +309,11 @@ export class StreamManager {
     const t0 = performance.now();
     let result: Array<Record<string, string | null>>;
     try {
-      streamStats.batches++;
+      this.stats.batches++;
       const params = batchParams(rows.map((r) => ({ id: r.id, values: JSON.stringify(r.values) })));
       result = (await this.opts.db().prepared(c.plan.name, c.plan.text, params)).rows as Array<Record<string, string | null>>;
     } catch (e) {
-      streamStats.batchErrors++;
+      this.stats.batchErrors++;
       if (rows.length > 1) {
         let full = false;
         for (const r of rows) if (await this.runBatchNow(c, [r])) full = true;
@@ -314,7 +323,7 @@ export class StreamManager {
       for (const sub of [...rows[0]!.subs]) this.fail(sub, sub.s.errorText(e));
       return false;
     } finally {
-      streamStats.batchMs += performance.now() - t0;
+      this.stats.batchMs += performance.now() - t0;
     }
     let full = false;
     for (const r of result) {
@@ -324,8 +333,8 @@ export class StreamManager {
       const text = c.plan.render(r.root ?? '[]');
       for (const sub of row.subs) {
         if (sub.stopped) continue;
-        streamStats.messages++;
-        streamStats.rows += n;
+        this.stats.messages++;
+        this.stats.rows += n;
         sub.s.push(text);
       }
       if (n >= c.plan.batchSize) full = true;

@@ -13,7 +13,6 @@ import { createReplica, type Replica } from '../helpers/replica.js';
 import { postGraphql, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
-import { liveQueryStats } from '../../src/subscriptions/liveQueryManager.js';
 
 let replica: Replica;
 let db: TestDatabase;
@@ -86,12 +85,12 @@ test('change-driven live queries: a write on the primary reaches a subscriber re
     await waitFor('first result', async () => got.length === 1 || undefined, 10_000, 10);
     assert.deepEqual(got[0], { data: { item: [] } });
     const reads0 = server.engine.replicas!.status()[0]!.reads;
-    const f0 = liveQueryStats.fenced;
+    const f0 = server.engine.liveQueryStats.fenced;
     await new Promise((r) => setTimeout(r, 1_100)); // past the interval since the first run
     await sql(db.url, `insert into item (name) values ('live-1')`);
     await waitFor('the update', async () => got.length === 2 || undefined, 10_000, 10);
     assert.deepEqual(got[1], { data: { item: [{ name: 'live-1' }] } });
-    assert.ok(liveQueryStats.fenced > f0, 'the run waited for the replica');
+    assert.ok(server.engine.liveQueryStats.fenced > f0, 'the run waited for the replica');
     assert.ok(server.engine.replicas!.status()[0]!.reads > reads0, 'and read it');
     // replay paused: the replica cannot catch up; the update still arrives (from the primary), never a stale result
     await sql(replicaDb, 'select pg_wal_replay_pause()');

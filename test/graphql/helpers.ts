@@ -9,7 +9,9 @@ import type { ExecContext } from '../../src/execute/interface.js';
 import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, emptyTable, type Metadata, type QualifiedTable, type TableMetadata } from '../../src/metadata/types.js';
 import { loadSchemaCache } from '../../src/schema/load.js';
-import { SCHEMA_EXTENSIONS } from '../../src/extensions.js';
+import { schemaExtensions } from '../../src/extensions.js';
+import { OutboundClient } from '../../src/http/client.js';
+import { RemoteStore } from '../../src/remote/introspect.js';
 import type { SchemaCache } from '../../src/schema/model.js';
 import type { Session } from '../../src/server/auth/session.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -39,6 +41,9 @@ export async function fixture(setupSql: string, metadata: Metadata): Promise<Fix
   const db = await openDb({ databaseUrl: database.url, dataDir: '/tmp/unused', connections: 4, usePreparedStatements: true });
   if (setupSql) await db.query(setupSql);
   let version = 1;
+  // the fixture's own outbound client and remote store, as an engine has (src/engine.ts)
+  const outbound = new OutboundClient();
+  const extensions = schemaExtensions(new RemoteStore(outbound));
   const f: Fixture = {
     db,
     database,
@@ -47,15 +52,16 @@ export async function fixture(setupSql: string, metadata: Metadata): Promise<Fix
     planCache: new PlanCache(),
     cache: undefined as unknown as SchemaCache,
     async rebuild() {
-      f.cache = await loadSchemaCache(db, metadata, version++, undefined, SCHEMA_EXTENSIONS);
+      f.cache = await loadSchemaCache(db, metadata, version++, undefined, extensions);
       if (f.cache.inconsistent.length) throw new Error(`inconsistent metadata: ${JSON.stringify(f.cache.inconsistent)}`);
       return f.cache;
     },
     ctx(role = 'admin', vars = {}, cfg = {}) {
       const session: Session = { role, vars: { 'x-svc-role': role, ...vars }, hasAdminCredentials: role === 'admin' };
-      return { cache: f.cache, db, config: { ...config, ...cfg }, session, log: quiet, headers: {}, planCache: f.planCache };
+      return { cache: f.cache, db, config: { ...config, ...cfg }, session, log: quiet, headers: {}, planCache: f.planCache, outbound };
     },
     async close() {
+      outbound.close();
       await db.close();
       await database.drop();
     },

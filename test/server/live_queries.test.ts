@@ -19,7 +19,6 @@ import { createClient, type Client as WsClient } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { defaultConfig } from '../../src/config/config.js';
 import { createLogger, startSvc } from '../../src/server/start.js';
-import { liveQueryStats } from '../../src/subscriptions/liveQueryManager.js';
 import { devnull, post, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'adm1n';
@@ -44,11 +43,12 @@ after(async () => {
 
 const wsUrl = (url: string) => `${url.replace('http', 'ws')}/v1/graphql`;
 
-/** Resolves after `n` more refetch intervals have run (the manager's tick counter), bounded. */
-async function intervals(n: number, timeoutMs = 30_000): Promise<void> {
-  const target = liveQueryStats.ticks + n;
+/** Resolves after `n` more refetch intervals of `server`'s engine have run (its tick counter), bounded. */
+async function intervals(n: number, timeoutMs = 30_000, server: { engine: TestServer['engine'] } = s): Promise<void> {
+  const stats = server.engine.liveQueryStats;
+  const target = stats.ticks + n;
   const deadline = Date.now() + timeoutMs;
-  while (liveQueryStats.ticks < target) {
+  while (stats.ticks < target) {
     if (Date.now() > deadline) throw new Error(`fewer than ${n} refetch intervals ran within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -362,25 +362,25 @@ describe('multiplexing', () => {
       // run falls inside the window
       const quiet = async () => {
         const until = Date.now() + 30_000;
-        while (liveQueryStats.running > 0 && Date.now() < until) await new Promise((r) => setImmediate(r));
-        assert.equal(liveQueryStats.running, 0);
+        while (s.engine.liveQueryStats.running > 0 && Date.now() < until) await new Promise((r) => setImmediate(r));
+        assert.equal(s.engine.liveQueryStats.running, 0);
       };
       await quiet();
       sent.length = 0;
-      const t0 = liveQueryStats.ticks;
+      const t0 = s.engine.liveQueryStats.ticks;
       await intervals(5);
       await quiet();
       const batches = () => sent.filter((t) => t.startsWith('SELECT "_subs"."result_id"'));
-      process.stdout.write(`# idle: ${liveQueryStats.ticks - t0} intervals, ${batches().length} statements sent for ${N} subscribers\n`);
+      process.stdout.write(`# idle: ${s.engine.liveQueryStats.ticks - t0} intervals, ${batches().length} statements sent for ${N} subscribers\n`);
       assert.deepEqual(batches(), [], 'idle (no write): no live-query statement (change-driven refetch)');
 
       // a write to the table (even one that changes nothing): one run, ⌈1000/100⌉ statements
-      const r0 = liveQueryStats.runs;
+      const r0 = s.engine.liveQueryStats.runs;
       await mutate('update item set name = name where id = 1');
-      await waitFor('a run', async () => liveQueryStats.runs > r0 || undefined, 15_000);
+      await waitFor('a run', async () => s.engine.liveQueryStats.runs > r0 || undefined, 15_000);
       await intervals(2);
       await quiet();
-      const runs = liveQueryStats.runs - r0;
+      const runs = s.engine.liveQueryStats.runs - r0;
       const others = sent.filter((t) => !t.startsWith('SELECT "_subs"."result_id"') && t.includes('"item"'));
       process.stdout.write(`# one write: ${runs} cohort runs, ${batches().length} statements\n`);
       assert.deepEqual(others, [], 'no per-subscriber statement');
@@ -403,8 +403,8 @@ describe('multiplexing', () => {
     }
     // the cohort is dropped when its subscribers leave
     const deadline = Date.now() + 10_000;
-    while (liveQueryStats.cohorts > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(liveQueryStats.cohorts, 0);
+    while (s.engine.liveQueryStats.cohorts > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(s.engine.liveQueryStats.cohorts, 0);
   });
 
   test('explain of a subscription: the multiplexed statement, the same for equal variable shapes', async () => {
@@ -438,20 +438,20 @@ test('embedded PGlite: subscribers are multiplexed too', { timeout: 180_000 }, a
         return results;
       });
       for (const [i, r] of subs.entries()) assert.deepEqual(await r.count(1), { data: { t_by_pk: { v: 'abc'[i] } } });
-      await intervals(3); // the new subscribers' rows have run
-      while (liveQueryStats.running > 0) await new Promise((r) => setImmediate(r));
-      const b0 = liveQueryStats.batches;
-      const r0 = liveQueryStats.runs;
-      await intervals(3);
-      assert.equal(liveQueryStats.batches - b0, 0, 'idle: no statement (PGlite notifies too)');
+      await intervals(3, undefined, svc); // the new subscribers' rows have run
+      while (svc.engine.liveQueryStats.running > 0) await new Promise((r) => setImmediate(r));
+      const b0 = svc.engine.liveQueryStats.batches;
+      const r0 = svc.engine.liveQueryStats.runs;
+      await intervals(3, undefined, svc);
+      assert.equal(svc.engine.liveQueryStats.batches - b0, 0, 'idle: no statement (PGlite notifies too)');
       assert.equal(svc.engine.changes.mode, 'notify');
       await post(svc.url, '/v1/graphql', { query: 'mutation { update_t_by_pk(pk_columns: {id: 3}, _set: {v: "z"}) { id } }' });
       assert.deepEqual(await subs[2]!.count(2), { data: { t_by_pk: { v: 'z' } } });
-      await intervals(2);
-      while (liveQueryStats.running > 0) await new Promise((r) => setImmediate(r));
+      await intervals(2, undefined, svc);
+      while (svc.engine.liveQueryStats.running > 0) await new Promise((r) => setImmediate(r));
       // 3 subscribers in batches of 2: 2 statements per run
-      assert.ok(liveQueryStats.runs > r0);
-      assert.equal(liveQueryStats.batches - b0, (liveQueryStats.runs - r0) * 2);
+      assert.ok(svc.engine.liveQueryStats.runs > r0);
+      assert.equal(svc.engine.liveQueryStats.batches - b0, (svc.engine.liveQueryStats.runs - r0) * 2);
       assert.equal(subs[0]!.items.length, 1);
     } finally {
       await c.dispose();
@@ -479,14 +479,14 @@ test('a slow client gets the latest result, not a growing queue (backpressure); 
     while (!got.some((m) => m.type === 'next') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     // the client stops reading: the server's socket buffer fills
     (ws as any)._socket.pause();
-    const dropped0 = liveQueryStats.dropped;
+    const dropped0 = s2.engine.liveQueryStats.dropped;
     let n = 0;
     const until = Date.now() + 60_000;
-    while (liveQueryStats.dropped === dropped0 && Date.now() < until) {
+    while (s2.engine.liveQueryStats.dropped === dropped0 && Date.now() < until) {
       await mutate(`update blob set n = ${++n}`, s2.databaseUrl);
       await new Promise((r) => setTimeout(r, 150));
     }
-    assert.ok(liveQueryStats.dropped > dropped0, `results were replaced while the client was slow (after ${n} updates)`);
+    assert.ok(s2.engine.liveQueryStats.dropped > dropped0, `results were replaced while the client was slow (after ${n} updates)`);
     const last = ++n;
     await mutate(`update blob set n = ${last}`, s2.databaseUrl);
     await new Promise((r) => setTimeout(r, 500));

@@ -25,7 +25,6 @@ import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
 import { devnull, postGraphql, query, startTestServer, type TestServer } from '../helpers/server.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { createLogger, startSvc } from '../../src/server/start.js';
-import { streamStats } from '../../src/subscriptions/streamManager.js';
 
 const SECRET = 'adm1n';
 const INTERVAL = 200;
@@ -191,7 +190,7 @@ describe('streaming 10,000 rows', () => {
   test('graphql-transport-ws: batches in order, each row exactly once, writes during the stream included', async () => {
     await sqlOn("insert into msg (owner, body) select g % 3, 'b' || g from generate_series(1, 6000) g");
     const c = transportClient(admin);
-    const batchesBefore = streamStats.batches;
+    const batchesBefore = s.engine.streamStats.batches;
     try {
       const { stream, stop } = subscribe(c, 'msg_stream', 'subscription ($from: Int!) { msg_stream(batch_size: 500, cursor: {initial_value: {id: $from}, ordering: ASC}) { id body } }', { from: 0 });
       await stream.rows(1000);
@@ -202,14 +201,14 @@ describe('streaming 10,000 rows', () => {
       await sqlOn("insert into msg (owner, body) select 2, 'p' || g from generate_series(1, 2000) g");
       await stream.rows(10_000);
       // nothing more arrives: wait a few intervals' worth of statements
-      const until = streamStats.batches + 3;
-      while (streamStats.batches < until) await new Promise((r) => setTimeout(r, 20));
+      const until = s.engine.streamStats.batches + 3;
+      while (s.engine.streamStats.batches < until) await new Promise((r) => setTimeout(r, 20));
       stop();
       assertExactly(stream.ids, range(1, 10_000));
       assert.ok(stream.batches.every((b) => b.length > 0 && b.length <= 500), 'batches of 1..500 rows');
       assert.ok(stream.batches.length >= 20, `${stream.batches.length} batches`);
       assert.equal(stream.batches[0]![0].body, 'b1');
-      process.stdout.write(`# 10,000 rows in ${stream.batches.length} batches, ${streamStats.batches - batchesBefore} statements\n`);
+      process.stdout.write(`# 10,000 rows in ${stream.batches.length} batches, ${s.engine.streamStats.batches - batchesBefore} statements\n`);
     } finally {
       await c.dispose();
     }
@@ -353,8 +352,8 @@ describe('rows committed out of cursor order', () => {
       assert.ok(b > a);
       await t2.query('commit');
       // the later id is committed and visible, the earlier is not: several polls deliver nothing
-      const until = streamStats.batches + 4;
-      while (streamStats.batches < until) await new Promise((r) => setTimeout(r, 20));
+      const until = s.engine.streamStats.batches + 4;
+      while (s.engine.streamStats.batches < until) await new Promise((r) => setTimeout(r, 20));
       assert.deepEqual(stream.ids, [], `held back while the earlier transaction runs: ${JSON.stringify(stream.ids)}`);
       await t1.query('commit');
       await stream.rows(2);
@@ -386,13 +385,13 @@ describe('multiplexing', () => {
       for (const [i, x] of subs.entries()) await x.stream.rows(i + 1);
       for (const [i, x] of subs.entries()) assertExactly(x.stream.ids, all.filter((id) => id > froms[i]!));
       // caught up: every subscriber is at the last id, so they share one row now: one statement a run
-      const messages = streamStats.messages;
-      const r0 = streamStats.runs;
-      const b0 = streamStats.batches;
-      while (streamStats.runs < r0 + 3) await new Promise((r) => setTimeout(r, 20));
-      assert.equal(streamStats.messages, messages, 'no message without new rows');
+      const messages = s.engine.streamStats.messages;
+      const r0 = s.engine.streamStats.runs;
+      const b0 = s.engine.streamStats.batches;
+      while (s.engine.streamStats.runs < r0 + 3) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(s.engine.streamStats.messages, messages, 'no message without new rows');
       // (a run counts when it starts, its statement as it starts: the samples are within one of each other)
-      assert.ok(Math.abs(streamStats.batches - b0 - (streamStats.runs - r0)) <= 1, 'subscribers in step share one row: one statement per run');
+      assert.ok(Math.abs(s.engine.streamStats.batches - b0 - (s.engine.streamStats.runs - r0)) <= 1, 'subscribers in step share one row: one statement per run');
       // a new row reaches all 250 from that one statement
       const before = subs.map((x) => x.stream.ids.length);
       const [{ id: x }] = await sqlOn<{ id: number }>("insert into msg (owner, body) values (1, 'x') returning id");
@@ -413,11 +412,11 @@ describe('multiplexing', () => {
       const subs = range(1, 250).map((i) => subscribe(c, 'msg_stream', q, { from: 9_000, b: `none${i}` }));
       const [{ n }] = await sqlOn<{ n: number }>('select count(*)::int as n from msg where id > 9000');
       for (const x of subs) await x.stream.rows(n);
-      const r0 = streamStats.runs;
-      const b0 = streamStats.batches;
-      while (streamStats.runs < r0 + 5) await new Promise((r) => setTimeout(r, 20));
-      const runs = streamStats.runs - r0;
-      const statements = streamStats.batches - b0;
+      const r0 = s.engine.streamStats.runs;
+      const b0 = s.engine.streamStats.batches;
+      while (s.engine.streamStats.runs < r0 + 5) await new Promise((r) => setTimeout(r, 20));
+      const runs = s.engine.streamStats.runs - r0;
+      const statements = s.engine.streamStats.batches - b0;
       // a run counts when it starts, its statements as they start: the two samples are within one run of each other
       assert.ok(Math.abs(statements - runs * 3) <= 3, `${statements} statements in ${runs} runs`);
       for (const x of subs) x.stop();

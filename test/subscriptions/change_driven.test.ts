@@ -15,7 +15,6 @@ import pg from 'pg';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { TEST_HS_KEY as HS_KEY, userJwt as jwt } from '../helpers/jwt.js';
-import { liveQueryStats } from '../../src/subscriptions/liveQueryManager.js';
 import { postGraphql, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'adm1n';
@@ -102,7 +101,7 @@ async function pgWrite(sql: string): Promise<void> {
 
 /** No cohort run in flight, and none due (every change seen). */
 async function settled(): Promise<void> {
-  await waitFor('live queries idle', async () => liveQueryStats.running === 0 || undefined, 15_000, 5);
+  await waitFor('live queries idle', async () => s.engine.liveQueryStats.running === 0 || undefined, 15_000, 5);
 }
 
 /** Waits out the refetch interval since the last full run, so that the next change runs at once. */
@@ -181,10 +180,10 @@ describe('change-driven refetch', () => {
       await sinceLastRun();
       await settled();
       sent.length = 0;
-      const t0 = liveQueryStats.ticks;
-      await waitFor('3 intervals', async () => liveQueryStats.ticks >= t0 + 3 || undefined, 15_000);
+      const t0 = s.engine.liveQueryStats.ticks;
+      await waitFor('3 intervals', async () => s.engine.liveQueryStats.ticks >= t0 + 3 || undefined, 15_000);
       assert.deepEqual(sent.filter((t) => t.includes('"_subs"')), []);
-      assert.ok(liveQueryStats.drivenCohorts >= 1);
+      assert.ok(s.engine.liveQueryStats.drivenCohorts >= 1);
       // a write to another table: still nothing for these cohorts
       await pgWrite("insert into tag values (1, 'x')");
       await sinceLastRun();

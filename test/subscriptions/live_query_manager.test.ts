@@ -16,7 +16,8 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import type { Db } from '../../src/db/db.js';
 import type { Session } from '../../src/core/session.js';
 import { graphqlHandlers } from '../../src/server/graphql.js';
-import { LiveQueryManager, type LiveQueryHandle } from '../../src/subscriptions/liveQueryManager.js';
+import { LiveQueryManager, newLiveQueryStats, type LiveQueryHandle } from '../../src/subscriptions/liveQueryManager.js';
+import { Histograms } from '../../src/core/histogram.js';
 import type { LiveQueryPlan } from '../../src/subscriptions/liveQueryPlan.js';
 import { query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 
@@ -59,7 +60,7 @@ before(async () => {
       return typeof v === 'function' ? v.bind(target) : v;
     },
   }) as Db;
-  live = new LiveQueryManager({ db: () => counting, log: s.engine.log, intervalMs: INTERVAL, batchSize: 100, currentCache: () => s.engine.cache, concurrency: 2 });
+  live = new LiveQueryManager({ stats: newLiveQueryStats(), histograms: new Histograms(), db: () => counting, log: s.engine.log, intervalMs: INTERVAL, batchSize: 100, currentCache: () => s.engine.cache, concurrency: 2 });
 });
 
 after(async () => {

@@ -27,6 +27,7 @@ import { JwtVerifier, parseJwtConfig } from './jwt.js';
 import { ADMIN_ROLE, type RequestHeaders, type Session } from './session.js';
 import { SESSION_BOOL_VALUES, parseSessionBool, useBackendOnlyPermissions } from '../../core/session.js';
 import { WebhookClient } from './webhook.js';
+import { OutboundClient } from '../../http/client.js';
 
 export interface AuthLogger {
   warn(obj: object, msg?: string): void;
@@ -49,6 +50,8 @@ export interface AuthOptions {
   webhookCacheSize?: number;
   /** clock in ms since epoch (tests inject one; default Date.now) */
   now?: () => number;
+  /** the engine's outbound client (policy, agents, histogram); default one of its own without a policy (tests) */
+  outbound?: OutboundClient;
 }
 
 export interface AuthDescription {
@@ -108,6 +111,7 @@ export class Authenticator {
     if (jwtRaw !== undefined && secret === undefined) throw new Error(`Fatal Error : --jwt-secret (SVC_GRAPHQL_JWT_SECRET)${REQUIRES_SECRET}`);
 
     const now = opts.now ?? Date.now;
+    const outbound = opts.outbound ?? new OutboundClient();
     this.secretHash = secret === undefined ? undefined : sha256(secret);
     this.unauthorizedRole = unauth;
 
@@ -123,6 +127,7 @@ export class Authenticator {
         throw new Error(`Fatal Error: --auth-hook-mode (SVC_GRAPHQL_AUTH_HOOK_MODE): expected GET or POST, got ${String(opts.authHookMode)}`);
       }
       this.webhook = new WebhookClient({
+        outbound,
         url: hook,
         mode: opts.authHookMode,
         timeoutMs: opts.hookTimeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -134,6 +139,7 @@ export class Authenticator {
     }
     if (jwtRaw !== undefined) {
       this.jwt = new JwtVerifier(parseJwtConfig(jwtRaw), {
+        outbound,
         now,
         log,
         fetchTimeoutMs: opts.jwksTimeoutMs ?? DEFAULT_TIMEOUT_MS,

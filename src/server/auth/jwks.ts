@@ -12,7 +12,7 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { parseExpires, parseMaxAge } from './expiry.js';
-import { describeFetchError, fetchLimited, redactUrl, USER_AGENT } from '../../http/client.js';
+import { describeFetchError, fetchLimited, redactUrl, USER_AGENT, type OutboundClient } from '../../http/client.js';
 import type { AuthLogger } from './authenticator.js';
 
 export interface JwkEntry {
@@ -61,6 +61,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_CANDIDATES = 8;
 
 export interface JwksOptions {
+  /** the engine's outbound client */
+  outbound: OutboundClient;
   url: string;
   timeoutMs: number;
   minRefetchMs: number;
@@ -197,7 +199,7 @@ export class JwksStore {
       res = await fetchLimited(
         url,
         { method: 'GET', headers: { 'user-agent': USER_AGENT, accept: 'application/json' }, redirect: 'follow' },
-        { timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxBodyBytes, signal: this.closer.signal, target: 'jwks' },
+        { client: this.opts.outbound, timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxBodyBytes, signal: this.closer.signal, target: 'jwks' },
       );
     } catch (e) {
       throw new Error(`Error fetching JWK: ${describeFetchError(e)}`);

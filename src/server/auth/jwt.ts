@@ -12,7 +12,7 @@ import { compactVerify } from 'jose';
 import type { JwtConfigRaw } from '../../config/config.js';
 import { err400 } from '../../errors.js';
 import { isSessionVariable, ROLE_HEADER, roleFrom, sessionVarsFromHeaders } from './headers.js';
-import { jsonTypeName } from '../../http/client.js';
+import { jsonTypeName, type OutboundClient } from '../../http/client.js';
 import { getJsonPath, parseJsonPath, type JsonPath } from './jsonpath.js';
 import { JwksStore, JWKS_ALGORITHMS, keyFitsAlg } from './jwks.js';
 import type { Session } from './session.js';
@@ -235,6 +235,8 @@ const invalidJwt = (detail: string) => err400('invalid-jwt', `Could not verify J
 const invalidClaims = (msg: string) => err400('jwt-invalid-claims', msg);
 
 export interface JwtVerifierOptions {
+  /** the engine's outbound client (the JWK set's fetches) */
+  outbound: OutboundClient;
   now: () => number;
   log?: AuthLogger;
   fetchTimeoutMs: number;
@@ -251,6 +253,7 @@ export class JwtVerifier {
   ) {
     if (settings.jwkUrl) {
       this.jwks = new JwksStore({
+        outbound: opts.outbound,
         url: settings.jwkUrl,
         timeoutMs: opts.fetchTimeoutMs,
         minRefetchMs: opts.jwksMinRefetchMs,

@@ -7,6 +7,7 @@ import type { Config } from '../../config/config.js';
 import type { Logger } from '../../execute/interface.js';
 import { Authenticator, authOptionsFromConfig } from './authenticator.js';
 import type { Session, RequestHeaders } from './session.js';
+import type { OutboundClient } from '../../http/client.js';
 
 export interface SessionResolverImpl {
   /** `rawHeaders`: Node's `req.rawHeaders`, for the client's spelling of header names (auth webhook) */
@@ -19,8 +20,9 @@ export interface SessionResolverImpl {
   close?(): void;
 }
 
-export function createSessionResolver(config: Config, log: Logger): SessionResolverImpl {
-  const auth = new Authenticator(authOptionsFromConfig(config), log);
+/** `outbound`: the engine's outbound client (the auth webhook's and the JWK set's calls) */
+export function createSessionResolver(config: Config, log: Logger, outbound?: OutboundClient): SessionResolverImpl {
+  const auth = new Authenticator({ ...authOptionsFromConfig(config), ...(outbound ? { outbound } : {}) }, log);
   return {
     resolve: (headers, rawHeaders) => auth.resolve(headers, rawHeaders),
     resolveNow: (headers) => auth.resolveNow(headers),

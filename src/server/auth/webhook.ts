@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { err400, err401, err500 } from '../../errors.js';
 import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
-import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT } from '../../http/client.js';
+import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT, type OutboundClient } from '../../http/client.js';
 import type { AuthLogger } from './authenticator.js';
 import { IGNORED_CLIENT_HEADERS, isForwardableHeader, isSendableHeader } from '../../http/forwarded.js';
 
@@ -26,6 +26,8 @@ export interface WebhookResult {
 }
 
 export interface WebhookOptions {
+  /** the engine's outbound client */
+  outbound: OutboundClient;
   url: string;
   mode: 'GET' | 'POST';
   timeoutMs: number;
@@ -118,6 +120,7 @@ export class WebhookClient {
         this.opts.url,
         { method: mode, headers: reqHeaders, body, redirect: 'manual' },
         {
+          client: this.opts.outbound,
           timeoutMs: this.opts.timeoutMs,
           maxBytes: this.opts.maxBodyBytes,
           signal: this.closer.signal,

@@ -37,6 +37,8 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     handleProtocols: (protocols) => (protocols.has(TRANSPORT) ? TRANSPORT : protocols.has(LEGACY) ? LEGACY : false),
   });
   const live = new LiveQueryManager({
+    stats: engine.liveQueryStats,
+    histograms: engine.histograms,
     // live queries are reads: the replicas when there are healthy ones (src/db/replicas.ts)
     db: () => engine.readDb(),
     log: engine.log,
@@ -50,6 +52,7 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
     ...(engine.replicas ? { fence: () => engine.replicas!.caughtUp(engine.db), primary: () => engine.db } : {}),
   });
   const streams = new StreamManager({
+    stats: engine.streamStats,
     // the primary: holding rows back reads its running transactions (src/subscriptions/streamPlan.ts)
     db: () => engine.db,
     log: engine.log,

@@ -27,7 +27,7 @@ import type { Engine } from '../../engine.js';
 import type { GraphQLRequest } from '../../execute/interface.js';
 import { errorObject, showInternalErrors, type ErrorFormat } from '../../execute/errors.js';
 import { SvcError, type ErrorCode } from '../../errors.js';
-import { liveQueryStats, type LiveQueryManager } from '../../subscriptions/liveQueryManager.js';
+import type { LiveQueryManager } from '../../subscriptions/liveQueryManager.js';
 import type { StreamManager } from '../../subscriptions/streamManager.js';
 import type { GraphQLHandlers, SessionResolver } from '../app.js';
 import type { Session } from '../auth/session.js';
@@ -335,7 +335,7 @@ export class Connection {
       this.ws.send(frame);
       return;
     }
-    if (this.pending.delete(op.id)) liveQueryStats.dropped++;
+    if (this.pending.delete(op.id)) this.ctx.engine.liveQueryStats.dropped++;
     this.pending.set(op.id, frame);
     this.scheduleFlush();
   }

@@ -15,7 +15,6 @@
  * subscription, until its first result).
  */
 import { parse, type OperationDefinitionNode } from 'graphql';
-import { requestDuration } from '../../core/histogram.js';
 import { tracing } from '../../core/tracing.js';
 import { errorObject, errorResponse } from '../../execute/errors.js';
 import type { GraphQLRequest } from '../../execute/interface.js';
@@ -60,7 +59,7 @@ function runFirst(conn: Connection, op: Operation, s: Session): void {
   const firstResult = span ? t!.run(span, () => run(conn, s, request, true, info)) : run(conn, s, request, true, info);
   void firstResult.then((first) => {
     const failed = first instanceof SvcError ? { code: first.code, error: first.message } : executionError(first);
-    requestDuration.observe3((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
+    conn.ctx.engine.histograms.requestDuration.observe3((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
     if (span) {
       span.setAttribute('graphql.operation.type', info.opType);
       if (failed) t!.fail(span, String(failed.code ?? 'unexpected'), String(failed.error ?? ''));
