@@ -24,7 +24,7 @@ import { showInternalErrors } from '../execute/errors.js';
 import { attachWebsocket } from './websocket/attach.js';
 import { cleanDump, parsePgDumpArgs, runPgDump } from './pgdump.js';
 import { createMetrics } from './metrics.js';
-import { registerWorkerMetrics, serverMetrics } from './cluster.js';
+import { serverMetrics } from './cluster.js';
 import { graphqlHttp } from './graphqlHttp.js';
 import { restHttp } from './rest.js';
 import { openApiDocument } from '../rest/openapi.js';
@@ -263,12 +263,12 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   });
 
   const metrics = createMetrics(engine);
-  registerWorkerMetrics(metrics);
+  const scrape = serverMetrics(metrics);
   app.get('/v1/metrics', async (req, reply) => {
     try {
       const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
-      reply.code(200).type(metrics.contentType).send(await serverMetrics(metrics));
+      reply.code(200).type(metrics.contentType).send(await scrape());
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }

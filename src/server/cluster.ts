@@ -205,26 +205,26 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-let nextId = 0;
-const pending = new Map<number, (text: string | undefined) => void>();
-
-/** In a worker: publishes its registry to the primary's aggregation. */
-export function registerWorkerMetrics(registry: client.Registry): void {
-  if (!cluster.isWorker) return;
+/**
+ * The whole server's metrics (`registry`: the engine's): aggregated across workers in a cluster (the
+ * worker's registry published to the primary's aggregation), else this process's.
+ */
+export function serverMetrics(registry: client.Registry): () => Promise<string> {
+  if (!cluster.isWorker || !process.send) return () => registry.metrics();
   client.AggregatorRegistry.setRegistries([registry]);
   new client.AggregatorRegistry(); // installs the worker's answer to the primary's requests
+  let nextId = 0;
+  const pending = new Map<number, (text: string | undefined) => void>();
   process.on('message', (m: Msg) => {
     if (m?.svc === 'metrics-res' && m.id !== undefined) {
       pending.get(m.id)?.(m.text);
       pending.delete(m.id);
     }
   });
+  return () => aggregated(registry, pending, nextId++);
 }
 
-/** The whole server's metrics: aggregated across workers in a cluster, else this process's. */
-export async function serverMetrics(registry: client.Registry): Promise<string> {
-  if (!cluster.isWorker || !process.send) return registry.metrics();
-  const id = nextId++;
+async function aggregated(registry: client.Registry, pending: Map<number, (text: string | undefined) => void>, id: number): Promise<string> {
   const text = await new Promise<string | undefined>((resolve) => {
     const t = setTimeout(() => {
       pending.delete(id);
