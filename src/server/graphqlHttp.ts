@@ -32,6 +32,7 @@ import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
 import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound, sha256Hex } from './persistedQueries.js';
 import { tracing, type Span } from '../core/tracing.js';
+import { readBoundedBody } from './body.js';
 
 /** What the executor reports back about a request (for the latency histogram and the span). */
 export interface RequestInfo {
@@ -432,25 +433,8 @@ export function graphqlHttp(
         req.on('error', () => res.destroy());
         return true;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let tooLarge = false;
-      req.on('data', (c: Buffer) => {
-        if (tooLarge) return;
-        size += c.length;
-        if (size > config.bodyLimit) {
-          tooLarge = true;
-          const e = new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`);
-          res.setHeader('connection', 'close');
-          send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e }, path, info, span);
-          req.resume();
-          return;
-        }
-        chunks.push(c);
-      });
-      req.on('end', () => {
-        if (tooLarge) return;
-        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      const tooLarge = (e: SvcError) => send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e }, path, info, span);
+      readBoundedBody(req, res, config.bodyLimit, tooLarge, (text) => {
         const done = (r: Answer) => send(req, res, started, requestId, typed(r), path, info, span);
         // the client leaving before the answer cancels the statement in PostgreSQL
         const cancel = new CancelToken();

@@ -29,6 +29,7 @@ import { isAdmin, type Session } from './auth/session.js';
 import { queryErrorBody, toSvcError } from './errors.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
+import { readBoundedBody } from './body.js';
 
 const PREFIX = '/api/rest/';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -210,24 +211,7 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       const q = url.indexOf('?');
       const path = q < 0 ? url.slice(PREFIX.length) : url.slice(PREFIX.length, q);
       const search = q < 0 ? '' : url.slice(q + 1);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let tooLarge = false;
-      req.on('data', (c: Buffer) => {
-        if (tooLarge) return;
-        size += c.length;
-        if (size > config.bodyLimit) {
-          tooLarge = true;
-          res.setHeader('connection', 'close');
-          send(req, res, started, requestId, failed(new SvcError(413, 'payload-too-large', `request body exceeds ${config.bodyLimit} bytes`)), span);
-          req.resume();
-          return;
-        }
-        chunks.push(c);
-      });
-      req.on('end', () => {
-        if (tooLarge) return;
-        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      readBoundedBody(req, res, config.bodyLimit, (e) => send(req, res, started, requestId, failed(e), span), (text) => {
         const cancel = new CancelToken();
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
