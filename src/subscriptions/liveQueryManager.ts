@@ -34,6 +34,7 @@ import type { LiveQueryPlan } from './liveQueryPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
 import type { ChangedTables } from '../changes/tracker.js';
+import { joinRow, leaveRow, RowIds } from './cohort.js';
 
 /** What the manager needs of the change tracker (changes/tracker.ts). */
 export interface ChangeSource {
@@ -173,7 +174,7 @@ export class LiveQueryManager {
   /** subscribers whose re-planning failed: retried when the schema cache changes again */
   private readonly parked = new Set<Sub>();
   private timer: NodeJS.Timeout | undefined;
-  private nextRowId = 0;
+  private readonly rowIds = new RowIds();
   private lastCache: SchemaCache | undefined;
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
@@ -221,15 +222,7 @@ export class LiveQueryManager {
       this.cohorts.set(plan.key, c);
       this.stats.cohorts++;
     }
-    let row = c.rows.get(plan.values);
-    if (!row) {
-      row = { id: ++this.nextRowId, values: plan.values, subs: new Set() };
-      if (this.nextRowId >= 2 ** 31 - 1) this.nextRowId = 0; // ids are int4; old rows are long gone
-      c.rows.set(plan.values, row);
-      c.byId.set(row.id, row);
-    }
-    row.subs.add(sub);
-    c.subscribers++;
+    const row = joinRow(c, plan.values, sub, this.rowIds, (id) => ({ id, values: plan.values, subs: new Set<Sub>() }));
     sub.cohort = c;
     sub.row = row;
     c.fresh.add(row);
@@ -249,12 +242,7 @@ export class LiveQueryManager {
     sub.cohort = undefined;
     sub.row = undefined;
     if (!c || !row) return;
-    if (row.subs.delete(sub)) c.subscribers--;
-    if (row.subs.size === 0) {
-      c.rows.delete(row.values);
-      c.byId.delete(row.id);
-      c.fresh.delete(row);
-    }
+    if (leaveRow(c, row, row.values, sub)) c.fresh.delete(row);
     if (c.subscribers === 0 && this.cohorts.get(c.key) === c) {
       this.cohorts.delete(c.key);
       this.stats.cohorts--;

@@ -27,6 +27,7 @@ import type { SchemaCache } from '../schema/model.js';
 import type { StreamPlan } from './streamPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
+import { joinRow, leaveRow, RowIds } from './cohort.js';
 
 export interface StreamSubscriber {
   /** a batch of rows (a response text) */
@@ -110,7 +111,7 @@ export interface StreamManagerOptions {
 export class StreamManager {
   private readonly cohorts = new Map<string, Cohort>();
   private timer: NodeJS.Timeout | undefined;
-  private nextRowId = 0;
+  private readonly rowIds = new RowIds();
   private lastCache: SchemaCache | undefined;
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
@@ -165,15 +166,7 @@ export class StreamManager {
       this.stats.cohorts++;
     }
     const key = JSON.stringify(values);
-    let row = c.rows.get(key);
-    if (!row) {
-      row = { id: ++this.nextRowId, values: [...values], key, subs: new Set() };
-      if (this.nextRowId >= 2 ** 31 - 1) this.nextRowId = 0;
-      c.rows.set(key, row);
-      c.byId.set(row.id, row);
-    }
-    row.subs.add(sub);
-    c.subscribers++;
+    const row = joinRow(c, key, sub, this.rowIds, (id) => ({ id, values: [...values], key, subs: new Set<Sub>() }));
     sub.cohort = c;
     sub.row = row;
     return c;
@@ -185,11 +178,7 @@ export class StreamManager {
     sub.cohort = undefined;
     sub.row = undefined;
     if (!c || !row) return;
-    if (row.subs.delete(sub)) c.subscribers--;
-    if (row.subs.size === 0 && c.rows.get(row.key) === row) {
-      c.rows.delete(row.key);
-      c.byId.delete(row.id);
-    }
+    leaveRow(c, row, row.key, sub);
     if (c.subscribers === 0 && this.cohorts.get(c.key) === c) {
       this.cohorts.delete(c.key);
       this.stats.cohorts--;
