@@ -53,3 +53,12 @@ export function leaveRow<S, R extends CohortRow<S>>(c: CohortRows<R>, row: R, ke
   c.byId.delete(row.id);
   return true;
 }
+
+/** A subscriber's plan against the new schema cache, or the error text it is sent when it no longer plans. */
+export function replanned<P>(s: { replan(): P; errorText(e: unknown): string }): P | string {
+  try {
+    return s.replan();
+  } catch (e) {
+    return s.errorText(e);
+  }
+}

@@ -34,7 +34,7 @@ import type { LiveQueryPlan } from './liveQueryPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
 import type { ChangedTables } from '../changes/tracker.js';
-import { joinRow, leaveRow, RowIds } from './cohort.js';
+import { joinRow, leaveRow, replanned, RowIds, type CohortRows } from './cohort.js';
 
 /** What the manager needs of the change tracker (changes/tracker.ts). */
 export interface ChangeSource {
@@ -73,12 +73,9 @@ interface Sub {
   stopped: boolean;
 }
 
-interface Cohort {
+interface Cohort extends CohortRows<Row> {
   key: string;
   plan: LiveQueryPlan;
-  rows: Map<string, Row>;
-  byId: Map<number, Row>;
-  subscribers: number;
   running: boolean;
   /** the tables its statement reads (null: unknown), as of the tracker's catalogVersion `readsAt` */
   reads: string[] | null;
@@ -368,12 +365,7 @@ export class LiveQueryManager {
     for (const sub of moving) {
       sub.cohort = undefined;
       sub.row = undefined;
-      let next: LiveQueryPlan | string;
-      try {
-        next = sub.s.replan();
-      } catch (e) {
-        next = sub.s.errorText(e);
-      }
+      const next = replanned(sub.s);
       if (typeof next === 'string') {
         this.deliver(sub, next, hashText(next));
         this.parked.add(sub);

@@ -27,7 +27,7 @@ import type { SchemaCache } from '../schema/model.js';
 import type { StreamPlan } from './streamPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
-import { joinRow, leaveRow, RowIds } from './cohort.js';
+import { joinRow, leaveRow, replanned, RowIds, type CohortRows } from './cohort.js';
 
 export interface StreamSubscriber {
   /** a batch of rows (a response text) */
@@ -60,12 +60,9 @@ interface Sub {
   stopped: boolean;
 }
 
-interface Cohort {
+interface Cohort extends CohortRows<Row> {
   key: string;
   plan: StreamPlan;
-  rows: Map<string, Row>;
-  byId: Map<number, Row>;
-  subscribers: number;
   running: boolean;
   /** run again as soon as the current run ends */
   again: boolean;
@@ -233,12 +230,7 @@ export class StreamManager {
     for (const [sub, cursor] of moving) {
       sub.cohort = undefined;
       sub.row = undefined;
-      let next: StreamPlan | string;
-      try {
-        next = sub.s.replan();
-      } catch (e) {
-        next = sub.s.errorText(e);
-      }
+      const next = replanned(sub.s);
       if (typeof next === 'string') {
         this.fail(sub, next);
         continue;
