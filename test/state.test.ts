@@ -29,6 +29,7 @@ const ALLOWED: Record<string, string> = {
   'execute/stream.ts:nextCacheId': 'the counter of those ids (unique across engines is all it needs)',
   'execute/stream.ts:compiledStreams': 'memo keyed by an immutable query plan',
   'execute/multiplex.ts:batchStatements': 'memo keyed by an immutable query plan',
+  'execute/graphql.ts:executorKinds': 'memo keyed by an immutable query plan (its executor kind)',
   'execute/apiLimits.ts:memo': 'memo keyed by an immutable schema cache',
   'execute/allowlist.ts:memo': 'memo keyed by an immutable schema cache',
   'relay/globalId.ts:memo': 'one-entry memo of a pure parse (same text, same value)',
