@@ -18,7 +18,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError, foreignCode } from '../errors.js';
 import { CancelToken } from '../core/cancel.js';
-import { requestDuration } from '../core/histogram.js';
 import { tracing, type Span } from '../core/tracing.js';
 import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import { takeSetCookies } from '../http/responseHeaders.js';
@@ -105,7 +104,7 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       res.end(payload);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // one bounded endpoint label for every REST endpoint (not the URL: unbounded)
-      requestDuration.observe3(ms / 1000, '/api/rest', a.opType ?? 'unknown', a.error ? 'error' : 'success');
+      engine.histograms.requestDuration.observe3(ms / 1000, '/api/rest', a.opType ?? 'unknown', a.error ? 'error' : 'success');
       logRequest?.({
         req,
         status: a.status,
