@@ -5,7 +5,7 @@
  */
 import { Kind, parseType, type TypeNode } from 'graphql';
 import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
-import { type ActionMetadata, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
+import type { ActionMetadata, CustomTypes, QualifiedTable } from '../model/metadata.js';
 import type { InconsistentObject, RelationshipModel, TableModel } from '../schema/model.js';
 import { SvcError } from '../errors.js';
 import { parseActionDefinition } from './definition.js';

@@ -4,7 +4,7 @@
  */
 import { SvcError } from '../errors.js';
 import type { Dependency, InconsistentObject, MetadataRef, SchemaCache, SchemaObjectRef } from '../schema/model.js';
-import { displayName, sameName, type Metadata, type QualifiedTable } from './types.js';
+import { displayName, sameName, type Metadata, type QualifiedTable } from '../model/metadata.js';
 import { dependentObjects } from './messages.js';
 
 export function refMatches(on: SchemaObjectRef, target: SchemaObjectRef): boolean {

@@ -20,7 +20,7 @@ import { SvcError } from '../errors.js';
 import type { Dependency, SchemaCache, SchemaObjectRef } from '../schema/model.js';
 import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from './dependencies.js';
 import { renameColumns, renameTable, type RelationshipTarget } from './rename.js';
-import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from './types.js';
+import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from '../model/metadata.js';
 import { columnTypeDependencies } from './messages.js';
 
 interface TableChange {

@@ -10,7 +10,7 @@ import type { Conn, Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
-import type { Metadata } from './types.js';
+import type { Metadata } from '../model/metadata.js';
 
 export interface RequestState {
   /** draft metadata of this request (a private copy) */

@@ -16,7 +16,7 @@ import { fieldNotExists, tableNotExists } from '../metadata/messages.js';
 import { expectBool } from '../metadata/args.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
-import { displayName, type QualifiedTable } from '../metadata/types.js';
+import { displayName, type QualifiedTable } from '../model/metadata.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
 import type { RoleViews, TableView } from './view.js';
 import { pgType, type PgType } from '../sql/pgtypes.js';

@@ -7,7 +7,7 @@
  */
 import type { IntrospectionInputTypeRef, IntrospectionObjectType, IntrospectionType, IntrospectionTypeRef, IntrospectionInterfaceType, IntrospectionField } from 'graphql';
 import { SvcError } from '../errors.js';
-import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../metadata/types.js';
+import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../model/metadata.js';
 import { buildRoleSchemaAsync } from '../schema/graphql/schema.js';
 import { gqlScalarName } from '../schema/graphql/names.js';
 import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';

@@ -8,7 +8,7 @@
 import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { SvcError } from '../errors.js';
 import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT } from '../http/client.js';
-import type { RemoteSchemaMetadata } from '../metadata/types.js';
+import type { RemoteSchemaMetadata } from '../model/metadata.js';
 import type { Queryable } from '../db/db.js';
 import { clientSchemaError } from './buildCheck.js';
 import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';

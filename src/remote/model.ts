@@ -2,7 +2,7 @@
  * What the schema cache knows about remote schemas and remote relationships (`SchemaCache.remote`).
  */
 import type { IntrospectionField, IntrospectionObjectType, IntrospectionSchema, IntrospectionType, IntrospectionTypeRef } from 'graphql';
-import type { QualifiedTable, RemoteRelationshipDef } from '../metadata/types.js';
+import type { QualifiedTable, RemoteRelationshipDef } from '../model/metadata.js';
 import type { ColumnModel } from '../schema/model.js';
 import type { RemoteEndpoint } from './introspect.js';
 

@@ -7,7 +7,7 @@ import { expectArray, expectObject, reader, type ArgReader } from '../metadata/a
 import { dependencyError, dependentsOf } from '../metadata/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../metadata/registry.js';
 import { findTable } from '../metadata/ops/tables.js';
-import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../metadata/types.js';
+import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../model/metadata.js';
 import { isGraphQLName } from '../schema/graphql/names.js';
 import { EMPTY_REMOTE } from './model.js';
 import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship, schemaNames } from './cache.js';

@@ -15,15 +15,7 @@ import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
 import { orderInheritedRoles, roleCycles } from '../metadata/inherited.js';
-import {
-  displayName,
-  qualifiedKey,
-  type ColumnList,
-  type Metadata,
-  type PermissionKind,
-  type QualifiedTable,
-  type TableMetadata,
-} from '../metadata/types.js';
+import { displayName, qualifiedKey, type ColumnList, type Metadata, type PermissionKind, type QualifiedTable, type TableMetadata } from '../model/metadata.js';
 import type {
   ColumnModel,
   ComputedFieldModel,

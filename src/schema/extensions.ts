@@ -8,7 +8,7 @@
  */
 import type { GraphQLFieldConfig } from 'graphql';
 import type { Queryable } from '../db/db.js';
-import type { Metadata } from '../metadata/types.js';
+import type { Metadata } from '../model/metadata.js';
 import type { TableView } from '../permissions/view.js';
 import type { RoleSchemaBuilder } from './graphql/builder.js';
 import type { RootFieldConfig } from './graphql/select.js';

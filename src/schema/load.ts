@@ -5,7 +5,7 @@
  */
 import { introspect, type DbIntrospection } from '../catalog/introspect.js';
 import type { Queryable } from '../db/db.js';
-import { qualifiedKey, type Metadata } from '../metadata/types.js';
+import { qualifiedKey, type Metadata } from '../model/metadata.js';
 import { buildSchemaCache, type EnumRows } from './build.js';
 import type { SchemaCache } from './model.js';
 import { quoteIdent } from '../sql/ident.js';

@@ -7,16 +7,7 @@
 import type { ColumnInfo, DbIntrospection, FunctionIntrospection, TableIntrospection } from '../catalog/introspect.js';
 import type { BoolExp as FilterExp } from '../ir/types.js';
 import type { ActionModel, CustomTypesModel } from '../actions/model.js';
-import type {
-  BoolExp,
-  ComputedFieldDef,
-  FunctionMetadata,
-  Metadata,
-  PermissionKind,
-  QualifiedFunction,
-  QualifiedTable,
-  TableMetadata,
-} from '../metadata/types.js';
+import type { BoolExp, ComputedFieldDef, FunctionMetadata, Metadata, PermissionKind, QualifiedFunction, QualifiedTable, TableMetadata } from '../model/metadata.js';
 import type { RemoteCacheModel } from '../remote/model.js';
 import type { SchemaExtension } from './extensions.js';
 

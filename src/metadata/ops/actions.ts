@@ -8,7 +8,7 @@ import { SvcError, alreadyExists, notExists } from '../../errors.js';
 import { ArgReader } from '../args.js';
 import { parseActionDefinition } from '../../actions/definition.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import type { ActionMetadata } from '../types.js';
+import type { ActionMetadata } from '../../model/metadata.js';
 
 const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 const lenient = (v: unknown, path: string) => new ArgReader(v, path, 'Object', false);

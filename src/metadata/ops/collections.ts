@@ -7,7 +7,7 @@ import { SvcError, notExists } from '../../errors.js';
 import { ArgReader, expectArray, expectBool } from '../args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
-import type { Metadata, QueryCollection } from '../types.js';
+import type { Metadata, QueryCollection } from '../../model/metadata.js';
 import { dependentObjects } from '../messages.js';
 import { parseAllowlistScope } from '../apiLimits.js';
 

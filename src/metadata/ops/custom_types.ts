@@ -3,7 +3,7 @@ import { SvcError } from '../../errors.js';
 import { expectArray } from '../args.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../args.js';
-import type { CustomTypes } from '../types.js';
+import type { CustomTypes } from '../../model/metadata.js';
 
 defineOp('set_custom_types', {
   kind: 'metadata',

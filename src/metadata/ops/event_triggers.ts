@@ -9,7 +9,7 @@ import { fromEnv, unsetVariables } from '../../env.js';
 import { ArgReader, expectArray, parseColumnList } from '../args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
-import type { EventTriggerDef } from '../types.js';
+import type { EventTriggerDef } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 import { checkStorable, unstorable } from '../storable.js';
 import { MAX_TRIGGER_NAME_LENGTH, TRIGGER_NAME_RE } from '../../events/triggers.js';

@@ -4,7 +4,7 @@ import { ArgReader, expectObject, parseQualified } from '../args.js';
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
-import { displayName, sameName, type QualifiedFunction } from '../types.js';
+import { displayName, sameName, type QualifiedFunction } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 
 /**

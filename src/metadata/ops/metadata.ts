@@ -4,7 +4,7 @@ import { exportMetadata, normalizeMetadata } from '../export.js';
 import { inconsistentRef, removeRef } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
-import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../types.js';
+import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../../model/metadata.js';
 import { apiLimitsEmpty, parseAllowlist, parseApiLimits } from '../apiLimits.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
 import { parseRestEndpoint } from './rest_endpoints.js';

@@ -4,7 +4,7 @@ import { ArgReader, expectInt, expectObject, parseColumnList } from '../args.js'
 import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../args.js';
-import { PERMISSION_KINDS, type PermissionKind, type TableMetadata } from '../types.js';
+import { PERMISSION_KINDS, type PermissionKind, type TableMetadata } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 import { permissionAlreadyDefined, permissionNotDefined, permissionNotExists } from '../messages.js';
 

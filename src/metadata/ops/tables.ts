@@ -7,7 +7,7 @@ import { reader } from '../args.js';
 import { expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../args.js';
 import { checkRemoteRootConflict } from '../../remote/cache.js';
 import { qualifiedGqlName } from '../../schema/graphql/names.js';
-import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../types.js';
+import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../../model/metadata.js';
 
 export function findTable(ctx: OpContext, table: QualifiedTable, path = ctx.path): TableMetadata {
   const t = ctx.state.metadata.tables.find((x) => sameName(x.table, table));
