@@ -4,7 +4,7 @@
  * relationships to tables as Select IR with the role's permissions folded in).
  */
 import type { CompiledSql } from '../sql/ast.js';
-import type { RelationshipModel } from '../schema/model.js';
+import type { RelationshipModel } from '../model/tables.js';
 import type { Select } from '../ir/types.js';
 import type { ActionModel } from './model.js';
 

@@ -6,7 +6,7 @@
 import { Kind, parseType, type TypeNode } from 'graphql';
 import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
 import type { ActionMetadata, CustomTypes, QualifiedTable } from '../model/metadata.js';
-import type { InconsistentObject, RelationshipModel, TableModel } from '../schema/model.js';
+import type { InconsistentObject, RelationshipModel, TableModel } from '../model/tables.js';
 import { SvcError } from '../errors.js';
 import { parseActionDefinition } from './definition.js';
 import { envNotSet, unsetVariables } from '../env.js';

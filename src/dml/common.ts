@@ -12,14 +12,14 @@ import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
 import { RoleMutationAccess } from '../permissions/mutation.js';
 import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js';
-import type { SchemaCache, TableModel } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { TableModel, ColumnModel } from '../model/tables.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
 import { tracing } from '../core/tracing.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
 import { compileMutation } from '../sql/mutation.js';
 import { mutationError } from '../execute/mutation.js';
 import type { Mutation, MutationResponseField } from '../ir/types.js';
-import type { ColumnModel } from '../schema/model.js';
 
 /** What a DML operation needs: an ExecContext fits, and so does the request's connection in place of `db`. */
 export interface DmlContext {

@@ -5,9 +5,8 @@
  * Values are references (literal, GraphQL variable, session variable), never
  * inlined text.
  */
-import type { ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../schema/model.js';
-import type { NumberText } from '../sql/numbers.js';
-import type { PgType } from '../sql/pgtypes.js';
+import type { BoolExp, ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../model/tables.js';
+import type { PgType, TypedValue } from '../model/values.js';
 import type { Sql } from '../sql/ast.js';
 import type { SelectCompiler } from '../sql/select.js';
 import type { ActionField } from '../actions/ir.js';
@@ -19,56 +18,6 @@ export interface RemoteJoinField {
   rel: RemoteRelationshipModel;
   field: CollectedField;
 }
-
-export type ValueRef =
-  /** a JSON value written in the query (or a variable used structurally) */
-  | { kind: 'literal'; value: unknown }
-  /**
-   * a GraphQL variable (or a part of one) bound per request; `decode` derives the bound value
-   * from the variable's (a Relay node id or cursor: one value read out of the base64 JSON)
-   */
-  | { kind: 'variable'; name: string; path: (string | number)[]; decode?: (v: unknown) => unknown }
-  /** an `x-svc-*` session variable (lower-cased) */
-  | { kind: 'session'; name: string };
-
-/** A value and the type it is cast to. `array`: the value is an array of `type`. */
-export interface TypedValue {
-  ref: ValueRef;
-  type: PgType;
-  array?: boolean;
-  /** how a number written into a `numeric` is spelled (it fixes the stored scale; see sql/numbers.ts) */
-  numberText?: NumberText;
-}
-
-import type { ColumnCompareOp, CompareOp } from './operators.js';
-export type { ColumnCompareOp, CompareOp } from './operators.js';
-
-export type ColumnOp =
-  | { op: CompareOp; value: TypedValue }
-  /** `_in`/`_nin`/`_has_keys_*` with a list of values, or one array value (session variable) */
-  | { op: 'in' | 'nin' | 'has_keys_any' | 'has_keys_all'; values: TypedValue[] | TypedValue }
-  | { op: 'is_null'; value: boolean }
-  | { op: ColumnCompareOp; column: ColumnModel }
-  | { op: 'st_d_within'; distance: TypedValue; from: TypedValue; useSpheroid?: TypedValue }
-  | { op: 'st_intersects_nband_geom'; nband: TypedValue; geommin: TypedValue }
-  | { op: 'st_intersects_geom_nband'; geommin: TypedValue; nband?: TypedValue }
-  | { op: 'cast'; to: PgType; ops: ColumnOp[] };
-
-/** What a column operator compares: a column, or a scalar computed field of the row. */
-export type ColumnTarget =
-  | { kind: 'column'; column: ColumnModel }
-  | { kind: 'computed'; field: ComputedFieldModel; type: PgType };
-
-export type BoolExp =
-  | { kind: 'true' }
-  | { kind: 'and'; items: BoolExp[] }
-  | { kind: 'or'; items: BoolExp[] }
-  | { kind: 'not'; item: BoolExp }
-  | { kind: 'column'; target: ColumnTarget; ops: ColumnOp[]; nullSafeEq?: boolean }
-  /** a condition on the rows a relationship leads to; `filter` is the target's permission filter */
-  | { kind: 'relationship'; rel: RelationshipModel; target: TableModel; exp: BoolExp; filter: BoolExp | null }
-  /** `_exists`: some row of `table` satisfies `exp`; `filter` is the table's permission filter */
-  | { kind: 'exists'; table: TableModel; exp: BoolExp; filter: BoolExp | null };
 
 export const TRUE: BoolExp = { kind: 'true' };
 

@@ -3,7 +3,8 @@
  * (cascade). Dependencies are collected by the schema builder.
  */
 import { SvcError } from '../errors.js';
-import type { Dependency, InconsistentObject, MetadataRef, SchemaCache, SchemaObjectRef } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { Dependency, InconsistentObject, MetadataRef, SchemaObjectRef } from '../model/tables.js';
 import { displayName, sameName, type Metadata, type QualifiedTable } from '../model/metadata.js';
 import { dependentObjects } from './messages.js';
 

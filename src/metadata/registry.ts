@@ -4,7 +4,7 @@
  * one and rejects changes that make metadata inconsistent. Data ops (run_sql,
  * select, insert …) work on the request's connection.
  */
-import type { DbIntrospection } from '../catalog/introspect.js';
+import type { DbIntrospection } from '../model/introspection.js';
 import type { Config } from '../config/config.js';
 import type { Conn, Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';

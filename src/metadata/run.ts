@@ -17,7 +17,8 @@ import { deepClone, expectArray, expectObject, expectText, keyNotFound } from '.
 import { jsonDeeperThan } from '../json.js';
 import { newInconsistencyAfterChange } from './dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
-import type { InconsistentObject, SchemaCache } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { InconsistentObject } from '../model/tables.js';
 import './ops/index.js';
 
 interface ParsedOp {

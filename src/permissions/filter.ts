@@ -15,11 +15,12 @@ import { unknownOperator } from './messages.js';
 import { fieldNotExists, tableNotExists } from '../metadata/messages.js';
 import { expectBool } from '../metadata/args.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
-import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
+import type { BoolExp, ColumnOp, ColumnTarget, ColumnModel, TableModel } from '../model/tables.js';
+import type { TypedValue, ValueRef, PgType } from '../model/values.js';
 import { displayName, type QualifiedTable } from '../model/metadata.js';
-import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
 import type { RoleViews, TableView } from './view.js';
-import { pgType, type PgType } from '../sql/pgtypes.js';
+import { pgType } from '../sql/pgtypes.js';
 import { isSessionVariable, normalizeTableName, operatorName } from './boolexp.js';
 
 export interface FilterOptions {

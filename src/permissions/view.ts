@@ -19,8 +19,8 @@
  * aggregations are allowed when any allows them. Roles of the set that are inherited roles
  * themselves contribute their roles' permissions (flattened), or their own where they define one.
  */
-import type { BoolExp } from '../ir/types.js';
-import type { ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { BoolExp, ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, TableModel } from '../model/tables.js';
+import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { TRUE } from '../ir/types.js';
 import { lookupTable } from './filter.js';

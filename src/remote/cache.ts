@@ -10,7 +10,8 @@ import { SvcError } from '../errors.js';
 import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../model/metadata.js';
 import { buildRoleSchemaAsync } from '../schema/graphql/schema.js';
 import { gqlScalarName } from '../schema/graphql/names.js';
-import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { ColumnModel, TableModel } from '../model/tables.js';
 import { remoteStore, type RemoteIntrospection } from './introspect.js';
 import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
 

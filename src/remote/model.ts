@@ -3,7 +3,7 @@
  */
 import type { IntrospectionField, IntrospectionObjectType, IntrospectionSchema, IntrospectionType, IntrospectionTypeRef } from 'graphql';
 import type { QualifiedTable, RemoteRelationshipDef } from '../model/metadata.js';
-import type { ColumnModel } from '../schema/model.js';
+import type { ColumnModel } from '../model/tables.js';
 import type { RemoteEndpoint } from './introspect.js';
 
 export interface RemoteSchemaModel {

@@ -4,11 +4,11 @@
  * "in table …: in relationship …: reason" messages) instead of failing.
  */
 import { BoundedRoleCache } from './roleCache.js';
-import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
+import type { DbIntrospection, FunctionIntrospection } from '../model/introspection.js';
 import { SvcError } from '../errors.js';
 import { isSessionVariable } from '../permissions/boolexp.js';
 import { permissionExp, permissionExpUses } from '../permissions/filter.js';
-import type { BoolExp as FilterExp } from '../ir/types.js';
+import type { BoolExp as FilterExp, ColumnModel, ComputedFieldModel, Dependency, FunctionModel, InconsistentObject, InconsistentType, RelationshipModel, RolePermissions, TableModel } from '../model/tables.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
 import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions/model.js';
 import { qualifiedGqlName } from './graphql/names.js';
@@ -16,18 +16,7 @@ import { computedFieldDependent } from '../metadata/dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
 import { orderInheritedRoles, roleCycles } from '../metadata/inherited.js';
 import { displayName, qualifiedKey, type ColumnList, type Metadata, type PermissionKind, type QualifiedTable, type TableMetadata } from '../model/metadata.js';
-import type {
-  ColumnModel,
-  ComputedFieldModel,
-  Dependency,
-  FunctionModel,
-  InconsistentObject,
-  InconsistentType,
-  RelationshipModel,
-  RolePermissions,
-  SchemaCache,
-  TableModel,
-} from './model.js';
+import type { SchemaCache } from './model.js';
 import { envNotSet, unsetVariables } from '../env.js';
 
 export type EnumRows = Map<string, Array<{ value: string; comment: string | null }>>;

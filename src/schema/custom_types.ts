@@ -3,7 +3,7 @@
  * to tables, scalars, enums) with Hasura's messages.
  */
 import { displayName, type CustomTypes, type QualifiedTable } from '../model/metadata.js';
-import type { TableModel } from './model.js';
+import type { TableModel } from '../model/tables.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 const q = (s: string) => JSON.stringify(s);

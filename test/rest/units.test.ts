@@ -5,7 +5,7 @@ import { parse, type OperationDefinitionNode } from 'graphql';
 import { matchRest, resolveRestEndpoints } from '../../src/rest/endpoints.js';
 import { restVariables } from '../../src/rest/variables.js';
 import { emptyMetadata } from '../../src/model/metadata.js';
-import type { InconsistentObject } from '../../src/schema/model.js';
+import type { InconsistentObject } from '../../src/model/tables.js';
 
 const op = (q: string) => parse(q).definitions[0] as OperationDefinitionNode;
 

@@ -5,7 +5,7 @@ import { dropDependents } from '../dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { normalizeTableName } from '../../permissions/boolexp.js';
-import type { TableModel } from '../../schema/model.js';
+import type { TableModel } from '../../model/tables.js';
 import { qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 import { fieldAlreadyExists, relationshipNotExists } from '../messages.js';
