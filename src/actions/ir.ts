@@ -6,7 +6,7 @@
 import type { CompiledSql } from '../sql/ast.js';
 import type { RelationshipModel } from '../model/tables.js';
 import type { Select } from '../ir/types.js';
-import type { ActionModel } from './model.js';
+import type { ActionModel } from '../model/actions.js';
 
 /** A JSON value with holes for variables. */
 export type InputTemplate =

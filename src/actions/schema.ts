@@ -29,7 +29,8 @@ import { parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, ta
 import type { RootFieldConfig } from '../schema/graphql/select.js';
 import type { ActionField, InputTemplate, OutputField, OutputSelection } from './ir.js';
 import { asyncActionQuerySql, type AsyncSelection } from './sql.js';
-import { parseTypeExpr, type ActionModel, type CustomObjectType } from './model.js';
+import { parseTypeExpr } from './model.js';
+import type { ActionModel, CustomObjectType } from '../model/actions.js';
 
 /** The root fields of the role's actions (`queryOnly`: not on subscription_root). */
 export function actionRootFields(b: RoleSchemaBuilder): RootFields {

@@ -15,7 +15,7 @@ import { jsonOutput, pgType, typeSql } from '../sql/pgtypes.js';
 import { SelectCompiler, type SelectCompileOptions } from '../sql/select.js';
 import { refOf } from '../schema/graphql/builder.js';
 import type { OutputField, OutputSelection } from './ir.js';
-import type { ActionModel } from './model.js';
+import type { ActionModel } from '../model/actions.js';
 
 /** The variable name the handler's response is bound to (not a GraphQL name: no clash). */
 export const RESPONSE_VAR = '\u0000action_response';

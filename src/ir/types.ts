@@ -11,7 +11,7 @@ import type { Sql } from '../sql/ast.js';
 import type { SelectCompiler } from '../sql/select.js';
 import type { ActionField } from '../actions/ir.js';
 import type { CollectedField } from './document.js';
-import type { RemoteRelationshipModel } from '../remote/model.js';
+import type { RemoteRelationshipModel } from '../model/remote.js';
 
 /** A remote relationship field as selected: the relationship and the client's field (arguments, selection). */
 export interface RemoteJoinField {

@@ -13,7 +13,7 @@ import { gqlScalarName } from '../schema/graphql/names.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { ColumnModel, TableModel } from '../model/tables.js';
 import { remoteStore, type RemoteIntrospection } from './introspect.js';
-import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
+import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from '../model/remote.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 

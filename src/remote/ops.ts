@@ -9,7 +9,7 @@ import { SUCCESS, defineOp, type OpContext } from '../metadata/registry.js';
 import { findTable } from '../metadata/ops/tables.js';
 import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../model/metadata.js';
 import { isGraphQLName } from '../schema/graphql/names.js';
-import { EMPTY_REMOTE } from './model.js';
+import { EMPTY_REMOTE } from '../model/remote.js';
 import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship, schemaNames } from './cache.js';
 import { bumpRemoteGenerations, fetchIntrospection, remoteStore } from './introspect.js';
 

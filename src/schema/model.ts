@@ -5,10 +5,10 @@
  * per-role GraphQL schemas hang off it and are built lazily, once per role.
  */
 import type { DbIntrospection } from '../model/introspection.js';
-import type { ActionModel, CustomTypesModel } from '../actions/model.js';
+import type { ActionModel, CustomTypesModel } from '../model/actions.js';
 import type { Metadata } from '../model/metadata.js';
 import type { Dependency, FunctionModel, InconsistentObject, TableModel } from '../model/tables.js';
-import type { RemoteCacheModel } from '../remote/model.js';
+import type { RemoteCacheModel } from '../model/remote.js';
 import type { SchemaExtension } from './extensions.js';
 
 import type { RestRouter } from '../rest/endpoints.js';
