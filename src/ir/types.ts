@@ -6,10 +6,9 @@
  * inlined text.
  */
 import type { BoolExp, ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../model/tables.js';
-import type { PgType, TypedValue } from '../model/values.js';
-import type { Sql } from '../sql/ast.js';
-import type { SelectCompiler } from '../sql/select.js';
-import type { ActionField } from '../actions/ir.js';
+import type { PgType, TypedValue, ValueRef } from '../model/values.js';
+import type { CompiledSql } from '../sql/ast.js';
+import type { ActionModel } from '../model/actions.js';
 import type { CollectedField } from './document.js';
 import type { RemoteRelationshipModel } from '../model/remote.js';
 
@@ -259,7 +258,60 @@ export type RootField =
   | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string }
   /** an action (src/actions/): answered by its handler, not by the statement */
   | { alias: string; kind: 'action'; action: ActionField }
-  /** a root field that builds its own JSON expression with the statement's compiler (the async action log) */
-  | { alias: string; kind: 'sql'; build: (c: SelectCompiler) => Sql }
+  /** `<action>(id)` of an asynchronous action: its row of the action log (sql/actions.ts) */
+  | ({ alias: string; kind: 'action_log' } & ActionLogField)
   /** a root field of a remote schema (src/remote), sent to its server */
   | { alias: string; kind: 'remote'; remote: string; field: CollectedField };
+
+// ---- Actions (src/actions) ----------------------------------------------------------
+// The IR of an action root field: the handler's input (literals and references to GraphQL
+// variables, bound per request) and the selection on the output object type (its fields, and its
+// relationships to tables as Select IR with the role's permissions folded in).
+
+/** A JSON value with holes for variables. */
+export type InputTemplate =
+  | { kind: 'value'; value: unknown }
+  | { kind: 'var'; name: string; path: (string | number)[] }
+  | { kind: 'list'; items: InputTemplate[] }
+  | { kind: 'object'; fields: Array<[string, InputTemplate]> };
+
+export type OutputField =
+  /** a scalar or enum field of the object, read from the handler's response */
+  | { alias: string; kind: 'field'; name: string }
+  | { alias: string; kind: 'typename'; name: string }
+  /** a relationship to a table: `rel.mapping` is object field → remote column */
+  | { alias: string; kind: 'object' | 'array'; rel: RelationshipModel; select: Select };
+
+export interface OutputSelection {
+  fields: OutputField[];
+  /** the output type is a list of objects */
+  list: boolean;
+}
+
+/** A synchronous action call, or the call that queues an asynchronous one. */
+export interface ActionField {
+  action: ActionModel;
+  input: InputTemplate;
+  /** null for an asynchronous action's mutation (it answers the action id) */
+  output: OutputSelection | null;
+  /** the statement resolving the output's relationships (compiled at first use; null: none) */
+  compiled?: CompiledSql | null;
+}
+
+/** What `<action>(id)` selects. */
+export type AsyncSelection = Array<
+  | { alias: string; kind: 'id' | 'created_at' | 'errors' }
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'output'; output: OutputSelection }
+>;
+
+/**
+ * `<action>(id)`: the call `id` of the asynchronous action `action` in the action log; a role
+ * other than admin reads only the calls made with its session variables.
+ */
+export interface ActionLogField {
+  action: string;
+  id: ValueRef;
+  fields: AsyncSelection;
+  admin: boolean;
+}

@@ -24,6 +24,7 @@ import { Aliases, andSql, boolExpSql, col, guardedCall, guardedCol, tableSql, va
 import { jsonOutput, typeSql, type OutputOptions } from './pgtypes.js';
 import type { PgType } from '../model/values.js';
 import { connectionSql, nodeIdSql } from './connection.js';
+import { actionLogSql } from './actions.js';
 import type { ColumnModel } from '../model/tables.js';
 
 export interface SelectCompileOptions extends OutputOptions {
@@ -274,8 +275,8 @@ export class SelectCompiler {
         return connectionSql<Parent>(this, f.select);
       case 'const':
         return sql`${constParam(f.json)}::json`;
-      case 'sql':
-        return f.build(this);
+      case 'action_log':
+        return actionLogSql(this, f);
       case 'mutation':
         throw new Error('mutations are compiled by sql/mutation.ts');
       case 'action':
