@@ -20,6 +20,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core', 'version.ts', 'errors.ts', 'json.ts', 'env.ts'],
+  ['model'],
   ['config'],
   ['http'],
   ['db'],
@@ -44,14 +45,7 @@ const KNOWN_UPWARD: readonly string[] = [
   // root fields dispatched per kind inside the executor (issue 31 item 2: one dispatch table)
   'execute/graphql.ts → actions/execute.ts',
   'execute/graphql.ts → remote/execute.ts',
-  'execute/plan.ts → actions/ir.ts',
   'execute/plan.ts → remote/plan.ts',
-  // the domain model ring (issue 31 item 1: a bottom model layer)
-  'ir/types.ts → actions/ir.ts',
-  'ir/types.ts → remote/model.ts',
-  'schema/build.ts → actions/model.ts',
-  'schema/model.ts → actions/model.ts',
-  'schema/model.ts → remote/model.ts',
   // the runner's Engine type
   'metadata/run.ts → engine.ts',
 ].map((e) => e.split('/').join(sep));

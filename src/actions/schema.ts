@@ -27,7 +27,7 @@ import { refOf, type RoleSchemaBuilder } from '../schema/graphql/builder.js';
 import type { RootFields, SchemaExtension } from '../schema/extensions.js';
 import { parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, tableObject, type SelectionParser } from '../schema/graphql/select.js';
 import type { RootFieldConfig } from '../schema/graphql/select.js';
-import { parseTypeExpr } from './model.js';
+import { parseTypeExpr } from '../schema/actions.js';
 import type { ActionModel, CustomObjectType } from '../model/actions.js';
 
 /** The root fields of the role's actions (`queryOnly`: not on subscription_root). */

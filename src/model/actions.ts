@@ -1,6 +1,6 @@
 /**
  * Actions and custom types as the schema cache holds them: the metadata's `custom_types` and
- * `actions` resolved (actions/model.ts), their relationships to tracked tables included.
+ * `actions` resolved (schema/actions.ts), their relationships to tracked tables included.
  */
 import type { RelationshipModel } from './tables.js';
 

@@ -10,7 +10,7 @@ import { isSessionVariable } from '../permissions/boolexp.js';
 import { permissionExp, permissionExpUses } from '../permissions/filter.js';
 import type { BoolExp as FilterExp, ColumnModel, ComputedFieldModel, Dependency, FunctionModel, InconsistentObject, InconsistentType, RelationshipModel, RolePermissions, TableModel } from '../model/tables.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
-import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions/model.js';
+import { emptyCustomTypes, resolveActions, resolveCustomTypes } from './actions.js';
 import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from '../metadata/dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
@@ -262,7 +262,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
     else customTypes = resolveCustomTypes(ct, lookup);
   }
 
-  // 8. actions (src/actions/model.ts)
+  // 8. actions (src/schema/actions.ts)
   const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 

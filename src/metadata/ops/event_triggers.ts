@@ -13,7 +13,7 @@ import type { EventTriggerDef } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 import { checkStorable, unstorable } from '../storable.js';
 import { MAX_TRIGGER_NAME_LENGTH, TRIGGER_NAME_RE } from '../../events/triggers.js';
-import { MAX_DELAY_SEC, MAX_INT32, MAX_TIMEOUT_SEC } from '../../delivery/limits.js';
+import { MAX_DELAY_SEC, MAX_INT32, MAX_TIMEOUT_SEC } from '../../core/limits.js';
 
 function parseSpec(v: unknown, path: string) {
   if (v === undefined || v === null) return undefined;

@@ -6,7 +6,7 @@
  * from replace_metadata is an inconsistent action, not a crash.
  */
 import { SvcError } from '../errors.js';
-import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
+import { MAX_TIMEOUT_SEC } from '../core/limits.js';
 import { ArgReader, expectArray } from '../metadata/args.js';
 
 const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);

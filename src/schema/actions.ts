@@ -4,12 +4,12 @@
  * missing or whose handler/header variables are unset is an inconsistent object, not a crash.
  */
 import { Kind, parseType, type TypeNode } from 'graphql';
-import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
+import { MAX_TIMEOUT_SEC } from '../core/limits.js';
 import type { ActionMetadata, CustomTypes, QualifiedTable } from '../model/metadata.js';
 import type { InconsistentObject, RelationshipModel, TableModel } from '../model/tables.js';
 import type { ActionModel, CustomEnumType, CustomField, CustomTypesModel, HeaderConf } from '../model/actions.js';
 import { SvcError } from '../errors.js';
-import { parseActionDefinition } from './definition.js';
+import { parseActionDefinition } from './actionDefinition.js';
 import { envNotSet, unsetVariables } from '../env.js';
 
 export const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
