@@ -37,10 +37,6 @@ export { pathKey };
 export const columnType = (c: ColumnModel): PgType => ({ name: c.type, schema: c.typeSchema });
 const TEXT = pgType('text');
 
-export function lookupTable(cache: SchemaCache, t: QualifiedTable): TableModel | undefined {
-  return cache.tables.get(`${t.schema}.${t.name}`);
-}
-
 /** Finds a table by name (the schema cache's tables, or the ones being built). */
 export type TableLookup = (t: QualifiedTable) => TableModel | undefined;
 
