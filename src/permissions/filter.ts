@@ -18,7 +18,6 @@ import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../i
 import type { BoolExp, ColumnOp, ColumnTarget, ColumnModel, TableModel } from '../model/tables.js';
 import type { TypedValue, ValueRef, PgType } from '../model/values.js';
 import { displayName, type QualifiedTable } from '../model/metadata.js';
-import type { SchemaCache } from '../schema/model.js';
 import type { RoleViews, TableView } from './view.js';
 import { pgType } from '../sql/pgtypes.js';
 import { isSessionVariable, normalizeTableName, operatorName } from './boolexp.js';

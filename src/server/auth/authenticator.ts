@@ -27,11 +27,7 @@ import { JwtVerifier, parseJwtConfig } from './jwt.js';
 import { ADMIN_ROLE, type RequestHeaders, type Session } from './session.js';
 import { SESSION_BOOL_VALUES, parseSessionBool, useBackendOnlyPermissions } from '../../core/session.js';
 import { WebhookClient } from './webhook.js';
-
-export interface AuthLogger {
-  warn(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-}
+import type { AuthLogger } from './log.js';
 
 export interface AuthOptions {
   adminSecret?: string;

@@ -29,7 +29,7 @@ import { errorObject, showInternalErrors, type ErrorFormat } from '../../execute
 import { SvcError, type ErrorCode } from '../../errors.js';
 import { liveQueryStats, type LiveQueryManager } from '../../subscriptions/liveQueryManager.js';
 import type { StreamManager } from '../../subscriptions/streamManager.js';
-import type { GraphQLHandlers, SessionResolver } from '../app.js';
+import type { GraphQLHandlers, SessionResolver } from '../handlers.js';
 import type { Session } from '../auth/session.js';
 import { toSvcError } from '../errors.js';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
