@@ -24,9 +24,8 @@ import { ADMIN_ROLE } from '../core/session.js';
 import { ANY_JSON_SCALAR, type InVal } from '../ir/input.js';
 import type { ActionField, AsyncSelection, InputTemplate, OutputField, OutputSelection, RootField } from '../ir/types.js';
 import { refOf, type RoleSchemaBuilder } from '../schema/graphql/builder.js';
-import type { RootFields, SchemaExtension } from '../schema/extensions.js';
+import type { RootFields, SchemaExtension, RootFieldConfig } from '../schema/extensions.js';
 import { parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, tableObject, type SelectionParser } from '../schema/graphql/select.js';
-import type { RootFieldConfig } from '../schema/graphql/select.js';
 import { parseTypeExpr } from '../schema/actions.js';
 import type { ActionModel, CustomObjectType } from '../model/actions.js';
 

@@ -9,7 +9,6 @@ import type { ActionModel, CustomTypesModel } from '../model/actions.js';
 import type { Metadata } from '../model/metadata.js';
 import type { Dependency, FunctionModel, InconsistentObject, TableModel } from '../model/tables.js';
 import type { RemoteCacheModel } from '../model/remote.js';
-import type { SchemaExtension } from './extensions.js';
 
 import type { RestRouter } from '../rest/endpoints.js';
 
@@ -34,6 +33,5 @@ export interface SchemaCache {
   rest: RestRouter;
   /** remote schemas and remote relationships (src/remote/cache.ts), set by its extension's attach */
   remote?: RemoteCacheModel;
-  /** the schema extensions the cache was built with (src/schema/extensions.ts; set by schema/load.ts) */
-  extensions: readonly SchemaExtension[];
+  // `extensions`: the schema extensions the cache was built with, declared by schema/extensions.ts
 }

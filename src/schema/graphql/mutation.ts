@@ -32,7 +32,8 @@ import { pgType } from '../../sql/pgtypes.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type ColumnGqlType, type RoleSchemaBuilder } from './builder.js';
 import { insertInput, insertOf, onConflictInput } from './insert.js';
 import { isGraphQLName, quotedTable, sortedEntries } from './names.js';
-import { parseSelectionSet, parseTableSelection, tableObject, type RootFieldConfig, type SelectionParser } from './select.js';
+import { parseSelectionSet, parseTableSelection, tableObject, type SelectionParser } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 
 // ---- output --------------------------------------------------------------------------
 

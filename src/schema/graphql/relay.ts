@@ -32,16 +32,8 @@ import { decodeMemo, jvalText, parameterText, parseNodeId, scalarKindError, valu
 import { pgType } from '../../sql/pgtypes.js';
 import type { RoleSchemaBuilder, TableObjectExtension } from './builder.js';
 import { isGraphQLName, qualifiedGqlName, quotedTable } from './names.js';
-import {
-  functionSource,
-  parseSelectArgs,
-  parseSelectionSet,
-  parseTableSelection,
-  selectArgs,
-  tableObject,
-  type RootFieldConfig,
-  type SelectionParser,
-} from './select.js';
+import { functionSource, parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, tableObject, type SelectionParser } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 
 type FieldConfig = GraphQLFieldConfig<unknown, unknown>;
 

@@ -37,6 +37,7 @@ import { pgType } from '../../sql/pgtypes.js';
 import type { PgType } from '../../model/values.js';
 import type { FunctionIntrospection } from '../../model/introspection.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type OrderByParser, type RoleSchemaBuilder } from './builder.js';
+import type { RootFieldConfig } from '../extensions.js';
 import { COMPARABLE_AGG_OPS, NUMERIC_AGG_OPS, isGraphQLName, qualifiedGqlName, quotedTable, sortedEntries } from './names.js';
 
 /** The parser on an output field: the field as collected → its IR. */
@@ -224,8 +225,6 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
   for (const x of b.cache.extensions) if (x.tableFields) for (const [k, f] of Object.entries(x.tableFields(b, v))) if (!(k in out)) out[k] = f;
   return out;
 }
-
-export type { TableFieldProvider } from '../extensions.js';
 
 function noArgs(): SelectArgs {
   return { where: null, orderBy: [], distinctOn: null, limit: null, offset: null };
@@ -441,8 +440,6 @@ export function parseAggregateSelection(ctx: DocumentContext, f: CollectedField,
 }
 
 // ---- root fields ------------------------------------------------------------------------
-
-export type RootFieldConfig = GraphQLFieldConfig<unknown, unknown>;
 
 export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<string, RootFieldConfig> {
   const t = v.table;

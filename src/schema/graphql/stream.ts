@@ -21,7 +21,8 @@ import { columnType } from '../../permissions/filter.js';
 import type { TableView } from '../../permissions/view.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type RoleSchemaBuilder } from './builder.js';
 import { quotedTable, sortedEntries } from './names.js';
-import { parseTableSelection, tableObject, type RootFieldConfig, type SelectionParser } from './select.js';
+import { parseTableSelection, tableObject, type SelectionParser } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 
 export function cursorOrderingEnum(b: RoleSchemaBuilder): GraphQLEnumType {
   return b.register('cursor_ordering', () =>
