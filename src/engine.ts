@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import { DeliveryWorker, type DeliveryQueue } from './delivery/worker.js';
 import { EventTriggerQueue, triggerWebhook, type DeliverableTrigger } from './events/queue.js';
 import { resolveHeaders } from './delivery/http.js';
-import { parseClock, type Clock } from './scheduled/clock.js';
+import { parseClock, type Clock } from './core/clock.js';
 import { CronGenerator } from './scheduled/cron.js';
 import { ScheduledEventQueue } from './scheduled/queue.js';
 import { AsyncActionQueue, type ActionJobContext } from './actions/queue.js';

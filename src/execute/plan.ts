@@ -19,7 +19,7 @@ import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
 import { compileSql, type CompiledSql } from '../sql/ast.js';
 import { compileMutation, type RaisedError } from '../sql/mutation.js';
 import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
-import { planRemote, type RemotePlan } from '../remote/plan.js';
+import { planRemote, type RemotePlan } from './remotePlan.js';
 import { cachedDirective, type CachedArgs } from '../cache/directive.js';
 import { normalisedQuery, type CachePolicy } from '../cache/policy.js';
 
@@ -68,7 +68,7 @@ export interface QueryPlan {
    * (`multiplexedParam(n)`), for the multiplexed live-query statement (subscriptions/liveQueryManager.ts)
    */
   multiplexed?: CompiledSql;
-  /** remote root fields and remote relationships (src/remote/plan.ts) */
+  /** remote root fields and remote relationships (execute/remotePlan.ts) */
   remote?: RemotePlan;
   /** `@cached` on the query (src/cache): its arguments and the normalised query text */
   cachedDirective?: { args: CachedArgs; text: string };

@@ -13,7 +13,7 @@ import { collectSetCookies } from '../http/responseHeaders.js';
 import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX } from './introspect.js';
 import type { RemoteEndpoint, RemoteRelationshipModel, RemoteSchemaModel } from '../model/remote.js';
-import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from './plan.js';
+import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from '../execute/remotePlan.js';
 
 /** Headers of a request to a remote: client headers (when configured) < session variables < configured headers. */
 export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<string, string> {
