@@ -10,6 +10,7 @@ export interface PgType {
   schema: string;
 }
 
+/** How a JSON number written into a `numeric` is spelled (it fixes the stored scale; sql/numbers.ts). */
 export type NumberText = 'scientific' | 'binary';
 
 /** Operators whose argument is one value compared with a binary SQL operator or a 2-argument function. */
