@@ -17,8 +17,9 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
  * those below. `model/` holds the domain types every layer shares (the metadata document, the
  * database introspection, tables/permissions/filters, actions, remote schemas) and imports nothing
  * above it. `metadata/` stands on two floors: argument readers, messages, export and API limits
- * low, the admin API (ops, the runner, the registry, diff; remote/ops.ts with them) high; its
- * dependency graph (dependencies.ts) is the schema builder's.
+ * low, the admin API (ops, the registry, diff; remote/ops.ts with them) high, and its runner (run.ts:
+ * one /v1/query request over an engine) above the engine; its dependency graph (dependencies.ts) is
+ * the schema builder's.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core', 'version.ts', 'errors.ts', 'json.ts', 'env.ts'],
@@ -35,8 +36,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['background.ts', 'delivery'],
   ['events', 'scheduled'],
   ['actions', 'remote'],
-  ['metadata/ops', 'metadata/run.ts', 'metadata/registry.ts', 'metadata/diff.ts', 'remote/ops.ts'],
+  ['metadata/ops', 'metadata/registry.ts', 'metadata/diff.ts', 'remote/ops.ts'],
   ['extensions.ts', 'engine.ts'],
+  ['metadata/run.ts'],
   ['cli', 'server', 'main.ts'],
 ];
 
@@ -45,8 +47,6 @@ const KNOWN_UPWARD: readonly string[] = [
   // root fields dispatched per kind inside the executor (issue 31 item 2: one dispatch table)
   'execute/graphql.ts → actions/execute.ts',
   'execute/graphql.ts → remote/execute.ts',
-  // the runner's Engine type
-  'metadata/run.ts → engine.ts',
 ].map((e) => e.split('/').join(sep));
 
 function files(dir: string): string[] {
