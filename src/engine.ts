@@ -20,7 +20,7 @@ import { readRouted, ReplicaSet } from './db/replicas.js';
 import type { Logger } from './core/logger.js';
 import { loadSchemaCache } from './schema/load.js';
 import { SCHEMA_EXTENSIONS } from './extensions.js';
-import { inconsistentRef } from './metadata/dependencies.js';
+import { inconsistentRef } from './schema/dependencies.js';
 import type { SchemaCache } from './schema/model.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';

@@ -18,8 +18,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
  * database introspection, tables/permissions/filters, actions, remote schemas) and imports nothing
  * above it. `metadata/` stands on two floors: argument readers, messages, export and API limits
  * low, the admin API (ops, the registry, diff; remote/ops.ts with them) high, and its runner (run.ts:
- * one /v1/query request over an engine) above the engine; its dependency graph (dependencies.ts) is
- * the schema builder's.
+ * one /v1/query request over an engine) above the engine.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core', 'version.ts', 'errors.ts', 'json.ts', 'env.ts'],
@@ -29,7 +28,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['db'],
   ['metadata'],
   ['catalog'],
-  ['schema', 'permissions', 'ir', 'sql', 'relay', 'rest', 'metadata/dependencies.ts', 'cache/directive.ts'],
+  ['schema', 'permissions', 'ir', 'sql', 'relay', 'rest', 'cache/directive.ts'],
   ['execute', 'cache', 'changes'],
   ['dml'],
   ['subscriptions'],

@@ -19,7 +19,7 @@ import type { DbIntrospection, ForeignKeyInfo, FunctionIntrospection } from '../
 import { SvcError } from '../errors.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Dependency, SchemaObjectRef } from '../model/tables.js';
-import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from './dependencies.js';
+import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from '../schema/dependencies.js';
 import { renameColumns, renameTable, type RelationshipTarget } from './rename.js';
 import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from '../model/metadata.js';
 import { columnTypeDependencies } from './messages.js';

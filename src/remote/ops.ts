@@ -4,7 +4,7 @@
  */
 import { SvcError, alreadyExists, notExists } from '../errors.js';
 import { expectArray, expectObject, reader, type ArgReader } from '../metadata/args.js';
-import { dependencyError, dependentsOf } from '../metadata/dependencies.js';
+import { dependencyError, dependentsOf } from '../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../metadata/registry.js';
 import { findTable } from '../metadata/ops/tables.js';
 import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../model/metadata.js';

@@ -12,7 +12,7 @@ import type { BoolExp as FilterExp, ColumnModel, ComputedFieldModel, Dependency,
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
 import { emptyCustomTypes, resolveActions, resolveCustomTypes } from './actions.js';
 import { qualifiedGqlName } from './graphql/names.js';
-import { computedFieldDependent } from '../metadata/dependencies.js';
+import { computedFieldDependent } from './dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
 import { orderInheritedRoles, roleCycles } from '../metadata/inherited.js';
 import { displayName, qualifiedKey, type ColumnList, type Metadata, type PermissionKind, type QualifiedTable, type TableMetadata } from '../model/metadata.js';

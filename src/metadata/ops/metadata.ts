@@ -1,7 +1,7 @@
 /** export_metadata, replace_metadata, reload_metadata, clear_metadata, get/drop_inconsistent_metadata. */
 import { SvcError } from '../../errors.js';
 import { exportMetadata, normalizeMetadata } from '../export.js';
-import { inconsistentRef, removeRef } from '../dependencies.js';
+import { inconsistentRef, removeRef } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
 import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../../model/metadata.js';

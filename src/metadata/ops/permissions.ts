@@ -1,7 +1,7 @@
 /** create_/drop_{insert,select,update,delete}_permission, set_permission_comment. */
 import { SvcError } from '../../errors.js';
 import { ArgReader, expectInt, expectObject, parseColumnList } from '../args.js';
-import { dropDependents } from '../dependencies.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { reader } from '../args.js';
 import { PERMISSION_KINDS, type PermissionKind, type TableMetadata } from '../../model/metadata.js';

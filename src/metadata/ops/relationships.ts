@@ -1,7 +1,7 @@
 /** create_object_relationship, create_array_relationship, drop/rename_relationship, set_relationship_comment. */
 import { SvcError } from '../../errors.js';
 import { expectObject, parseQualified } from '../args.js';
-import { dropDependents } from '../dependencies.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { normalizeTableName } from '../../permissions/boolexp.js';

@@ -1,7 +1,7 @@
 /** track_table (v1, v2), untrack_table, set_table_is_enum, set_table_custom_fields. */
 import { SvcError } from '../../errors.js';
 import { tableAlreadyTracked, tableAlreadyUntracked, tableNotExists, tableNotInPostgres } from '../messages.js';
-import { dropDependents } from '../dependencies.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import { reader } from '../args.js';
 import { expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../args.js';
