@@ -16,9 +16,10 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
  * Bottom first: a folder or file (the longest entry that contains it) may import its own layer and
  * those below. `model/` holds the domain types every layer shares (the metadata document, the
  * database introspection, tables/permissions/filters, actions, remote schemas) and imports nothing
- * above it. `metadata/` stands on two floors: argument readers, messages, export and API limits
- * low, the admin API (ops, the registry, diff; remote/ops.ts with them) high, and its runner (run.ts:
- * one /v1/query request over an engine) above the engine.
+ * above it. `document/` reads and writes the metadata document (argument readers, messages, export,
+ * API limits, inherited roles); `metadata/` is the admin API only (ops, the registry, diff;
+ * remote/ops.ts with them), and its runner (run.ts: one /v1/query request over an engine) sits
+ * above the engine.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core', 'version.ts', 'errors.ts', 'json.ts', 'env.ts'],
@@ -26,7 +27,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['config'],
   ['http'],
   ['db'],
-  ['metadata'],
+  ['document'],
   ['catalog'],
   ['schema', 'permissions', 'ir', 'sql', 'relay', 'rest', 'cache/directive.ts'],
   ['execute', 'cache', 'changes'],
@@ -35,7 +36,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['background.ts', 'delivery'],
   ['events', 'scheduled'],
   ['actions', 'remote'],
-  ['metadata/ops', 'metadata/registry.ts', 'metadata/diff.ts', 'remote/ops.ts'],
+  ['metadata', 'remote/ops.ts'],
   ['extensions.ts', 'engine.ts'],
   ['metadata/run.ts'],
   ['cli', 'server', 'main.ts'],

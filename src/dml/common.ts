@@ -7,7 +7,7 @@ import type { Config } from '../config/config.js';
 import type { Queryable } from '../db/db.js';
 import { err400 } from '../errors.js';
 import { SELECT_NEEDED, sessionVariableNotFound } from '../permissions/messages.js';
-import { columnNotExists, notAColumn, tableNotExists } from '../metadata/messages.js';
+import { columnNotExists, notAColumn, tableNotExists } from '../document/messages.js';
 import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
 import { RoleMutationAccess } from '../permissions/mutation.js';

@@ -8,7 +8,7 @@
  * and its update check is verified on the updated rows.
  */
 import { err400 } from '../errors.js';
-import { keyNotFound } from '../metadata/args.js';
+import { keyNotFound } from '../document/args.js';
 import { columnNotAllowed, operationNotAllowed, presetNotUpdatable } from '../permissions/messages.js';
 import { andExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
 import type { BoolExp, ColumnModel, TableModel } from '../model/tables.js';

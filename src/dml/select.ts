@@ -8,7 +8,7 @@
  * object relationships) or `{column, type, nulls}`, alone or in a list.
  */
 import { SvcError, err400 } from '../errors.js';
-import { typeMismatch } from '../metadata/args.js';
+import { typeMismatch } from '../document/args.js';
 import type { Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
 import type { BoolExp, TableModel } from '../model/tables.js';
 import { FilterBuilder } from '../permissions/filter.js';

@@ -22,7 +22,7 @@ import type { Dependency, SchemaObjectRef } from '../model/tables.js';
 import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from '../schema/dependencies.js';
 import { renameColumns, renameTable, type RelationshipTarget } from './rename.js';
 import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from '../model/metadata.js';
-import { columnTypeDependencies } from './messages.js';
+import { columnTypeDependencies } from '../document/messages.js';
 
 interface TableChange {
   /** the table's name in the metadata (before the SQL) */

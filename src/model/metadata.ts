@@ -4,7 +4,7 @@
  * drops the empty ones and orders keys canonically.
  */
 
-// API limits and allow-list scopes (issue 36; parsed by metadata/apiLimits.ts)
+// API limits and allow-list scopes (issue 36; parsed by document/apiLimits.ts)
 /** `{global, per_role}` of one limit (v2's `Limit a`); `per_role` overrides `global` */
 export interface Limit<T> {
   global: T;

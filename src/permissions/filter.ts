@@ -12,8 +12,8 @@
  */
 import { err400, pathKey } from '../errors.js';
 import { unknownOperator } from './messages.js';
-import { fieldNotExists, tableNotExists } from '../metadata/messages.js';
-import { expectBool } from '../metadata/args.js';
+import { fieldNotExists, tableNotExists } from '../document/messages.js';
+import { expectBool } from '../document/args.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
 import type { BoolExp, ColumnOp, ColumnTarget, ColumnModel, TableModel } from '../model/tables.js';
 import type { TypedValue, ValueRef, PgType } from '../model/values.js';

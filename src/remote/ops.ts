@@ -3,7 +3,7 @@
  * remove_remote_schema, reload_remote_schema, create/update/delete_remote_relationship.
  */
 import { SvcError, alreadyExists, notExists } from '../errors.js';
-import { expectArray, expectObject, reader, type ArgReader } from '../metadata/args.js';
+import { expectArray, expectObject, reader, type ArgReader } from '../document/args.js';
 import { dependencyError, dependentsOf } from '../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../metadata/registry.js';
 import { findTable } from '../metadata/ops/tables.js';

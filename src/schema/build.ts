@@ -14,7 +14,7 @@ import { emptyCustomTypes, resolveActions, resolveCustomTypes } from './actions.
 import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from './dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
-import { orderInheritedRoles, roleCycles } from '../metadata/inherited.js';
+import { orderInheritedRoles, roleCycles } from '../document/inherited.js';
 import { displayName, qualifiedKey, type ColumnList, type Metadata, type PermissionKind, type QualifiedTable, type TableMetadata } from '../model/metadata.js';
 import type { SchemaCache } from './model.js';
 import { envNotSet, unsetVariables } from '../env.js';
@@ -266,7 +266,7 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 
-  // 9. inherited roles (metadata/inherited.ts): mutations and actions here, select in permissions/view.ts
+  // 9. inherited roles (document/inherited.ts): mutations and actions here, select in permissions/view.ts
   const inheritedRoles = resolveInheritedRoles(md, tables, actions, inconsistent);
   for (const r of inheritedRoles.keys()) roles.add(r);
 

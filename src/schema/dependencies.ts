@@ -6,7 +6,7 @@ import { SvcError } from '../errors.js';
 import type { SchemaCache } from './model.js';
 import type { Dependency, InconsistentObject, MetadataRef, SchemaObjectRef } from '../model/tables.js';
 import { displayName, sameName, type Metadata, type QualifiedTable } from '../model/metadata.js';
-import { dependentObjects } from '../metadata/messages.js';
+import { dependentObjects } from '../document/messages.js';
 
 export function refMatches(on: SchemaObjectRef, target: SchemaObjectRef): boolean {
   if (on.kind !== target.kind) {

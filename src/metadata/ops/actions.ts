@@ -5,7 +5,7 @@
  * action it cannot resolve makes the operation fail with its reason, and nothing is stored.
  */
 import { SvcError, alreadyExists, notExists } from '../../errors.js';
-import { ArgReader } from '../args.js';
+import { ArgReader } from '../../document/args.js';
 import { parseActionDefinition } from '../../schema/actionDefinition.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
 import type { ActionMetadata } from '../../model/metadata.js';

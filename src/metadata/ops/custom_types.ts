@@ -1,8 +1,7 @@
 /** set_custom_types: replaces the custom types; the builder validates them. */
 import { SvcError } from '../../errors.js';
-import { expectArray } from '../args.js';
+import { expectArray, reader } from '../../document/args.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../args.js';
 import type { CustomTypes } from '../../model/metadata.js';
 
 defineOp('set_custom_types', {

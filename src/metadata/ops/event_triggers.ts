@@ -6,9 +6,8 @@ import { SvcError, notExists } from '../../errors.js';
 import { checkWebhookUrl, resolveUrlTemplate } from '../../delivery/http.js';
 import { fromEnv, unsetVariables } from '../../env.js';
 
-import { ArgReader, expectArray, parseColumnList } from '../args.js';
+import { ArgReader, expectArray, parseColumnList, reader } from '../../document/args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../args.js';
 import type { EventTriggerDef } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 import { checkStorable, unstorable } from '../storable.js';

@@ -5,7 +5,7 @@
  * ambiguous or malformed template) is refused like every other metadata change.
  */
 import { SvcError } from '../../errors.js';
-import { ArgReader, expectArray, expectText, parseFailed, reader } from '../args.js';
+import { ArgReader, expectArray, expectText, parseFailed, reader } from '../../document/args.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { checkStorable } from '../storable.js';
 import type { RestEndpointMetadata } from '../../model/metadata.js';
