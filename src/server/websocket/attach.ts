@@ -25,7 +25,7 @@ import { LiveQueryManager } from '../../subscriptions/liveQueryManager.js';
 import { StreamManager } from '../../subscriptions/streamManager.js';
 import type { GraphQLHandlers, SessionResolver } from '../handlers.js';
 import { GRAPHQL_ENDPOINTS } from '../graphqlHttp.js';
-import type { WsContext } from './connection.js';
+import type { WsContext } from './context.js';
 import { LEGACY, LegacyProtocol } from './legacy.js';
 import { TRANSPORT, TransportProtocol } from './transport.js';
 
