@@ -11,7 +11,7 @@ import type { Db } from '../db/db.js';
 import type { DeliveryJob, DeliveryQueue, FinishedTry } from '../delivery/worker.js';
 import { redactUrl } from '../delivery/http.js';
 import { SvcError } from '../errors.js';
-import type { ActionModel } from './model.js';
+import type { ActionModel } from '../model/actions.js';
 import { actionRequest, readResponse, type ActionRequest } from './webhook.js';
 
 const CLAIM = `

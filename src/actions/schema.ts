@@ -22,14 +22,12 @@ import {
 } from 'graphql';
 import { ADMIN_ROLE } from '../core/session.js';
 import { ANY_JSON_SCALAR, type InVal } from '../ir/input.js';
-import type { RootField } from '../ir/types.js';
-import type { RoleSchemaBuilder } from '../schema/graphql/builder.js';
-import type { RootFields, SchemaExtension } from '../schema/extensions.js';
+import type { ActionField, AsyncSelection, InputTemplate, OutputField, OutputSelection, RootField } from '../ir/types.js';
+import { refOf, type RoleSchemaBuilder } from '../schema/graphql/builder.js';
+import type { RootFields, SchemaExtension, RootFieldConfig } from '../schema/extensions.js';
 import { parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, tableObject, type SelectionParser } from '../schema/graphql/select.js';
-import type { RootFieldConfig } from '../schema/graphql/select.js';
-import type { ActionField, InputTemplate, OutputField, OutputSelection } from './ir.js';
-import { asyncActionQuerySql, type AsyncSelection } from './sql.js';
-import { parseTypeExpr, type ActionModel, type CustomObjectType } from './model.js';
+import { parseTypeExpr } from '../schema/actions.js';
+import type { ActionModel, CustomObjectType } from '../model/actions.js';
 
 /** The root fields of the role's actions (`queryOnly`: not on subscription_root). */
 export function actionRootFields(b: RoleSchemaBuilder): RootFields {
@@ -208,7 +206,7 @@ function asyncQueryField(b: RoleSchemaBuilder, a: ActionModel): RootFieldConfig 
     const id = ctx.args(f, def).get('id')!;
     const fields = parseSelectionSet<AsyncSelection[number]>(ctx, f, obj, (alias) => ({ alias, kind: 'typename', name: obj.name }));
     const admin = b.role === ADMIN_ROLE;
-    return { alias: f.alias, kind: 'sql', build: (c) => asyncActionQuerySql(c, a, id, fields, admin) };
+    return { alias: f.alias, kind: 'action_log', action: a.name, id: refOf(id), fields, admin };
   };
   return { type: obj, description: a.comment ?? undefined, args: { id: { type: new GraphQLNonNull(b.scalar('uuid')) } }, extensions: { svc: parse } };
 }

@@ -14,7 +14,8 @@ import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
 import { isForwardableHeader } from '../http/forwarded.js';
 import { Kind, type TypeNode } from 'graphql';
 import { jsonDeeperThan } from '../json.js';
-import { parseTypeExpr, type ActionModel } from './model.js';
+import { parseTypeExpr } from '../schema/actions.js';
+import type { ActionModel } from '../model/actions.js';
 
 /** A handler's response body is read up to this size. */
 export const ACTION_RESPONSE_MAX = 10 * 1024 * 1024;

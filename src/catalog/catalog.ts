@@ -7,8 +7,8 @@
  */
 import type { Conn, Db, Queryable } from '../db/db.js';
 import { SvcError } from '../errors.js';
-import { normalizeMetadata } from '../metadata/export.js';
-import { emptyMetadata, type Metadata } from '../metadata/types.js';
+import { normalizeMetadata } from '../document/export.js';
+import { emptyMetadata, type Metadata } from '../model/metadata.js';
 
 export const CATALOG_VERSION = '4';
 export const METADATA_CHANNEL = 'svc_metadata_changed';

@@ -44,7 +44,7 @@
  */
 import type { Db, Queryable } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
-import type { QualifiedTable } from '../metadata/types.js';
+import type { QualifiedTable } from '../model/metadata.js';
 import { qualified, quoteLiteral } from '../sql/ident.js';
 import { loadReadCatalog, ReadResolver } from './reads.js';
 

@@ -6,39 +6,7 @@
  */
 import { EXIT } from './errors.js';
 import { usageError } from './messages.js';
-import type { Context } from './context.js';
-
-export type FlagType = 'string' | 'bool' | 'list';
-
-export interface FlagSpec {
-  name: string;
-  short?: string;
-  type: FlagType;
-  /** shown after the flag in --help (`--up string`) */
-  value?: string;
-  description: string;
-}
-
-export interface CommandSpec {
-  /** words after `svc` */
-  path: string[];
-  aliases?: string[];
-  summary: string;
-  /** `svc migrate create <name> [flags]` */
-  usage: string;
-  description?: string;
-  examples: string[];
-  flags: FlagSpec[];
-  /** positional arguments accepted */
-  args: { min: number; max: number };
-  /** talks to a Svc server: the connection flags apply */
-  server: boolean;
-  /** exit codes this command uses besides 0 (documented in --help) */
-  exits: number[];
-  /** what an exit code means for this command, where the general text is not enough */
-  exitNotes?: Record<number, string>;
-  run(ctx: Context): Promise<number>;
-}
+import type { CommandSpec, FlagSpec, Parsed } from './context.js';
 
 /** Flags every command takes. */
 export const GLOBAL_FLAGS: FlagSpec[] = [
@@ -56,11 +24,6 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { name: 'insecure-skip-tls-verify', type: 'bool', description: 'skip TLS verification of an https endpoint [SVC_GRAPHQL_INSECURE_SKIP_TLS_VERIFY]' },
   { name: 'certificate-authority', type: 'string', value: 'string', description: 'path to a CA certificate (PEM) for an https endpoint [SVC_GRAPHQL_CERTIFICATE_AUTHORITY]' },
 ];
-
-export interface Parsed {
-  flags: Map<string, string | boolean | string[]>;
-  args: string[];
-}
 
 export function flagsOf(spec: CommandSpec): FlagSpec[] {
   return [...spec.flags, ...(spec.server ? SERVER_FLAGS : []), ...GLOBAL_FLAGS];

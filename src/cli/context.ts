@@ -1,10 +1,47 @@
 /** What a command's `run` gets: its arguments and flags, output, the project, a server client. */
 import { resolve } from 'node:path';
-import type { CommandSpec, Parsed } from './args.js';
 import { HttpClient, type QueryClient } from './client.js';
 import { usageError } from './messages.js';
 import type { Output } from './output.js';
 import { DEFAULT_ENDPOINT, loadProject, locateProject, readEnvFile, type Project } from './project.js';
+
+/** A command of the CLI (parsed by args.ts) and the flags it takes. */
+export type FlagType = 'string' | 'bool' | 'list';
+
+export interface FlagSpec {
+  name: string;
+  short?: string;
+  type: FlagType;
+  /** shown after the flag in --help (`--up string`) */
+  value?: string;
+  description: string;
+}
+
+export interface CommandSpec {
+  /** words after `svc` */
+  path: string[];
+  aliases?: string[];
+  summary: string;
+  /** `svc migrate create <name> [flags]` */
+  usage: string;
+  description?: string;
+  examples: string[];
+  flags: FlagSpec[];
+  /** positional arguments accepted */
+  args: { min: number; max: number };
+  /** talks to a Svc server: the connection flags apply */
+  server: boolean;
+  /** exit codes this command uses besides 0 (documented in --help) */
+  exits: number[];
+  /** what an exit code means for this command, where the general text is not enough */
+  exitNotes?: Record<number, string>;
+  run(ctx: Context): Promise<number>;
+}
+
+export interface Parsed {
+  flags: Map<string, string | boolean | string[]>;
+  args: string[];
+}
 
 export class Context {
   private projectCache = new Map<boolean, Project>();

@@ -3,9 +3,9 @@
  * shared/reference/cli/): finds the command, parses its flags, runs it, and turns failures into
  * messages and exit codes (./errors.ts) — never a stack trace for a user error.
  */
-import { checkArgCount, commandHelp, parseArgs, type CommandSpec } from './args.js';
+import { checkArgCount, commandHelp, parseArgs } from './args.js';
+import { type CommandSpec, Context } from './context.js';
 import { CONSOLE_COMMANDS } from './console.js';
-import { Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
 import { INIT_COMMANDS } from './init.js';
 import { badOutput, unknownCommand } from './messages.js';

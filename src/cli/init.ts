@@ -1,7 +1,7 @@
 /** `svc init [directory]` (reference: cli/svc_init.rst): a config v2 project. */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { CommandSpec } from './args.js';
+import type { CommandSpec } from './context.js';
 import { EXIT } from './errors.js';
 import { dirNotEmpty, projectExists } from './messages.js';
 import { writeMetadataDir } from './metadata.js';

@@ -5,9 +5,8 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { CommandSpec } from './args.js';
+import type { CommandSpec, Context } from './context.js';
 import type { QueryClient } from './client.js';
-import type { Context } from './context.js';
 import { EXIT, QueryFailure } from './errors.js';
 import { objectName, rejected } from './messages.js';
 import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, readMetadataSource, renderMetadata, roundTripLoss, type MetadataDoc } from './metadata_files.js';

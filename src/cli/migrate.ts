@@ -1,8 +1,7 @@
 /** `svc migrate create | apply | status | squash` (reference: cli/svc_migrate_*.rst). */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { CommandSpec } from './args.js';
-import type { Context } from './context.js';
+import type { CommandSpec, Context } from './context.js';
 import { CliError, EXIT, QueryFailure } from './errors.js';
 import { badCount, badName, badVersion, conflictingFlags, appliedNotLocal, fileError, noDownStep, noUpStep, notLocal, nothingToSquash, pgDumpNotSupported, rejected, squashPartlyApplied } from './messages.js';
 import {

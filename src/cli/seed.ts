@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import type { CommandSpec } from './args.js';
+import type { CommandSpec } from './context.js';
 import { EXIT, QueryFailure } from './errors.js';
 import { badName, conflictingFlags, fileError, missingDir, pgDumpNotSupported, rejected } from './messages.js';
 import { NAME_RE, nextVersion } from './migrate.js';

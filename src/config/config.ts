@@ -3,7 +3,7 @@
  * One row per option drives parsing, validation, defaults and `svc --help`.
  * Flags take precedence over environment variables.
  */
-import { parseClock } from '../scheduled/clock.js';
+import { parseClock } from '../core/clock.js';
 
 export type ApiName = 'graphql' | 'metadata' | 'pgdump' | 'config';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -68,7 +68,7 @@ export interface Config {
   eventsHttpMaxConnectionsPerHost: number;
   eventsFetchInterval: number;
   eventsLeaseSeconds: number;
-  /** testing: the scheduler's simulated clock (src/scheduled/clock.ts); unset = the system clock */
+  /** testing: the scheduler's simulated clock (src/core/clock.ts); unset = the system clock */
   schedulerClock?: string;
   wsReadCookie: boolean;
   bodyLimit: number;

@@ -11,7 +11,7 @@
  * active submittable; `name`/`text` follow the statement being answered so
  * the client's own prepared-statement bookkeeping stays right.
  */
-import type { QueryResultLike, Statement } from './db.js';
+import type { QueryResultLike, Statement } from './statement.js';
 
 /** The error of a batch, with the index of the statement that failed. */
 export interface BatchError extends Error {

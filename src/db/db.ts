@@ -8,17 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
+import type { QueryResultLike, Statement } from './statement.js';
 import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Tracing } from '../core/tracing.js';
 import type { HistogramChild } from '../core/histogram.js';
-
-export interface QueryResultLike {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selected; callers read the columns they asked for
-  rows: any[];
-  rowCount: number | null;
-  fields?: Array<{ name: string }>;
-  command?: string;
-}
 
 export interface Queryable {
   query(text: string, values?: unknown[]): Promise<QueryResultLike>;
@@ -43,13 +36,6 @@ export interface Conn extends Queryable {
    * which statement failed; nothing of the batch is then kept.
    */
   batch(statements: readonly Statement[]): Promise<QueryResultLike[]>;
-}
-
-/** A statement of a pipeline; `name` makes it a named prepared statement. */
-export interface Statement {
-  text: string;
-  values?: unknown[];
-  name?: string;
 }
 
 export interface TxOptions {

@@ -5,7 +5,7 @@
  */
 import { describeFetchError, postLimited, redactUrl, USER_AGENT, type OutboundClient } from '../http/client.js';
 import { SvcError } from '../errors.js';
-import { clampNumber, MAX_TIMEOUT_SEC } from './limits.js';
+import { clampNumber, MAX_TIMEOUT_SEC } from '../core/limits.js';
 import type { HostGates } from './hosts.js';
 
 export interface DeliveryRequest {

@@ -13,7 +13,7 @@
  *   and releases (unlocks) the rest.
  * Each try is written back with its invocation log row in one statement, conditional on the lease
  * still being ours.
- * - Every time and count taken from a row or a response is clamped (src/delivery/limits.ts) before
+ * - Every time and count taken from a row or a response is clamped (src/core/limits.ts) before
  *   use, so the next retry time can always be computed and stored;
  * - one row never fails the others: when a batch's write-back fails, its tries are written one by
  *   one, and a try that still cannot be written is recorded as a failed try with the reason, the
@@ -22,7 +22,7 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
-import { clampNumber, MAX_DELAY_SEC } from './limits.js';
+import { clampNumber, MAX_DELAY_SEC } from '../core/limits.js';
 import type { HostGates } from './hosts.js';
 import { tracing } from '../core/tracing.js';
 import type { FastHistogram } from '../core/histogram.js';

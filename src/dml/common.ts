@@ -7,19 +7,19 @@ import type { Config } from '../config/config.js';
 import type { Queryable } from '../db/db.js';
 import { err400 } from '../errors.js';
 import { SELECT_NEEDED, sessionVariableNotFound } from '../permissions/messages.js';
-import { columnNotExists, notAColumn, tableNotExists } from '../metadata/messages.js';
+import { columnNotExists, notAColumn, tableNotExists } from '../document/messages.js';
 import { fromPgError } from '../execute/errors.js';
 import { normalizeTableName } from '../permissions/boolexp.js';
 import { RoleMutationAccess } from '../permissions/mutation.js';
 import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js';
-import type { SchemaCache, TableModel } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { TableModel, ColumnModel } from '../model/tables.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
 import { tracing } from '../core/tracing.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
 import { compileMutation } from '../sql/mutation.js';
 import { mutationError } from '../execute/mutation.js';
 import type { Mutation, MutationResponseField } from '../ir/types.js';
-import type { ColumnModel } from '../schema/model.js';
 
 /** What a DML operation needs: an ExecContext fits, and so does the request's connection in place of `db`. */
 export interface DmlContext {

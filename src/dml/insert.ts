@@ -11,7 +11,7 @@ import { err400 } from '../errors.js';
 import { columnNotAllowed, columnNotUpdatable, operationNotAllowed, presetNotInsertable, upsertNotAllowed } from '../permissions/messages.js';
 import type { ColumnValue, ConflictTarget, Insert, InsertRow, OnConflict } from '../ir/types.js';
 import { columnType } from '../permissions/filter.js';
-import type { ColumnModel, TableModel } from '../schema/model.js';
+import type { ColumnModel, TableModel } from '../model/tables.js';
 import { askColumn, lookupTableArg, requireObject, returningColumns, roleAccess, runMutation, type DmlContext } from './common.js';
 
 interface InsertArgs {

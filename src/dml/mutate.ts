@@ -8,12 +8,12 @@
  * and its update check is verified on the updated rows.
  */
 import { err400 } from '../errors.js';
-import { keyNotFound } from '../metadata/args.js';
+import { keyNotFound } from '../document/args.js';
 import { columnNotAllowed, operationNotAllowed, presetNotUpdatable } from '../permissions/messages.js';
-import { andExp, type BoolExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
+import { andExp, type UpdateItem, type UpdateOp } from '../ir/types.js';
+import type { BoolExp, ColumnModel, TableModel } from '../model/tables.js';
 import { columnType, pathKey } from '../permissions/filter.js';
 import { presetValue } from '../permissions/mutation.js';
-import type { ColumnModel, TableModel } from '../schema/model.js';
 import { askColumn, isAdminSession, lookupTableArg, requireObject, returningColumns, runMutation, whereNeedsSelect, type DmlContext } from './common.js';
 import { whereBuilder } from './select.js';
 

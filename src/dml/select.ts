@@ -8,11 +8,11 @@
  * object relationships) or `{column, type, nulls}`, alone or in a list.
  */
 import { SvcError, err400 } from '../errors.js';
-import { typeMismatch } from '../metadata/args.js';
-import type { BoolExp, Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
-import { FilterBuilder, lookupTable } from '../permissions/filter.js';
-import type { TableView } from '../permissions/view.js';
-import type { TableModel } from '../schema/model.js';
+import { typeMismatch } from '../document/args.js';
+import type { Field, OrderByItem, OrderByTarget, Select, SelectArgs } from '../ir/types.js';
+import type { BoolExp, TableModel } from '../model/tables.js';
+import { FilterBuilder } from '../permissions/filter.js';
+import { lookupTable, type TableView } from '../permissions/view.js';
 import { ident, join, sql } from '../sql/ast.js';
 import { Aliases, andSql, boolExpSql, tableSql } from '../sql/boolexp.js';
 import { rootFieldSql } from '../sql/select.js';

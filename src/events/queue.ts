@@ -7,8 +7,8 @@
 import type { Db } from '../db/db.js';
 import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
-import type { EventTriggerDef, QualifiedTable } from '../metadata/types.js';
-import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
+import type { EventTriggerDef, QualifiedTable } from '../model/metadata.js';
+import { clampNumber, MAX_DELAY_SEC, timerMs } from '../core/limits.js';
 import { fromEnv } from '../env.js';
 
 export interface DeliverableTrigger {

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { Conn } from '../db/db.js';
 import { SvcError } from '../errors.js';
-import { sameName, type EventTriggerDef, type Metadata, type QualifiedTable } from '../metadata/types.js';
+import { sameName, type EventTriggerDef, type Metadata, type QualifiedTable } from '../model/metadata.js';
 import { qualified, quoteIdent, quoteLiteral } from '../sql/ident.js';
 
 type Op = 'insert' | 'update' | 'delete';

@@ -5,7 +5,7 @@
  */
 import { SvcError } from '../errors.js';
 import { sessionVariableNotFound } from '../permissions/messages.js';
-import { ArgReader, expectObject } from '../metadata/args.js';
+import { ArgReader, expectObject } from '../document/args.js';
 import { coerceVariables, variableCoercer } from '../ir/document.js';
 import { getRoleSchema, roleSchemaPending, type RoleSchema } from '../schema/graphql/schema.js';
 import type { SchemaCache } from '../schema/model.js';

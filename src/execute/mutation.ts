@@ -5,7 +5,8 @@
  * Hasura's errors, reported at the field's path.
  */
 import type { BatchError } from '../db/batch.js';
-import { asPgError, type Conn, type QueryResultLike, type Statement } from '../db/db.js';
+import { asPgError, type Conn } from '../db/db.js';
+import type { QueryResultLike, Statement } from '../db/statement.js';
 import { SvcError } from '../errors.js';
 import { AFFECTED_PARAM, ROWS_PARAM, raisedError, type RaisedError } from '../sql/mutation.js';
 import { bindParams, type CompiledSql } from '../sql/ast.js';

@@ -11,8 +11,7 @@ import { SvcError } from '../errors.js';
 import { parseWithinLimits, type DocumentLimits } from './limits.js';
 import { DocumentContext, selectOperation, type CoercedVariables, type CollectedField, type Operation, type StructuralKey } from '../ir/document.js';
 import { fieldNotFound, noMutations, validationError } from '../ir/messages.js';
-import type { RootField } from '../ir/types.js';
-import type { ActionField } from '../actions/ir.js';
+import type { RootField, ActionField } from '../ir/types.js';
 import { svcExt } from '../schema/graphql/builder.js';
 import { introspectionRoot } from '../schema/graphql/introspection.js';
 import type { RoleSchema } from '../schema/graphql/schema.js';
@@ -20,7 +19,7 @@ import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
 import { compileSql, type CompiledSql } from '../sql/ast.js';
 import { compileMutation, type RaisedError } from '../sql/mutation.js';
 import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
-import { planRemote, type RemotePlan } from '../remote/plan.js';
+import { planRemote, type RemotePlan } from './remotePlan.js';
 import { cachedDirective, type CachedArgs } from '../cache/directive.js';
 import { normalisedQuery, type CachePolicy } from '../cache/policy.js';
 
@@ -69,7 +68,7 @@ export interface QueryPlan {
    * (`multiplexedParam(n)`), for the multiplexed live-query statement (subscriptions/liveQueryManager.ts)
    */
   multiplexed?: CompiledSql;
-  /** remote root fields and remote relationships (src/remote/plan.ts) */
+  /** remote root fields and remote relationships (execute/remotePlan.ts) */
   remote?: RemotePlan;
   /** `@cached` on the query (src/cache): its arguments and the normalised query text */
   cachedDirective?: { args: CachedArgs; text: string };

@@ -7,17 +7,7 @@
  * Adding an operator is one entry here (the `Record<…>` types make a missing piece a compile
  * error) plus its parsing case when its argument is not a plain value.
  */
-
-/** Operators whose argument is one value compared with a binary SQL operator or a 2-argument function. */
-export type CompareOp =
-  | 'eq' | 'neq' | 'gt' | 'lt' | 'gte' | 'lte'
-  | 'like' | 'nlike' | 'ilike' | 'nilike' | 'similar' | 'nsimilar'
-  | 'contains' | 'contained_in' | 'has_key'
-  | 'st_contains' | 'st_crosses' | 'st_equals' | 'st_intersects' | 'st_overlaps' | 'st_touches' | 'st_within'
-  | 'st_intersects_rast';
-
-/** Operators comparing with another column of the same row (v1 and permissions only). */
-export type ColumnCompareOp = 'ceq' | 'cneq' | 'cgt' | 'clt' | 'cgte' | 'clte';
+import type { ColumnCompareOp, CompareOp } from '../model/values.js';
 
 /** Operators with their own argument shapes, parsed case by case. */
 export type SpecialOp =

@@ -5,70 +5,18 @@
  * Values are references (literal, GraphQL variable, session variable), never
  * inlined text.
  */
-import type { ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../schema/model.js';
-import type { NumberText } from '../sql/numbers.js';
-import type { PgType } from '../sql/pgtypes.js';
-import type { Sql } from '../sql/ast.js';
-import type { SelectCompiler } from '../sql/select.js';
-import type { ActionField } from '../actions/ir.js';
+import type { BoolExp, ColumnModel, ComputedFieldModel, RelationshipModel, TableModel } from '../model/tables.js';
+import type { PgType, TypedValue, ValueRef } from '../model/values.js';
+import type { CompiledSql } from '../sql/ast.js';
+import type { ActionModel } from '../model/actions.js';
 import type { CollectedField } from './document.js';
-import type { RemoteRelationshipModel } from '../remote/model.js';
+import type { RemoteRelationshipModel } from '../model/remote.js';
 
 /** A remote relationship field as selected: the relationship and the client's field (arguments, selection). */
 export interface RemoteJoinField {
   rel: RemoteRelationshipModel;
   field: CollectedField;
 }
-
-export type ValueRef =
-  /** a JSON value written in the query (or a variable used structurally) */
-  | { kind: 'literal'; value: unknown }
-  /**
-   * a GraphQL variable (or a part of one) bound per request; `decode` derives the bound value
-   * from the variable's (a Relay node id or cursor: one value read out of the base64 JSON)
-   */
-  | { kind: 'variable'; name: string; path: (string | number)[]; decode?: (v: unknown) => unknown }
-  /** an `x-svc-*` session variable (lower-cased) */
-  | { kind: 'session'; name: string };
-
-/** A value and the type it is cast to. `array`: the value is an array of `type`. */
-export interface TypedValue {
-  ref: ValueRef;
-  type: PgType;
-  array?: boolean;
-  /** how a number written into a `numeric` is spelled (it fixes the stored scale; see sql/numbers.ts) */
-  numberText?: NumberText;
-}
-
-import type { ColumnCompareOp, CompareOp } from './operators.js';
-export type { ColumnCompareOp, CompareOp } from './operators.js';
-
-export type ColumnOp =
-  | { op: CompareOp; value: TypedValue }
-  /** `_in`/`_nin`/`_has_keys_*` with a list of values, or one array value (session variable) */
-  | { op: 'in' | 'nin' | 'has_keys_any' | 'has_keys_all'; values: TypedValue[] | TypedValue }
-  | { op: 'is_null'; value: boolean }
-  | { op: ColumnCompareOp; column: ColumnModel }
-  | { op: 'st_d_within'; distance: TypedValue; from: TypedValue; useSpheroid?: TypedValue }
-  | { op: 'st_intersects_nband_geom'; nband: TypedValue; geommin: TypedValue }
-  | { op: 'st_intersects_geom_nband'; geommin: TypedValue; nband?: TypedValue }
-  | { op: 'cast'; to: PgType; ops: ColumnOp[] };
-
-/** What a column operator compares: a column, or a scalar computed field of the row. */
-export type ColumnTarget =
-  | { kind: 'column'; column: ColumnModel }
-  | { kind: 'computed'; field: ComputedFieldModel; type: PgType };
-
-export type BoolExp =
-  | { kind: 'true' }
-  | { kind: 'and'; items: BoolExp[] }
-  | { kind: 'or'; items: BoolExp[] }
-  | { kind: 'not'; item: BoolExp }
-  | { kind: 'column'; target: ColumnTarget; ops: ColumnOp[]; nullSafeEq?: boolean }
-  /** a condition on the rows a relationship leads to; `filter` is the target's permission filter */
-  | { kind: 'relationship'; rel: RelationshipModel; target: TableModel; exp: BoolExp; filter: BoolExp | null }
-  /** `_exists`: some row of `table` satisfies `exp`; `filter` is the table's permission filter */
-  | { kind: 'exists'; table: TableModel; exp: BoolExp; filter: BoolExp | null };
 
 export const TRUE: BoolExp = { kind: 'true' };
 
@@ -310,7 +258,60 @@ export type RootField =
   | { alias: string; kind: 'mutation'; mutation: Mutation; output: MutationOutput; errorPath: string }
   /** an action (src/actions/): answered by its handler, not by the statement */
   | { alias: string; kind: 'action'; action: ActionField }
-  /** a root field that builds its own JSON expression with the statement's compiler (the async action log) */
-  | { alias: string; kind: 'sql'; build: (c: SelectCompiler) => Sql }
+  /** `<action>(id)` of an asynchronous action: its row of the action log (sql/actions.ts) */
+  | ({ alias: string; kind: 'action_log' } & ActionLogField)
   /** a root field of a remote schema (src/remote), sent to its server */
   | { alias: string; kind: 'remote'; remote: string; field: CollectedField };
+
+// ---- Actions (src/actions) ----------------------------------------------------------
+// The IR of an action root field: the handler's input (literals and references to GraphQL
+// variables, bound per request) and the selection on the output object type (its fields, and its
+// relationships to tables as Select IR with the role's permissions folded in).
+
+/** A JSON value with holes for variables. */
+export type InputTemplate =
+  | { kind: 'value'; value: unknown }
+  | { kind: 'var'; name: string; path: (string | number)[] }
+  | { kind: 'list'; items: InputTemplate[] }
+  | { kind: 'object'; fields: Array<[string, InputTemplate]> };
+
+export type OutputField =
+  /** a scalar or enum field of the object, read from the handler's response */
+  | { alias: string; kind: 'field'; name: string }
+  | { alias: string; kind: 'typename'; name: string }
+  /** a relationship to a table: `rel.mapping` is object field → remote column */
+  | { alias: string; kind: 'object' | 'array'; rel: RelationshipModel; select: Select };
+
+export interface OutputSelection {
+  fields: OutputField[];
+  /** the output type is a list of objects */
+  list: boolean;
+}
+
+/** A synchronous action call, or the call that queues an asynchronous one. */
+export interface ActionField {
+  action: ActionModel;
+  input: InputTemplate;
+  /** null for an asynchronous action's mutation (it answers the action id) */
+  output: OutputSelection | null;
+  /** the statement resolving the output's relationships (compiled at first use; null: none) */
+  compiled?: CompiledSql | null;
+}
+
+/** What `<action>(id)` selects. */
+export type AsyncSelection = Array<
+  | { alias: string; kind: 'id' | 'created_at' | 'errors' }
+  | { alias: string; kind: 'typename'; name: string }
+  | { alias: string; kind: 'output'; output: OutputSelection }
+>;
+
+/**
+ * `<action>(id)`: the call `id` of the asynchronous action `action` in the action log; a role
+ * other than admin reads only the calls made with its session variables.
+ */
+export interface ActionLogField {
+  action: string;
+  id: ValueRef;
+  fields: AsyncSelection;
+  admin: boolean;
+}

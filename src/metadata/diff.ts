@@ -15,13 +15,14 @@
  * What the diff cannot see (a renamed tracked function, an enum table's rows, a column renamed to a
  * relationship's name) shows in the rebuilt schema cache as new inconsistencies; run_sql refuses them.
  */
-import type { DbIntrospection, ForeignKeyInfo, FunctionIntrospection } from '../catalog/introspect.js';
+import type { DbIntrospection, ForeignKeyInfo, FunctionIntrospection } from '../model/introspection.js';
 import { SvcError } from '../errors.js';
-import type { Dependency, SchemaCache, SchemaObjectRef } from '../schema/model.js';
-import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from './dependencies.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { Dependency, SchemaObjectRef } from '../model/tables.js';
+import { computedFieldDependent, dependencyError, dependentsOf, removeRef } from '../schema/dependencies.js';
 import { renameColumns, renameTable, type RelationshipTarget } from './rename.js';
-import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from './types.js';
-import { columnTypeDependencies } from './messages.js';
+import { displayName, qualifiedKey, sameName, type Metadata, type QualifiedName, type QualifiedTable } from '../model/metadata.js';
+import { columnTypeDependencies } from '../document/messages.js';
 
 interface TableChange {
   /** the table's name in the metadata (before the SQL) */

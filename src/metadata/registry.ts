@@ -4,13 +4,13 @@
  * one and rejects changes that make metadata inconsistent. Data ops (run_sql,
  * select, insert …) work on the request's connection.
  */
-import type { DbIntrospection } from '../catalog/introspect.js';
+import type { DbIntrospection } from '../model/introspection.js';
 import type { Config } from '../config/config.js';
 import type { Conn, Db } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
-import type { Metadata } from './types.js';
+import type { Metadata } from '../model/metadata.js';
 import type { OutboundClient } from '../http/client.js';
 import type { RemoteStore } from '../remote/introspect.js';
 

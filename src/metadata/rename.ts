@@ -2,7 +2,7 @@
  * Table and column renames done by run_sql are carried into the metadata
  * (PostgreSQL keeps the oid/attnum; the metadata refers by name).
  */
-import { sameName, type BoolExp, type Metadata, type QualifiedTable, type TableMetadata } from './types.js';
+import { sameName, type BoolExp, type Metadata, type QualifiedTable, type TableMetadata } from '../model/metadata.js';
 
 export function renameTable(md: Metadata, oldName: QualifiedTable, to: QualifiedTable): void {
   // a copy: `oldName` may be one of the objects renamed below

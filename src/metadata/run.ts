@@ -13,11 +13,12 @@ import { lockMetadata, loadMetadata, saveMetadata } from '../catalog/catalog.js'
 import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { isAdmin, type Session } from '../core/session.js';
-import { deepClone, expectArray, expectObject, expectText, keyNotFound } from './args.js';
+import { deepClone, expectArray, expectObject, expectText, keyNotFound } from '../document/args.js';
 import { jsonDeeperThan } from '../json.js';
-import { newInconsistencyAfterChange } from './dependencies.js';
+import { newInconsistencyAfterChange } from '../schema/dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
-import type { InconsistentObject, SchemaCache } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { InconsistentObject } from '../model/tables.js';
 import './ops/index.js';
 
 interface ParsedOp {

@@ -5,7 +5,7 @@
  * A string value starting with `x-svc-` (any case) is a session variable.
  */
 import { SvcError } from '../errors.js';
-import type { QualifiedTable } from '../metadata/types.js';
+import type { QualifiedTable } from '../model/metadata.js';
 
 export function isSessionVariable(v: unknown): v is string {
   return typeof v === 'string' && /^x-svc-/i.test(v);

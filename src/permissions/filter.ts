@@ -12,14 +12,14 @@
  */
 import { err400, pathKey } from '../errors.js';
 import { unknownOperator } from './messages.js';
-import { fieldNotExists, tableNotExists } from '../metadata/messages.js';
-import { expectBool } from '../metadata/args.js';
+import { fieldNotExists, tableNotExists } from '../document/messages.js';
+import { expectBool } from '../document/args.js';
 import { COLUMN_COMPARE_BY_NAME, COMPARE_BY_NAME, COMPARE_OPERATORS } from '../ir/operators.js';
-import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
-import { displayName, type QualifiedTable } from '../metadata/types.js';
-import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { BoolExp, ColumnOp, ColumnTarget, ColumnModel, TableModel } from '../model/tables.js';
+import type { TypedValue, ValueRef, PgType } from '../model/values.js';
+import { displayName, type QualifiedTable } from '../model/metadata.js';
 import type { RoleViews, TableView } from './view.js';
-import { pgType, type PgType } from '../sql/pgtypes.js';
+import { pgType } from '../sql/pgtypes.js';
 import { isSessionVariable, normalizeTableName, operatorName } from './boolexp.js';
 
 export interface FilterOptions {
@@ -35,10 +35,6 @@ export { pathKey };
 
 export const columnType = (c: ColumnModel): PgType => ({ name: c.type, schema: c.typeSchema });
 const TEXT = pgType('text');
-
-export function lookupTable(cache: SchemaCache, t: QualifiedTable): TableModel | undefined {
-  return cache.tables.get(`${t.schema}.${t.name}`);
-}
 
 /** Finds a table by name (the schema cache's tables, or the ones being built). */
 export type TableLookup = (t: QualifiedTable) => TableModel | undefined;

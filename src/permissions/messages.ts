@@ -6,7 +6,7 @@
  * GraphQL parsers (through permissions/view.ts).
  */
 import { SvcError } from '../errors.js';
-import type { QualifiedTable } from '../metadata/types.js';
+import type { QualifiedTable } from '../model/metadata.js';
 import { ADMIN_ROLE } from '../core/session.js';
 
 /** A table as upstream names it in messages: `"name"`, or `"schema.name"` outside public. */

@@ -5,8 +5,9 @@
  * write everything, unchecked. Backend-only insert permissions count only
  * when the request asked for them with admin credentials.
  */
-import type { BoolExp, ColumnValue } from '../ir/types.js';
-import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { ColumnValue } from '../ir/types.js';
+import type { BoolExp, ColumnModel, TableModel } from '../model/tables.js';
+import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { isSessionVariable } from './boolexp.js';
 import { columnType } from './filter.js';

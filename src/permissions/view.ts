@@ -19,11 +19,11 @@
  * aggregations are allowed when any allows them. Roles of the set that are inherited roles
  * themselves contribute their roles' permissions (flattened), or their own where they define one.
  */
-import type { BoolExp } from '../ir/types.js';
-import type { ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { BoolExp, ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel, TableModel } from '../model/tables.js';
+import type { QualifiedTable } from '../model/metadata.js';
+import type { SchemaCache } from '../schema/model.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { TRUE } from '../ir/types.js';
-import { lookupTable } from './filter.js';
 import { aggregationNotAllowed, columnNotAllowed, computedFieldNotAllowed, operationNotAllowed, relationshipNotReadable, tableDisplay } from './messages.js';
 
 export { tableDisplay };
@@ -49,6 +49,11 @@ interface SelectPart {
   computedFields: Set<string>;
   limit: number | null;
   allowAggregations: boolean;
+}
+
+/** A table of the schema cache by name. */
+export function lookupTable(cache: SchemaCache, t: QualifiedTable): TableModel | undefined {
+  return cache.tables.get(`${t.schema}.${t.name}`);
 }
 
 export class RoleViews {

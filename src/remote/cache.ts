@@ -7,12 +7,13 @@
  */
 import type { IntrospectionInputTypeRef, IntrospectionObjectType, IntrospectionType, IntrospectionTypeRef, IntrospectionInterfaceType, IntrospectionField } from 'graphql';
 import { SvcError } from '../errors.js';
-import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../metadata/types.js';
+import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../model/metadata.js';
 import { buildRoleSchemaAsync } from '../schema/graphql/schema.js';
 import { gqlScalarName } from '../schema/graphql/names.js';
-import type { ColumnModel, SchemaCache, TableModel } from '../schema/model.js';
+import type { SchemaCache } from '../schema/model.js';
+import type { ColumnModel, TableModel } from '../model/tables.js';
 import type { RemoteIntrospection, RemoteStore } from './introspect.js';
-import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
+import type { RemoteCacheModel, RemotePathStep, RemoteRelationshipModel, RemoteSchemaModel } from '../model/remote.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 

@@ -11,9 +11,9 @@ import { isAdminSecretHeader } from '../http/credentials.js';
 import { isForwardableHeader } from '../http/forwarded.js';
 import { collectSetCookies } from '../http/responseHeaders.js';
 import type { ExecContext } from '../execute/interface.js';
-import { REMOTE_RESPONSE_MAX, type RemoteEndpoint } from './introspect.js';
-import type { RemoteRelationshipModel, RemoteSchemaModel } from './model.js';
-import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from './plan.js';
+import { REMOTE_RESPONSE_MAX } from './introspect.js';
+import type { RemoteEndpoint, RemoteRelationshipModel, RemoteSchemaModel } from '../model/remote.js';
+import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from '../execute/remotePlan.js';
 
 /** Headers of a request to a remote: client headers (when configured) < session variables < configured headers. */
 export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<string, string> {

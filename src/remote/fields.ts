@@ -35,7 +35,7 @@ import type { SelectionParser } from '../schema/graphql/select.js';
 import { attachRemote } from './cache.js';
 import { loadRemoteGenerations, type RemoteStore } from './introspect.js';
 import type { TableView } from '../permissions/view.js';
-import type { RemoteSchemaModel } from './model.js';
+import type { RemoteSchemaModel } from '../model/remote.js';
 
 /** The role builder's GraphQL type for a remote's named type. */
 function namedType(b: RoleSchemaBuilder, m: RemoteSchemaModel, name: string): GraphQLNamedType {

@@ -8,20 +8,12 @@
 import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { SvcError } from '../errors.js';
 import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT, type OutboundClient } from '../http/client.js';
-import type { RemoteSchemaMetadata } from '../metadata/types.js';
+import type { RemoteSchemaMetadata } from '../model/metadata.js';
+import type { RemoteEndpoint } from '../model/remote.js';
 import type { Queryable } from '../db/db.js';
 import { clientSchemaError } from './buildCheck.js';
 import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';
 import { resolveHeaders } from '../env.js';
-
-/** A remote schema's definition with URL and headers resolved. */
-export interface RemoteEndpoint {
-  name: string;
-  url: string;
-  headers: Array<{ name: string; value: string }>;
-  forwardClientHeaders: boolean;
-  timeoutMs: number;
-}
 
 export interface RemoteIntrospection {
   /** JSON of the definition it was fetched for */

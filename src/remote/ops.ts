@@ -3,13 +3,13 @@
  * remove_remote_schema, reload_remote_schema, create/update/delete_remote_relationship.
  */
 import { SvcError, alreadyExists, notExists } from '../errors.js';
-import { expectArray, expectObject, reader, type ArgReader } from '../metadata/args.js';
-import { dependencyError, dependentsOf } from '../metadata/dependencies.js';
+import { expectArray, expectObject, reader, type ArgReader } from '../document/args.js';
+import { dependencyError, dependentsOf } from '../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../metadata/registry.js';
 import { findTable } from '../metadata/ops/tables.js';
-import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../metadata/types.js';
+import { displayName, qualifiedKey, type RemoteRelationshipDef, type RemoteSchemaMetadata } from '../model/metadata.js';
 import { isGraphQLName } from '../schema/graphql/names.js';
-import { EMPTY_REMOTE } from './model.js';
+import { EMPTY_REMOTE } from '../model/remote.js';
 import { remoteConflicts, remoteSchemaModel, resolveRemoteRelationship, schemaNames } from './cache.js';
 import { bumpRemoteGenerations, fetchIntrospection } from './introspect.js';
 

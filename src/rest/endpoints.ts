@@ -9,8 +9,8 @@
  * allowed methods, not found).
  */
 import { Kind, parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
-import type { InconsistentObject } from '../schema/model.js';
-import type { Metadata, RestEndpointMetadata } from '../metadata/types.js';
+import type { InconsistentObject } from '../model/tables.js';
+import type { Metadata, RestEndpointMetadata } from '../model/metadata.js';
 
 export const REST_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 export type RestMethod = (typeof REST_METHODS)[number];

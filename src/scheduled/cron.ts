@@ -10,7 +10,7 @@ import { Cron } from 'croner';
 import type { Queryable } from '../db/db.js';
 import type { Logger } from '../core/logger.js';
 import type { Worker } from '../background.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../core/clock.js';
 
 /** future events kept per cron trigger */
 export const CRON_WINDOW = 100;

@@ -14,8 +14,8 @@
 import type { Db } from '../db/db.js';
 import { triedColumns, type DeliveryJob, type DeliveryQueue, type FinishedTry } from '../delivery/worker.js';
 import { redactUrl, resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
-import { clampNumber, MAX_DELAY_SEC, timerMs } from '../delivery/limits.js';
-import type { Clock } from './clock.js';
+import { clampNumber, MAX_DELAY_SEC, timerMs } from '../core/limits.js';
+import type { Clock } from '../core/clock.js';
 import { fromEnv } from '../env.js';
 
 /** RetryConfST (SPEC §2.9). */

@@ -6,7 +6,7 @@
  * schedule replaces the future events that were not tried yet.
  */
 import type { Conn } from '../db/db.js';
-import type { CronTriggerMetadata, Metadata } from '../metadata/types.js';
+import type { CronTriggerMetadata, Metadata } from '../model/metadata.js';
 import { topUpCronEvents } from './cron.js';
 import { DEFAULT_ST_RETRY_CONF } from './queue.js';
 

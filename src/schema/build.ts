@@ -4,38 +4,19 @@
  * "in table …: in relationship …: reason" messages) instead of failing.
  */
 import { BoundedRoleCache } from './roleCache.js';
-import type { DbIntrospection, FunctionIntrospection } from '../catalog/introspect.js';
+import type { DbIntrospection, FunctionIntrospection } from '../model/introspection.js';
 import { SvcError } from '../errors.js';
 import { isSessionVariable } from '../permissions/boolexp.js';
 import { permissionExp, permissionExpUses } from '../permissions/filter.js';
-import type { BoolExp as FilterExp } from '../ir/types.js';
+import type { BoolExp as FilterExp, ColumnModel, ComputedFieldModel, Dependency, FunctionModel, InconsistentObject, InconsistentType, RelationshipModel, RolePermissions, TableModel } from '../model/tables.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
-import { emptyCustomTypes, resolveActions, resolveCustomTypes } from '../actions/model.js';
+import { emptyCustomTypes, resolveActions, resolveCustomTypes } from './actions.js';
 import { qualifiedGqlName } from './graphql/names.js';
-import { computedFieldDependent } from '../metadata/dependencies.js';
+import { computedFieldDependent } from './dependencies.js';
 import { resolveRestEndpoints } from '../rest/endpoints.js';
-import { orderInheritedRoles, roleCycles } from '../metadata/inherited.js';
-import {
-  displayName,
-  qualifiedKey,
-  type ColumnList,
-  type Metadata,
-  type PermissionKind,
-  type QualifiedTable,
-  type TableMetadata,
-} from '../metadata/types.js';
-import type {
-  ColumnModel,
-  ComputedFieldModel,
-  Dependency,
-  FunctionModel,
-  InconsistentObject,
-  InconsistentType,
-  RelationshipModel,
-  RolePermissions,
-  SchemaCache,
-  TableModel,
-} from './model.js';
+import { orderInheritedRoles, roleCycles } from '../document/inherited.js';
+import { displayName, qualifiedKey, type ColumnList, type Metadata, type PermissionKind, type QualifiedTable, type TableMetadata } from '../model/metadata.js';
+import type { SchemaCache } from './model.js';
 import { envNotSet, unsetVariables } from '../env.js';
 
 export type EnumRows = Map<string, Array<{ value: string; comment: string | null }>>;
@@ -281,11 +262,11 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
     else customTypes = resolveCustomTypes(ct, lookup);
   }
 
-  // 8. actions (src/actions/model.ts)
+  // 8. actions (src/schema/actions.ts)
   const actions = resolveActions(md.actions, customTypes, db.scalarTypes, inconsistent, new Set([...tables.values()].map((t) => qualifiedGqlName(t.name))));
   for (const a of actions.values()) for (const r of a.roles) roles.add(r);
 
-  // 9. inherited roles (metadata/inherited.ts): mutations and actions here, select in permissions/view.ts
+  // 9. inherited roles (document/inherited.ts): mutations and actions here, select in permissions/view.ts
   const inheritedRoles = resolveInheritedRoles(md, tables, actions, inconsistent);
   for (const r of inheritedRoles.keys()) roles.add(r);
 

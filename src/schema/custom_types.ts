@@ -2,8 +2,8 @@
  * Validation of `set_custom_types` (input objects, objects with relationships
  * to tables, scalars, enums) with Hasura's messages.
  */
-import { displayName, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
-import type { TableModel } from './model.js';
+import { displayName, type CustomTypes, type QualifiedTable } from '../model/metadata.js';
+import type { TableModel } from '../model/tables.js';
 
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 const q = (s: string) => JSON.stringify(s);

@@ -8,11 +8,23 @@
  */
 import type { GraphQLFieldConfig } from 'graphql';
 import type { Queryable } from '../db/db.js';
-import type { Metadata } from '../metadata/types.js';
+import type { Metadata } from '../model/metadata.js';
 import type { TableView } from '../permissions/view.js';
 import type { RoleSchemaBuilder } from './graphql/builder.js';
-import type { RootFieldConfig } from './graphql/select.js';
 import type { SchemaCache } from './model.js';
+
+declare module './model.js' {
+  interface SchemaCache {
+    /**
+     * the schema extensions the cache was built with (set by schema/load.ts); declared here, not in
+     * model.ts, so that the cache's type does not import the role schema builder it feeds
+     */
+    extensions: readonly SchemaExtension[];
+  }
+}
+
+/** A root field of a role's schema: its `extensions.svc` parser returns the IR (schema/graphql/builder.ts). */
+export type RootFieldConfig = GraphQLFieldConfig<unknown, unknown>;
 
 export interface RootFields {
   /** on query_root and subscription_root */

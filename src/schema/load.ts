@@ -3,9 +3,10 @@
  * of enum tables), builds the SchemaCache and lets the schema extensions
  * (src/schema/extensions.ts; the engine's list: src/extensions.ts) attach.
  */
-import { introspect, type DbIntrospection } from '../catalog/introspect.js';
+import { introspect } from '../catalog/introspect.js';
+import type { DbIntrospection } from '../model/introspection.js';
 import type { Queryable } from '../db/db.js';
-import { qualifiedKey, type Metadata } from '../metadata/types.js';
+import { qualifiedKey, type Metadata } from '../model/metadata.js';
 import { buildSchemaCache, type EnumRows } from './build.js';
 import type { SchemaCache } from './model.js';
 import { quoteIdent } from '../sql/ident.js';

@@ -5,7 +5,7 @@ import type { ExecContext } from '../execute/interface.js';
 import { planLiveQuery } from '../subscriptions/liveQueryPlan.js';
 import { planStream, planStreamNow } from '../subscriptions/streamPlan.js';
 import type { Engine } from '../engine.js';
-import type { GraphQLHandlers } from './app.js';
+import type { GraphQLHandlers } from './handlers.js';
 import { isAdmin, type Session } from './auth/session.js';
 import type { CancelToken } from '../core/cancel.js';
 import { rateLimitExceeded, roleLimits } from '../execute/apiLimits.js';

@@ -17,11 +17,11 @@ import { takeResponseHeaders, takeSetCookies } from '../http/responseHeaders.js'
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from '../engine.js';
 import { SvcError, foreignCode } from '../errors.js';
-import { keyNotFound, typeMismatch } from '../metadata/args.js';
+import { keyNotFound, typeMismatch } from '../document/args.js';
 import { CancelToken } from '../core/cancel.js';
 import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
-import type { GraphQLHandlers, SessionResolver } from './app.js';
+import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 import { type RequestHeaders, type Session } from './auth/session.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';

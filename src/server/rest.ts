@@ -23,7 +23,7 @@ import { jsonDeeperThan, parseJsonBody } from '../json.js';
 import { takeSetCookies } from '../http/responseHeaders.js';
 import { matchRest } from '../rest/endpoints.js';
 import { restVariables } from '../rest/variables.js';
-import type { GraphQLHandlers, SessionResolver } from './app.js';
+import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 import { isAdmin, type Session } from './auth/session.js';
 import { queryErrorBody, toSvcError } from './errors.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';

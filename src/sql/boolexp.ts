@@ -4,11 +4,11 @@
  * permission filter.
  */
 import { COLUMN_COMPARE_OPERATORS, COMPARE_OPERATORS, SPECIAL_OPERATORS } from '../ir/operators.js';
-import type { BoolExp, ColumnOp, ColumnTarget, TypedValue, ValueRef } from '../ir/types.js';
-import type { ColumnModel, TableModel } from '../schema/model.js';
+import type { BoolExp, ColumnOp, ColumnTarget, ColumnModel, TableModel } from '../model/tables.js';
+import type { TypedValue, ValueRef, NumberText, PgType } from '../model/values.js';
 import { SESSION, constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
-import { numberText, plainDecimalText, type NumberText } from './numbers.js';
-import { arrayTypeSql, isGeography, typeSql, valueInput, type PgType } from './pgtypes.js';
+import { numberText, plainDecimalText } from './numbers.js';
+import { arrayTypeSql, isGeography, typeSql, valueInput } from './pgtypes.js';
 
 /**
  * Fresh table aliases for one statement, and what conditions on other tables

@@ -20,10 +20,11 @@
  * a non-empty page.
  */
 import type { ConnectionSelect, CursorItem, EdgeField, Field, OrderByItem, OrderByTarget, PageInfoField, SelectBase, SelectSource } from '../ir/types.js';
-import type { TableModel } from '../schema/model.js';
+import type { TableModel } from '../model/tables.js';
 import { ident, join, quoteLiteral, raw, sql, type Sql } from './ast.js';
 import { andSql, col, guardedCol, orSql, valueSql, type Aliases } from './boolexp.js';
-import { jsonOutput, type PgType } from './pgtypes.js';
+import { jsonOutput } from './pgtypes.js';
+import type { PgType } from '../model/values.js';
 
 /** What the connection compiler uses of the select compiler (sql/select.ts). */
 export interface ConnectionHost<P> {

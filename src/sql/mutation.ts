@@ -32,22 +32,9 @@
  * indexes `raises` (code and message for the caller). A check reading another
  * table sees the rows this statement inserted there before (see `inserted`).
  */
-import type {
-  BoolExp,
-  ConflictTarget,
-  Delete,
-  Field,
-  Insert,
-  InsertRow,
-  Mutation,
-  MutationOutput,
-  OnConflict,
-  Select,
-  Update,
-  UpdateItem,
-} from '../ir/types.js';
+import type { ConflictTarget, Delete, Field, Insert, InsertRow, Mutation, MutationOutput, OnConflict, Select, Update, UpdateItem } from '../ir/types.js';
+import type { BoolExp, RelationshipModel, TableModel } from '../model/tables.js';
 import { NO_ARGS } from '../ir/types.js';
-import type { RelationshipModel, TableModel } from '../schema/model.js';
 import { ident, join, param, quoteLiteral, raw, sql, type Param, type Sql } from './ast.js';
 import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.js';
 import type { OutputOptions } from './pgtypes.js';

@@ -6,8 +6,7 @@
  * as binary parameters, whose scale is the next multiple of 4 (`12345.6700`).
  * Both are reproduced here from the decimal text of the number.
  */
-
-export type NumberText = 'scientific' | 'binary';
+import type { NumberText } from '../model/values.js';
 
 interface Decimal {
   negative: boolean;

@@ -4,12 +4,7 @@
  * turned into JSON (reference: api-reference/postgresql-types.rst).
  */
 import { ident, raw, sql, type Sql } from './ast.js';
-
-/** A type as pg_type names it (`int4`, `_text`, `geometry`) with its schema. */
-export interface PgType {
-  name: string;
-  schema: string;
-}
+import type { PgType } from '../model/values.js';
 
 export const pgType = (name: string, schema = 'pg_catalog'): PgType => ({ name, schema });
 

@@ -21,9 +21,11 @@ import type {
 } from '../ir/types.js';
 import { SESSION, constParam, ident, join, param, quoteLiteral, raw, sql, type Sql } from './ast.js';
 import { Aliases, andSql, boolExpSql, col, guardedCall, guardedCol, tableSql, valueSql } from './boolexp.js';
-import { jsonOutput, typeSql, type OutputOptions, type PgType } from './pgtypes.js';
+import { jsonOutput, typeSql, type OutputOptions } from './pgtypes.js';
+import type { PgType } from '../model/values.js';
 import { connectionSql, nodeIdSql } from './connection.js';
-import type { ColumnModel } from '../schema/model.js';
+import { actionLogSql } from './actions.js';
+import type { ColumnModel } from '../model/tables.js';
 
 export interface SelectCompileOptions extends OutputOptions {
   /** the FROM item of a `mutated` source (a set-returning expression of the table's row type) */
@@ -273,8 +275,8 @@ export class SelectCompiler {
         return connectionSql<Parent>(this, f.select);
       case 'const':
         return sql`${constParam(f.json)}::json`;
-      case 'sql':
-        return f.build(this);
+      case 'action_log':
+        return actionLogSql(this, f);
       case 'mutation':
         throw new Error('mutations are compiled by sql/mutation.ts');
       case 'action':

@@ -24,7 +24,8 @@
 import { createHash } from 'node:crypto';
 import { SvcError } from '../errors.js';
 import { validationError } from '../ir/messages.js';
-import type { Select, StreamSpec, TypedValue } from '../ir/types.js';
+import type { Select, StreamSpec } from '../ir/types.js';
+import type { TypedValue } from '../model/values.js';
 import { bindParams, compileSql, ident, raw, sql, valueAtPath, type CompiledSql } from '../sql/ast.js';
 import { andSql, col, valueSql } from '../sql/boolexp.js';
 import { SelectCompiler, type SelectCompileOptions } from '../sql/select.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { nextStep, type DeliveryJob } from '../../src/delivery/worker.js';
 import type { DeliveryOutcome } from '../../src/delivery/http.js';
-import { MAX_DELAY_SEC } from '../../src/delivery/limits.js';
+import { MAX_DELAY_SEC } from '../../src/core/limits.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const job = (tries: number, maxRetries = 2, retryIntervalSec = 10): DeliveryJob => ({ id: '1', url: 'http://x/', headers: [], body: '{}', timeoutMs: 1000, logUrl: 'http://x/', tries, maxRetries, retryIntervalSec, context: undefined });

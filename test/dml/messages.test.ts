@@ -1,6 +1,6 @@
 /**
  * /v1/query DML errors with upstream v1.3's messages, codes and paths (src/permissions/messages.ts,
- * src/metadata/messages.ts): RQL/DML/Internal.hs `checkPermOnCol` (a role's columns are checked
+ * src/document/messages.ts): RQL/DML/Internal.hs `checkPermOnCol` (a role's columns are checked
  * before the column itself: admin is told "no such column exists"), RQL/Types.hs `askPGColInfo`
  * (`column "x" does not exist`), RQL/DML/Insert.hs, RQL/DML/Update.hs, RQL/DML/Count.hs.
  */

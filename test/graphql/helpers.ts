@@ -7,7 +7,7 @@ import { defaultConfig, type Config } from '../../src/config/config.js';
 import { openDb, type Db } from '../../src/db/db.js';
 import type { ExecContext } from '../../src/execute/interface.js';
 import { PlanCache } from '../../src/execute/planCache.js';
-import { emptyMetadata, emptyTable, type Metadata, type QualifiedTable, type TableMetadata } from '../../src/metadata/types.js';
+import { emptyMetadata, emptyTable, type Metadata, type QualifiedTable, type TableMetadata } from '../../src/model/metadata.js';
 import { loadSchemaCache } from '../../src/schema/load.js';
 import { schemaExtensions } from '../../src/extensions.js';
 import { OutboundClient } from '../../src/http/client.js';

@@ -1,5 +1,5 @@
 /**
- * Metadata errors with upstream v1.3's messages (src/metadata/messages.ts):
+ * Metadata errors with upstream v1.3's messages (src/document/messages.ts):
  * RQL/DDL/Permission/Internal.hs `askPermInfo` (drop_*_permission) and
  * `assertPermDefined` (set_permission_comment), both `permission-denied`;
  * `PermType`'s parser for set_permission_comment's `type`.

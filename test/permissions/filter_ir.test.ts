@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Metadata } from '../../src/metadata/types.js';
+import type { Metadata } from '../../src/model/metadata.js';
 import { permissionExpUses } from '../../src/permissions/filter.js';
 import type { SchemaCache } from '../../src/schema/model.js';
 import { blogCache } from '../sql/fake.js';

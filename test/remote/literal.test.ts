@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseValue, type IntrospectionInputTypeRef, type IntrospectionType } from 'graphql';
 import { graphqlLiteral } from '../../src/remote/execute.js';
-import type { RemoteSchemaModel } from '../../src/remote/model.js';
+import type { RemoteSchemaModel } from '../../src/model/remote.js';
 
 const types = new Map<string, IntrospectionType>([
   ['Tone', { kind: 'ENUM', name: 'Tone', description: null, enumValues: [{ name: 'HAPPY', description: null, isDeprecated: false, deprecationReason: null }] }],

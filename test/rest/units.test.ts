@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import { parse, type OperationDefinitionNode } from 'graphql';
 import { matchRest, resolveRestEndpoints } from '../../src/rest/endpoints.js';
 import { restVariables } from '../../src/rest/variables.js';
-import { emptyMetadata } from '../../src/metadata/types.js';
-import type { InconsistentObject } from '../../src/schema/model.js';
+import { emptyMetadata } from '../../src/model/metadata.js';
+import type { InconsistentObject } from '../../src/model/tables.js';
 
 const op = (q: string) => parse(q).definitions[0] as OperationDefinitionNode;
 

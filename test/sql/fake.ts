@@ -2,9 +2,9 @@
  * A schema cache built from a hand-written introspection (no database), for
  * SQL snapshot tests: GraphQL → IR → exact SQL.
  */
-import type { ColumnInfo, DbIntrospection, TableIntrospection } from '../../src/catalog/introspect.js';
+import type { ColumnInfo, DbIntrospection, TableIntrospection } from '../../src/model/introspection.js';
 import { DocumentContext, coerceVariables, selectOperation } from '../../src/ir/document.js';
-import { emptyMetadata, emptyTable, type Metadata, type TableMetadata } from '../../src/metadata/types.js';
+import { emptyMetadata, emptyTable, type Metadata, type TableMetadata } from '../../src/model/metadata.js';
 import { buildSchemaCache } from '../../src/schema/build.js';
 import { getRoleSchema } from '../../src/schema/graphql/schema.js';
 import type { SchemaCache } from '../../src/schema/model.js';

@@ -11,10 +11,10 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { isInputObjectType } from 'graphql';
 import { ALL_OPERATORS, V1_OPERATOR_NAMES, graphqlOperators, type GraphQLArg, type OperatorFamily } from '../../src/ir/operators.js';
-import { emptyMetadata, emptyTable } from '../../src/metadata/types.js';
+import { emptyMetadata, emptyTable } from '../../src/model/metadata.js';
 import { buildSchemaCache } from '../../src/schema/build.js';
 import { getRoleSchema } from '../../src/schema/graphql/schema.js';
-import type { DbIntrospection } from '../../src/catalog/introspect.js';
+import type { DbIntrospection } from '../../src/model/introspection.js';
 import { col, sqlOf, tbl } from './fake.js';
 
 const SNAP = new URL('./snapshots/', import.meta.url);

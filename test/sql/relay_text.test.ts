@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import type { ColumnModel, TableModel } from '../../src/schema/model.js';
+import type { ColumnModel, TableModel } from '../../src/model/tables.js';
 import type { CursorItem } from '../../src/ir/types.js';
 import { compileSql, raw, sql } from '../../src/sql/ast.js';
 import { col } from '../../src/sql/boolexp.js';

@@ -1,14 +1,14 @@
 /**
  * Actions: create_action, update_action, drop_action (clear_data), create_action_permission,
  * drop_action_permission. Arguments are read as upstream's aeson parsers do (unknown keys are
- * ignored); whether the types exist is decided by the schema build (src/actions/model.ts): an
+ * ignored); whether the types exist is decided by the schema build (src/schema/actions.ts): an
  * action it cannot resolve makes the operation fail with its reason, and nothing is stored.
  */
 import { SvcError, alreadyExists, notExists } from '../../errors.js';
-import { ArgReader } from '../args.js';
-import { parseActionDefinition } from '../../actions/definition.js';
+import { ArgReader } from '../../document/args.js';
+import { parseActionDefinition } from '../../schema/actionDefinition.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import type { ActionMetadata } from '../types.js';
+import type { ActionMetadata } from '../../model/metadata.js';
 
 const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 const lenient = (v: unknown, path: string) => new ArgReader(v, path, 'Object', false);

@@ -1,7 +1,7 @@
 /** Issue 36: Hasura v2's set_api_limits and remove_api_limits (src/execute/apiLimits.ts applies them). */
-import { parseApiLimits, apiLimitsEmpty } from '../apiLimits.js';
+import { parseApiLimits, apiLimitsEmpty } from '../../document/apiLimits.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { parseFailed } from '../args.js';
+import { parseFailed } from '../../document/args.js';
 
 defineOp('set_api_limits', {
   kind: 'metadata',

@@ -4,12 +4,11 @@
  */
 import { parse } from 'graphql';
 import { SvcError, notExists } from '../../errors.js';
-import { ArgReader, expectArray, expectBool } from '../args.js';
+import { ArgReader, expectArray, expectBool, reader } from '../../document/args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../args.js';
-import type { Metadata, QueryCollection } from '../types.js';
-import { dependentObjects } from '../messages.js';
-import { parseAllowlistScope } from '../apiLimits.js';
+import type { Metadata, QueryCollection } from '../../model/metadata.js';
+import { dependentObjects } from '../../document/messages.js';
+import { parseAllowlistScope } from '../../document/apiLimits.js';
 
 function checkQuery(text: string, path: string): void {
   try {

@@ -1,9 +1,8 @@
 /** set_custom_types: replaces the custom types; the builder validates them. */
 import { SvcError } from '../../errors.js';
-import { expectArray } from '../args.js';
+import { expectArray, reader } from '../../document/args.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../args.js';
-import type { CustomTypes } from '../types.js';
+import type { CustomTypes } from '../../model/metadata.js';
 
 defineOp('set_custom_types', {
   kind: 'metadata',

@@ -6,14 +6,13 @@ import { SvcError, notExists } from '../../errors.js';
 import { checkWebhookUrl, resolveUrlTemplate } from '../../delivery/http.js';
 import { fromEnv, unsetVariables } from '../../env.js';
 
-import { ArgReader, expectArray, parseColumnList } from '../args.js';
+import { ArgReader, expectArray, parseColumnList, reader } from '../../document/args.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../args.js';
-import type { EventTriggerDef } from '../types.js';
+import type { EventTriggerDef } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 import { checkStorable, unstorable } from '../storable.js';
 import { MAX_TRIGGER_NAME_LENGTH, TRIGGER_NAME_RE } from '../../events/triggers.js';
-import { MAX_DELAY_SEC, MAX_INT32, MAX_TIMEOUT_SEC } from '../../delivery/limits.js';
+import { MAX_DELAY_SEC, MAX_INT32, MAX_TIMEOUT_SEC } from '../../core/limits.js';
 
 function parseSpec(v: unknown, path: string) {
   if (v === undefined || v === null) return undefined;

@@ -1,10 +1,9 @@
 /** track_function (v1, v2), untrack_function, add_computed_field, drop_computed_field. */
 import { SvcError, notExists } from '../../errors.js';
-import { ArgReader, expectObject, parseQualified } from '../args.js';
-import { dropDependents } from '../dependencies.js';
+import { ArgReader, expectObject, parseQualified, reader } from '../../document/args.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../args.js';
-import { displayName, sameName, type QualifiedFunction } from '../types.js';
+import { displayName, sameName, type QualifiedFunction } from '../../model/metadata.js';
 import { findTable } from './tables.js';
 
 /**

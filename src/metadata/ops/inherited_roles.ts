@@ -1,8 +1,8 @@
-/** add_inherited_role, drop_inherited_role (Hasura v2's metadata API; src/metadata/inherited.ts). */
+/** add_inherited_role, drop_inherited_role (Hasura v2's metadata API; src/document/inherited.ts). */
 import { SvcError } from '../../errors.js';
-import { reader } from '../args.js';
-import { cyclesError, parseInheritedRole, roleCycles } from '../inherited.js';
-import { dependentObjects, notExists } from '../messages.js';
+import { reader } from '../../document/args.js';
+import { cyclesError, parseInheritedRole, roleCycles } from '../../document/inherited.js';
+import { dependentObjects, notExists } from '../../document/messages.js';
 import { SUCCESS, defineOp } from '../registry.js';
 
 defineOp('add_inherited_role', {

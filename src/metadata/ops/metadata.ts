@@ -1,15 +1,15 @@
 /** export_metadata, replace_metadata, reload_metadata, clear_metadata, get/drop_inconsistent_metadata. */
 import { SvcError } from '../../errors.js';
-import { exportMetadata, normalizeMetadata } from '../export.js';
-import { inconsistentRef, removeRef } from '../dependencies.js';
+import { exportMetadata, normalizeMetadata } from '../../document/export.js';
+import { inconsistentRef, removeRef } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../args.js';
-import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../types.js';
-import { apiLimitsEmpty, parseAllowlist, parseApiLimits } from '../apiLimits.js';
+import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../../document/args.js';
+import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../../model/metadata.js';
+import { apiLimitsEmpty, parseAllowlist, parseApiLimits } from '../../document/apiLimits.js';
 import { parseCronTrigger } from './scheduled_triggers.js';
 import { parseRestEndpoint } from './rest_endpoints.js';
 import { bumpRemoteGenerations } from '../../remote/introspect.js';
-import { parseInheritedRoles } from '../inherited.js';
+import { parseInheritedRoles } from '../../document/inherited.js';
 
 defineOp('export_metadata', {
   kind: 'data',

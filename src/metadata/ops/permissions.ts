@@ -1,12 +1,11 @@
 /** create_/drop_{insert,select,update,delete}_permission, set_permission_comment. */
 import { SvcError } from '../../errors.js';
-import { ArgReader, expectInt, expectObject, parseColumnList } from '../args.js';
-import { dropDependents } from '../dependencies.js';
+import { ArgReader, expectInt, expectObject, parseColumnList, reader } from '../../document/args.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import { reader } from '../args.js';
-import { PERMISSION_KINDS, type PermissionKind, type TableMetadata } from '../types.js';
+import { PERMISSION_KINDS, type PermissionKind, type TableMetadata } from '../../model/metadata.js';
 import { findTable } from './tables.js';
-import { permissionAlreadyDefined, permissionNotDefined, permissionNotExists } from '../messages.js';
+import { permissionAlreadyDefined, permissionNotDefined, permissionNotExists } from '../../document/messages.js';
 
 function parsePermission(kind: PermissionKind, v: unknown, path: string): Record<string, unknown> {
   const a = new ArgReader(v, path);

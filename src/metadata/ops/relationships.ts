@@ -1,14 +1,13 @@
 /** create_object_relationship, create_array_relationship, drop/rename_relationship, set_relationship_comment. */
 import { SvcError } from '../../errors.js';
-import { expectObject, parseQualified } from '../args.js';
-import { dropDependents } from '../dependencies.js';
+import { expectObject, parseQualified, reader } from '../../document/args.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../args.js';
 import { normalizeTableName } from '../../permissions/boolexp.js';
-import type { TableModel } from '../../schema/model.js';
-import { qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../types.js';
+import type { TableModel } from '../../model/tables.js';
+import { qualifiedKey, sameName, type ArrRelUsing, type ObjRelUsing, type TableMetadata } from '../../model/metadata.js';
 import { findTable } from './tables.js';
-import { fieldAlreadyExists, relationshipNotExists } from '../messages.js';
+import { fieldAlreadyExists, relationshipNotExists } from '../../document/messages.js';
 
 function parseUsing(kind: 'object' | 'array', v: unknown, path: string): ObjRelUsing | ArrRelUsing {
   const o = expectObject(v, path);

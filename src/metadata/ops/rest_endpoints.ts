@@ -5,10 +5,10 @@
  * ambiguous or malformed template) is refused like every other metadata change.
  */
 import { SvcError } from '../../errors.js';
-import { ArgReader, expectArray, expectText, parseFailed, reader } from '../args.js';
+import { ArgReader, expectArray, expectText, parseFailed, reader } from '../../document/args.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import { checkStorable } from '../storable.js';
-import type { RestEndpointMetadata } from '../types.js';
+import type { RestEndpointMetadata } from '../../model/metadata.js';
 import { REST_METHODS } from '../../rest/endpoints.js';
 
 /** bounds of a template: a URL is at most this long and has at most this many segments */

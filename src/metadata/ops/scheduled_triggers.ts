@@ -7,9 +7,9 @@ import { SvcError } from '../../errors.js';
 import { checkWebhookUrl, resolveHeaders } from '../../delivery/http.js';
 import { parseCron } from '../../scheduled/cron.js';
 import { DEFAULT_ST_RETRY_CONF, resolveWebhookConf, type STRetryConf, type WebhookConf } from '../../scheduled/queue.js';
-import { ArgReader, jsonKind, reader } from '../args.js';
+import { ArgReader, jsonKind, reader } from '../../document/args.js';
 import { SUCCESS, defineOp } from '../registry.js';
-import type { CronTriggerMetadata } from '../types.js';
+import type { CronTriggerMetadata } from '../../model/metadata.js';
 import { parseHeaders, parseRetryConf } from './event_triggers.js';
 import { checkStorable } from '../storable.js';
 

@@ -9,10 +9,10 @@
 import { introspect } from '../../catalog/introspect.js';
 import { asPgError } from '../../db/db.js';
 import { SvcError } from '../../errors.js';
-import { newInconsistencies, newInconsistencyAfterSql } from '../dependencies.js';
+import { newInconsistencies, newInconsistencyAfterSql } from '../../schema/dependencies.js';
 import { applySchemaDiff } from '../diff.js';
 import { defineOp } from '../registry.js';
-import { reader } from '../args.js';
+import { reader } from '../../document/args.js';
 
 export function pgExecError(e: unknown, statement: string, path: string): SvcError {
   const pe = asPgError(e);

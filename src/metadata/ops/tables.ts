@@ -1,13 +1,12 @@
 /** track_table (v1, v2), untrack_table, set_table_is_enum, set_table_custom_fields. */
 import { SvcError } from '../../errors.js';
-import { tableAlreadyTracked, tableAlreadyUntracked, tableNotExists, tableNotInPostgres } from '../messages.js';
-import { dropDependents } from '../dependencies.js';
+import { tableAlreadyTracked, tableAlreadyUntracked, tableNotExists, tableNotInPostgres } from '../../document/messages.js';
+import { dropDependents } from '../../schema/dependencies.js';
 import { SUCCESS, defineOp, type OpContext } from '../registry.js';
-import { reader } from '../args.js';
-import { expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../args.js';
+import { reader, expectBool, expectObject, expectText, parseQualified, type ArgReader } from '../../document/args.js';
 import { checkRemoteRootConflict } from '../../remote/cache.js';
 import { qualifiedGqlName } from '../../schema/graphql/names.js';
-import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../types.js';
+import { displayName, emptyTable, sameName, type QualifiedTable, type TableConfiguration, type TableMetadata } from '../../model/metadata.js';
 
 export function findTable(ctx: OpContext, table: QualifiedTable, path = ctx.path): TableMetadata {
   const t = ctx.state.metadata.tables.find((x) => sameName(x.table, table));

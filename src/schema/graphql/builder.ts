@@ -25,13 +25,15 @@ import {
 import type { DocumentContext } from '../../ir/document.js';
 import { type InVal } from '../../ir/input.js';
 import { fieldNotFound, unexpectedEnumValue } from '../../ir/messages.js';
-import { COMPARE_OPERATORS, graphqlOperators, type CompareOp, type GraphQLArg, type OperatorFamily } from '../../ir/operators.js';
-import type { AggregateOp, BoolExp, ColumnOp, OrderByItem, OrderByTarget, TypedValue, ValueRef } from '../../ir/types.js';
+import { COMPARE_OPERATORS, graphqlOperators, type GraphQLArg, type OperatorFamily } from '../../ir/operators.js';
+import type { CompareOp, PgType, TypedValue, ValueRef } from '../../model/values.js';
+import type { AggregateOp, OrderByItem, OrderByTarget } from '../../ir/types.js';
+import type { BoolExp, ColumnOp, ColumnModel, TableModel } from '../../model/tables.js';
 import { columnType } from '../../permissions/filter.js';
 import { RoleMutationAccess } from '../../permissions/mutation.js';
 import type { RoleViews, TableView } from '../../permissions/view.js';
-import { pgType, type PgType } from '../../sql/pgtypes.js';
-import type { ColumnModel, SchemaCache, TableModel } from '../model.js';
+import { pgType } from '../../sql/pgtypes.js';
+import type { SchemaCache } from '../model.js';
 import {
   COMPARABLE_AGG_OPS,
   NUMERIC_AGG_OPS,

@@ -18,7 +18,7 @@ import { validationError } from '../../ir/messages.js';
 import type { Insert, InsertRow, OnConflict } from '../../ir/types.js';
 import { andExp } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
-import type { ColumnModel, RelationshipModel, TableModel } from '../model.js';
+import type { ColumnModel, RelationshipModel, TableModel } from '../../model/tables.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type RoleSchemaBuilder } from './builder.js';
 import { isGraphQLName, quotedTable, sortedEntries } from './names.js';
 

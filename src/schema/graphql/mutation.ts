@@ -23,16 +23,17 @@ import {
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { type InVal } from '../../ir/input.js';
 import { validationError } from '../../ir/messages.js';
-import type { BoolExp, MutationOutput, MutationResponseField, RootField, UpdateItem, UpdateOp } from '../../ir/types.js';
+import type { MutationOutput, MutationResponseField, RootField, UpdateItem, UpdateOp } from '../../ir/types.js';
+import type { BoolExp, ColumnModel, TableModel } from '../../model/tables.js';
 import { andExp } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
 import type { TableView } from '../../permissions/view.js';
 import { pgType } from '../../sql/pgtypes.js';
-import type { ColumnModel, TableModel } from '../model.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type ColumnGqlType, type RoleSchemaBuilder } from './builder.js';
 import { insertInput, insertOf, onConflictInput } from './insert.js';
 import { isGraphQLName, quotedTable, sortedEntries } from './names.js';
-import { parseSelectionSet, parseTableSelection, tableObject, type RootFieldConfig, type SelectionParser } from './select.js';
+import { parseSelectionSet, parseTableSelection, tableObject, type SelectionParser } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 
 // ---- output --------------------------------------------------------------------------
 

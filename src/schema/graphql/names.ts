@@ -2,7 +2,7 @@
  * GraphQL names and descriptions as Hasura v1.3 generates them, and the
  * mapping of PostgreSQL types to GraphQL scalars (api-reference/postgresql-types.rst).
  */
-import type { QualifiedName } from '../../metadata/types.js';
+import type { QualifiedName } from '../../model/metadata.js';
 
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 export const isGraphQLName = (s: string) => NAME.test(s);

@@ -23,38 +23,17 @@ import {
 import { SvcError } from '../../errors.js';
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { validationError, type InVal } from '../../ir/input.js';
-import {
-  andExp,
-  type BoolExp,
-  type ConnectionField,
-  type ConnectionSelect,
-  type CursorItem,
-  type EdgeField,
-  type Field,
-  type OrderByItem,
-  type OrderByTarget,
-  type PageInfoField,
-  type RootField,
-  type SelectSource,
-  type TypedValue,
-} from '../../ir/types.js';
+import { andExp, type ConnectionField, type ConnectionSelect, type CursorItem, type EdgeField, type Field, type OrderByItem, type OrderByTarget, type PageInfoField, type RootField, type SelectSource } from '../../ir/types.js';
+import type { BoolExp, ColumnModel, TableModel } from '../../model/tables.js';
+import type { TypedValue, PgType } from '../../model/values.js';
 import { columnType } from '../../permissions/filter.js';
 import type { TableView } from '../../permissions/view.js';
 import { decodeMemo, jvalText, parameterText, parseNodeId, scalarKindError, valueAtKeys, type JVal } from '../../relay/globalId.js';
-import { pgType, type PgType } from '../../sql/pgtypes.js';
-import type { ColumnModel, TableModel } from '../model.js';
+import { pgType } from '../../sql/pgtypes.js';
 import type { RoleSchemaBuilder, TableObjectExtension } from './builder.js';
 import { isGraphQLName, qualifiedGqlName, quotedTable } from './names.js';
-import {
-  functionSource,
-  parseSelectArgs,
-  parseSelectionSet,
-  parseTableSelection,
-  selectArgs,
-  tableObject,
-  type RootFieldConfig,
-  type SelectionParser,
-} from './select.js';
+import { functionSource, parseSelectArgs, parseSelectionSet, parseTableSelection, selectArgs, tableObject, type SelectionParser } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 
 type FieldConfig = GraphQLFieldConfig<unknown, unknown>;
 

@@ -15,7 +15,8 @@ import { BoundedRoleCache } from '../roleCache.js';
 import { tableMutationFields } from './mutation.js';
 import { isGraphQLName, sortedEntries } from './names.js';
 import { relayExtension, relayRootFields } from './relay.js';
-import { functionRootFields, tableRootFields, type RootFieldConfig } from './select.js';
+import { functionRootFields, tableRootFields } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 import { tableStreamRootFields } from './stream.js';
 
 export interface RoleSchema {

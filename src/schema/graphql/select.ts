@@ -28,26 +28,16 @@ import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { type InVal } from '../../ir/input.js';
 import { fieldNotFound, mustHaveSelection, mustNotHaveSelection, validationError } from '../../ir/messages.js';
 import { parseJsonPath } from '../../ir/jsonpath.js';
-import type {
-  AggregateField,
-  AggregateOp,
-  AggregateOpField,
-  AggregateSelect,
-  BoolExp,
-  Field,
-  FunctionArg,
-  RootField,
-  Select,
-  SelectArgs,
-  SelectSource,
-} from '../../ir/types.js';
+import type { AggregateField, AggregateOp, AggregateOpField, AggregateSelect, Field, FunctionArg, RootField, Select, SelectArgs, SelectSource } from '../../ir/types.js';
+import type { BoolExp, ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel } from '../../model/tables.js';
 import { andExp } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
 import type { TableView } from '../../permissions/view.js';
-import { pgType, type PgType } from '../../sql/pgtypes.js';
-import type { FunctionIntrospection } from '../../catalog/introspect.js';
-import type { ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel } from '../model.js';
+import { pgType } from '../../sql/pgtypes.js';
+import type { PgType } from '../../model/values.js';
+import type { FunctionIntrospection } from '../../model/introspection.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type OrderByParser, type RoleSchemaBuilder } from './builder.js';
+import type { RootFieldConfig } from '../extensions.js';
 import { COMPARABLE_AGG_OPS, NUMERIC_AGG_OPS, isGraphQLName, qualifiedGqlName, quotedTable, sortedEntries } from './names.js';
 
 /** The parser on an output field: the field as collected → its IR. */
@@ -235,8 +225,6 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
   for (const x of b.cache.extensions) if (x.tableFields) for (const [k, f] of Object.entries(x.tableFields(b, v))) if (!(k in out)) out[k] = f;
   return out;
 }
-
-export type { TableFieldProvider } from '../extensions.js';
 
 function noArgs(): SelectArgs {
   return { where: null, orderBy: [], distinctOn: null, limit: null, offset: null };
@@ -452,8 +440,6 @@ export function parseAggregateSelection(ctx: DocumentContext, f: CollectedField,
 }
 
 // ---- root fields ------------------------------------------------------------------------
-
-export type RootFieldConfig = GraphQLFieldConfig<unknown, unknown>;
 
 export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<string, RootFieldConfig> {
   const t = v.table;

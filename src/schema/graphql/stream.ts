@@ -14,12 +14,15 @@
 import { GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, type GraphQLFieldConfigArgumentMap, type GraphQLInputFieldConfig } from 'graphql';
 import type { InVal } from '../../ir/input.js';
 import { validationError } from '../../ir/messages.js';
-import { andExp, type BoolExp, type OrderDir, type RootField, type Select, type StreamSpec, type TypedValue } from '../../ir/types.js';
+import { andExp, type OrderDir, type RootField, type Select, type StreamSpec } from '../../ir/types.js';
+import type { BoolExp } from '../../model/tables.js';
+import type { TypedValue } from '../../model/values.js';
 import { columnType } from '../../permissions/filter.js';
 import type { TableView } from '../../permissions/view.js';
 import { listItems, refOf, svcExt, type BoolExpParser, type RoleSchemaBuilder } from './builder.js';
 import { quotedTable, sortedEntries } from './names.js';
-import { parseTableSelection, tableObject, type RootFieldConfig, type SelectionParser } from './select.js';
+import { parseTableSelection, tableObject, type SelectionParser } from './select.js';
+import type { RootFieldConfig } from '../extensions.js';
 
 export function cursorOrderingEnum(b: RoleSchemaBuilder): GraphQLEnumType {
   return b.register('cursor_ordering', () =>

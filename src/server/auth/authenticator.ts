@@ -28,11 +28,7 @@ import { ADMIN_ROLE, type RequestHeaders, type Session } from './session.js';
 import { SESSION_BOOL_VALUES, parseSessionBool, useBackendOnlyPermissions } from '../../core/session.js';
 import { WebhookClient } from './webhook.js';
 import { OutboundClient } from '../../http/client.js';
-
-export interface AuthLogger {
-  warn(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-}
+import type { AuthLogger } from './log.js';
 
 export interface AuthOptions {
   adminSecret?: string;

@@ -13,7 +13,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { parseExpires, parseMaxAge } from './expiry.js';
 import { describeFetchError, fetchLimited, redactUrl, USER_AGENT, type OutboundClient } from '../../http/client.js';
-import type { AuthLogger } from './authenticator.js';
+import type { AuthLogger } from './log.js';
 
 export interface JwkEntry {
   kid?: string;

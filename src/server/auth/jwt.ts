@@ -16,7 +16,7 @@ import { jsonTypeName, type OutboundClient } from '../../http/client.js';
 import { getJsonPath, parseJsonPath, type JsonPath } from './jsonpath.js';
 import { JwksStore, JWKS_ALGORITHMS, keyFitsAlg } from './jwks.js';
 import type { Session } from './session.js';
-import type { AuthLogger } from './authenticator.js';
+import type { AuthLogger } from './log.js';
 
 export const DEFAULT_CLAIMS_NAMESPACE = 'https://svc.io/jwt/claims';
 export const ALLOWED_ROLES_CLAIM = 'x-svc-allowed-roles';

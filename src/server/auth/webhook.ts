@@ -13,7 +13,7 @@ import { err400, err401, err500 } from '../../errors.js';
 import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
 import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT, type OutboundClient } from '../../http/client.js';
-import type { AuthLogger } from './authenticator.js';
+import type { AuthLogger } from './log.js';
 import { IGNORED_CLIENT_HEADERS, isForwardableHeader, isSendableHeader } from '../../http/forwarded.js';
 
 /** Client headers never forwarded in GET mode (SPEC §5.4), lower-cased: upstream's list (src/http/forwarded.ts). */

@@ -23,9 +23,9 @@ import { WebSocketServer } from 'ws';
 import type { Engine } from '../../engine.js';
 import { LiveQueryManager } from '../../subscriptions/liveQueryManager.js';
 import { StreamManager } from '../../subscriptions/streamManager.js';
-import type { GraphQLHandlers, SessionResolver } from '../app.js';
+import type { GraphQLHandlers, SessionResolver } from '../handlers.js';
 import { GRAPHQL_ENDPOINTS } from '../graphqlHttp.js';
-import type { WsContext } from './connection.js';
+import type { WsContext } from './context.js';
 import { LEGACY, LegacyProtocol } from './legacy.js';
 import { TRANSPORT, TransportProtocol } from './transport.js';
 

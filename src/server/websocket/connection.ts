@@ -23,33 +23,19 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RawData, WebSocket } from 'ws';
-import type { Engine } from '../../engine.js';
 import type { GraphQLRequest } from '../../execute/interface.js';
 import { errorObject, showInternalErrors, type ErrorFormat } from '../../execute/errors.js';
 import { SvcError, type ErrorCode } from '../../errors.js';
-import type { LiveQueryManager } from '../../subscriptions/liveQueryManager.js';
-import type { StreamManager } from '../../subscriptions/streamManager.js';
-import type { GraphQLHandlers, SessionResolver } from '../app.js';
 import type { Session } from '../auth/session.js';
 import { toSvcError } from '../errors.js';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
 import { runOperation } from './operation.js';
+import type { WsContext } from './context.js';
 
 /** a live result waits (and is replaced by newer ones) while the socket buffers more than this */
 export const HIGH_WATER_BYTES = 1024 * 1024;
 /** the longest a timer can wait (setTimeout's limit); later expiries are re-armed */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** What every connection of the server shares (websocket/attach.ts). */
-export interface WsContext {
-  engine: Engine;
-  auth: SessionResolver;
-  gql: GraphQLHandlers;
-  live: LiveQueryManager;
-  streams: StreamManager;
-  /** `websocket-log` is among the enabled log types */
-  wsLogOn: boolean;
-}
 
 /** How a sub-protocol ends a connection it refuses: the close code and reason, a frame before it, the log line's msg. */
 export interface Refusal {

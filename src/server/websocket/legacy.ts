@@ -21,7 +21,8 @@ import type { RawData, WebSocket } from 'ws';
 import type { GraphQLRequest } from '../../execute/interface.js';
 import { SvcError } from '../../errors.js';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
-import { Connection, type Protocol, type Refusal, type WsContext } from './connection.js';
+import { Connection, type Protocol, type Refusal } from './connection.js';
+import type { WsContext } from './context.js';
 
 export const LEGACY = 'graphql-ws';
 const KEEPALIVE_MS = 5_000;

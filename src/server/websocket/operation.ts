@@ -25,7 +25,7 @@ import type { StreamHandle } from '../../subscriptions/streamManager.js';
 import type { StreamPlan } from '../../subscriptions/streamPlan.js';
 import type { Session } from '../auth/session.js';
 import { toSvcError } from '../errors.js';
-import type { Connection, Operation } from './connection.js';
+import type { OperationConnection as Connection, RunningOperation as Operation } from './context.js';
 
 /** Runs a registered operation under session `s`. */
 export function runOperation(conn: Connection, op: Operation, s: Session): void {

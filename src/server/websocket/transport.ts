@@ -16,7 +16,8 @@ import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
-import { Connection, type Protocol, type Refusal, type WsContext } from './connection.js';
+import { Connection, type Protocol, type Refusal } from './connection.js';
+import type { WsContext } from './context.js';
 
 export const TRANSPORT = 'graphql-transport-ws';
 /** the connection_init must arrive within this (graphql-ws's default) */

@@ -8,7 +8,7 @@
 import { SvcError } from '../errors.js';
 import { ADMIN_ROLE } from '../core/session.js';
 import { ArgReader, expectArray, expectText, parseFailed } from './args.js';
-import type { InheritedRoleMetadata } from './types.js';
+import type { InheritedRoleMetadata } from '../model/metadata.js';
 
 const q = (s: string): string => JSON.stringify(s);
 

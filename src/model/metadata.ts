@@ -3,7 +3,38 @@
  * "version 2" format). Internally every array is present; `exportMetadata`
  * drops the empty ones and orders keys canonically.
  */
-import type { AllowlistEntry, ApiLimits } from './apiLimits.js';
+
+// API limits and allow-list scopes (issue 36; parsed by document/apiLimits.ts)
+/** `{global, per_role}` of one limit (v2's `Limit a`); `per_role` overrides `global` */
+export interface Limit<T> {
+  global: T;
+  per_role: Record<string, T>;
+}
+
+export interface RateLimitConfig {
+  max_reqs_per_min: number;
+  /** `"IP"`, a list of session variables, or null: the role alone */
+  unique_params: 'IP' | string[] | null;
+}
+
+export interface ApiLimits {
+  disabled: boolean;
+  depth_limit?: Limit<number>;
+  node_limit?: Limit<number>;
+  /** seconds */
+  time_limit?: Limit<number>;
+  batch_limit?: Limit<number>;
+  rate_limit?: Limit<RateLimitConfig>;
+}
+
+export type AllowlistScope = { global: true } | { global: false; roles: string[] };
+
+export interface AllowlistEntry {
+  collection: string;
+  /** absent: global (v1.3's entries, exported as they were written) */
+  scope?: AllowlistScope;
+}
+
 
 export interface QualifiedName {
   schema: string;

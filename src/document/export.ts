@@ -5,8 +5,8 @@
  */
 import { SvcError } from '../errors.js';
 import { typeMismatch } from './args.js';
-import { apiLimitsEmpty, exportApiLimits, type ApiLimits } from './apiLimits.js';
-import { emptyMetadata, emptyTable, type Metadata, type TableMetadata } from './types.js';
+import { apiLimitsEmpty, exportApiLimits } from './apiLimits.js';
+import { type ApiLimits, emptyMetadata, emptyTable, type Metadata, type TableMetadata } from '../model/metadata.js';
 
 const TABLE_ARRAYS = [
   'object_relationships', 'array_relationships', 'computed_fields', 'remote_relationships',

@@ -3,9 +3,10 @@
  * (cascade). Dependencies are collected by the schema builder.
  */
 import { SvcError } from '../errors.js';
-import type { Dependency, InconsistentObject, MetadataRef, SchemaCache, SchemaObjectRef } from '../schema/model.js';
-import { displayName, sameName, type Metadata, type QualifiedTable } from './types.js';
-import { dependentObjects } from './messages.js';
+import type { SchemaCache } from './model.js';
+import type { Dependency, InconsistentObject, MetadataRef, SchemaObjectRef } from '../model/tables.js';
+import { displayName, sameName, type Metadata, type QualifiedTable } from '../model/metadata.js';
+import { dependentObjects } from '../document/messages.js';
 
 export function refMatches(on: SchemaObjectRef, target: SchemaObjectRef): boolean {
   if (on.kind !== target.kind) {

@@ -1,10 +1,20 @@
 /**
- * What the schema cache knows about remote schemas and remote relationships (`SchemaCache.remote`).
+ * What the schema cache knows about remote schemas and remote relationships (`SchemaCache.remote`;
+ * built by remote/cache.ts): each remote's endpoint and introspection, and each remote
+ * relationship's join columns and field path.
  */
 import type { IntrospectionField, IntrospectionObjectType, IntrospectionSchema, IntrospectionType, IntrospectionTypeRef } from 'graphql';
-import type { QualifiedTable, RemoteRelationshipDef } from '../metadata/types.js';
-import type { ColumnModel } from '../schema/model.js';
-import type { RemoteEndpoint } from './introspect.js';
+import type { QualifiedTable, RemoteRelationshipDef } from './metadata.js';
+import type { ColumnModel } from './tables.js';
+
+/** A remote schema's definition with URL and headers resolved. */
+export interface RemoteEndpoint {
+  name: string;
+  url: string;
+  headers: Array<{ name: string; value: string }>;
+  forwardClientHeaders: boolean;
+  timeoutMs: number;
+}
 
 export interface RemoteSchemaModel {
   name: string;

@@ -4,79 +4,15 @@
  * missing or whose handler/header variables are unset is an inconsistent object, not a crash.
  */
 import { Kind, parseType, type TypeNode } from 'graphql';
-import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
-import { type ActionMetadata, type CustomTypes, type QualifiedTable } from '../metadata/types.js';
-import type { InconsistentObject, RelationshipModel, TableModel } from '../schema/model.js';
+import { MAX_TIMEOUT_SEC } from '../core/limits.js';
+import type { ActionMetadata, CustomTypes, QualifiedTable } from '../model/metadata.js';
+import type { InconsistentObject, RelationshipModel, TableModel } from '../model/tables.js';
+import type { ActionModel, CustomEnumType, CustomField, CustomTypesModel, HeaderConf } from '../model/actions.js';
 import { SvcError } from '../errors.js';
-import { parseActionDefinition } from './definition.js';
+import { parseActionDefinition } from './actionDefinition.js';
 import { envNotSet, unsetVariables } from '../env.js';
 
 export const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
-
-export interface CustomField {
-  name: string;
-  type: string;
-  description: string | null;
-  /** the type is non-null */
-  required: boolean;
-}
-
-export interface CustomObjectType {
-  name: string;
-  description: string | null;
-  fields: CustomField[];
-  /** relationships to tracked tables: `mapping` is object field → remote column */
-  relationships: RelationshipModel[];
-}
-
-export interface CustomInputType {
-  name: string;
-  description: string | null;
-  fields: CustomField[];
-}
-
-export interface CustomEnumType {
-  name: string;
-  description: string | null;
-  values: Array<{ value: string; description: string | null; is_deprecated: boolean }>;
-}
-
-/** The custom types of the metadata, resolved (empty when they are inconsistent). */
-export interface CustomTypesModel {
-  scalars: Map<string, { name: string; description: string | null }>;
-  enums: Map<string, CustomEnumType>;
-  inputObjects: Map<string, CustomInputType>;
-  objects: Map<string, CustomObjectType>;
-}
-
-export interface HeaderConf {
-  name: string;
-  value?: string;
-  value_from_env?: string;
-}
-
-export interface ActionModel {
-  name: string;
-  type: 'mutation' | 'query';
-  kind: 'synchronous' | 'asynchronous';
-  arguments: Array<{ name: string; type: string; description: string | null }>;
-  /** the output type expression (`UserId!`, `[UserId]`) and its object type */
-  outputType: string;
-  output: CustomObjectType;
-  outputList: boolean;
-  /** the output type is non-null */
-  outputRequired: boolean;
-  /** values of the enums the output type's fields use (a handler's answer is checked against them) */
-  outputEnums: Map<string, Set<string>>;
-  /** the handler URL, `{{ENV}}` templates unresolved */
-  handler: string;
-  headers: HeaderConf[];
-  forwardClientHeaders: boolean;
-  timeoutSec: number;
-  /** roles the action is visible to (admin always sees it) */
-  roles: Set<string>;
-  comment: string | null;
-}
 
 export const DEFAULT_ACTION_TIMEOUT_SEC = 30;
 

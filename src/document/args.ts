@@ -9,7 +9,7 @@
  */
 import { SvcError, pathKey } from '../errors.js';
 import { jsonKind } from '../json.js';
-import type { QualifiedName } from './types.js';
+import type { QualifiedName } from '../model/metadata.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type Obj = Record<string, unknown>;

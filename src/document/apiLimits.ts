@@ -6,36 +6,7 @@
  */
 import { SvcError, pathKey } from '../errors.js';
 import { ArgReader, expectArray, expectBool, expectObject, parseFailed, typeMismatch } from './args.js';
-
-/** `{global, per_role}` of one limit (v2's `Limit a`); `per_role` overrides `global` */
-export interface Limit<T> {
-  global: T;
-  per_role: Record<string, T>;
-}
-
-export interface RateLimitConfig {
-  max_reqs_per_min: number;
-  /** `"IP"`, a list of session variables, or null: the role alone */
-  unique_params: 'IP' | string[] | null;
-}
-
-export interface ApiLimits {
-  disabled: boolean;
-  depth_limit?: Limit<number>;
-  node_limit?: Limit<number>;
-  /** seconds */
-  time_limit?: Limit<number>;
-  batch_limit?: Limit<number>;
-  rate_limit?: Limit<RateLimitConfig>;
-}
-
-export type AllowlistScope = { global: true } | { global: false; roles: string[] };
-
-export interface AllowlistEntry {
-  collection: string;
-  /** absent: global (v1.3's entries, exported as they were written) */
-  scope?: AllowlistScope;
-}
+import type { AllowlistEntry, AllowlistScope, ApiLimits, Limit, RateLimitConfig } from '../model/metadata.js';
 
 const UNIQUE_PARAMS_ERROR = "Not a valid value. Should be either: 'IP' or a list of Svc session variables";
 

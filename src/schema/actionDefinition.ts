@@ -6,8 +6,8 @@
  * from replace_metadata is an inconsistent action, not a crash.
  */
 import { SvcError } from '../errors.js';
-import { MAX_TIMEOUT_SEC } from '../delivery/limits.js';
-import { ArgReader, expectArray } from '../metadata/args.js';
+import { MAX_TIMEOUT_SEC } from '../core/limits.js';
+import { ArgReader, expectArray } from '../document/args.js';
 
 const parseFailed = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 const lenient = (v: unknown, path: string) => new ArgReader(v, path, 'Object', false);

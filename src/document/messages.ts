@@ -7,7 +7,7 @@
  * RQL/DDL/Relationship.hs; RQL/DDL/Deps.hs `reportDeps`).
  */
 import { SvcError } from '../errors.js';
-import { displayName, type QualifiedTable } from './types.js';
+import { displayName, type QualifiedTable } from '../model/metadata.js';
 
 const q = (s: string): string => JSON.stringify(s);
 /** `"name"`, or `"schema.name"` outside public */
