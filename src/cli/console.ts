@@ -4,7 +4,7 @@
  *   GET  /console, /console/*      the console (index.html, assets from console/dist or --assets-dir)
  *   GET  /apis/project             the project the console records into (turns on its project mode)
  *   POST /apis/migrate             a change made in the console: run it, write the migration and the
- *                                  metadata files (./console_api.ts)
+ *                                  metadata files (./consoleApi.ts)
  *   anything else                  passed on to the endpoint as it is (HTTP and websockets), with
  *                                  the project's admin secret added when the browser sent none
  * The browser's credentials (x-svc-* headers, authorization) go with every request, also those
@@ -22,7 +22,7 @@ import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandSpec, Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
-import { ProjectRecorder } from './console_api.js';
+import { ProjectRecorder } from './consoleApi.js';
 import { badEndpoint } from './messages.js';
 
 /** console/dist of this package (src/cli and dist/cli are both two levels below the root) */

@@ -1,7 +1,7 @@
 /**
  * `svc metadata export | apply | diff | clear | reload` and `svc metadata inconsistency list |
  * status | drop` (reference: cli/svc_metadata_*.rst), on the metadata directory of
- * ./metadata_files.ts.
+ * ./metadataFiles.ts.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -9,7 +9,7 @@ import type { CommandSpec, Context } from './context.js';
 import type { QueryClient } from './client.js';
 import { EXIT, QueryFailure } from './errors.js';
 import { objectName, rejected } from './messages.js';
-import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, readMetadataSource, renderMetadata, roundTripLoss, type MetadataDoc } from './metadata_files.js';
+import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, readMetadataSource, renderMetadata, roundTripLoss, type MetadataDoc } from './metadataFiles.js';
 import { stripColour, table, type Paint } from './output.js';
 import { unifiedDiff } from './textdiff.js';
 

@@ -17,7 +17,7 @@ import { runQueryRequest } from '../metadata/run.js';
 import type { QueryClient } from './client.js';
 import { CliError, QueryFailure } from './errors.js';
 import { rejected, startupFailed } from './messages.js';
-import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, renderMetadata, type MetadataDoc } from './metadata_files.js';
+import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, renderMetadata, type MetadataDoc } from './metadataFiles.js';
 import { appliedVersions, ensureMigrationsTable, readMigrations, refuseDirty, type Migration } from './migrations.js';
 import { planApply, runPlan } from './migrate.js';
 

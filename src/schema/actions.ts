@@ -34,7 +34,7 @@ export function parseTypeExpr(s: string): TypeNode | undefined {
 
 const asTable = (t: QualifiedTable | string): QualifiedTable => (typeof t === 'string' ? { schema: 'public', name: t } : { schema: t.schema ?? 'public', name: t.name });
 
-/** Custom types (already validated by schema/custom_types.ts) as a model. */
+/** Custom types (already validated by schema/customTypes.ts) as a model. */
 export function resolveCustomTypes(ct: CustomTypes, lookup: (t: QualifiedTable) => TableModel | undefined): CustomTypesModel {
   const m = emptyCustomTypes();
   type Raw = { name: string; description?: string | null; fields?: Array<{ name: string; type: string; description?: string | null }>; values?: CustomEnumType['values'] };

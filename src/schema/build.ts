@@ -9,7 +9,7 @@ import { SvcError } from '../errors.js';
 import { isSessionVariable } from '../permissions/boolexp.js';
 import { permissionExp, permissionExpUses } from '../permissions/filter.js';
 import type { BoolExp as FilterExp, ColumnModel, ComputedFieldModel, Dependency, FunctionModel, InconsistentObject, InconsistentType, RelationshipModel, RolePermissions, TableModel } from '../model/tables.js';
-import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './custom_types.js';
+import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './customTypes.js';
 import { emptyCustomTypes, resolveActions, resolveCustomTypes } from './actions.js';
 import { qualifiedGqlName } from './graphql/names.js';
 import { computedFieldDependent } from './dependencies.js';

@@ -4,14 +4,14 @@
  * `svc console` — the same API, in this process:
  *   GET  /apis/project   the project (admin only)
  *   POST /apis/migrate   a change made in the console: run it, write its migration and the
- *                        metadata files (src/cli/console_api.ts; admin only)
+ *                        metadata files (src/cli/consoleApi.ts; admin only)
  * The project is read at start-up: a directory without config.yaml stops the start.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
-import { ProjectRecorder } from '../cli/console_api.js';
+import { ProjectRecorder } from '../cli/consoleApi.js';
 import { loadProject, locateProject } from '../cli/project.js';
 import { InProcessClient } from '../cli/startup.js';
 import { isAdmin, type Session } from './auth/session.js';

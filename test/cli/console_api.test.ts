@@ -1,5 +1,5 @@
 /**
- * The console's project API (src/cli/console_api.ts) as `svc serve --project-dir` serves it, over
+ * The console's project API (src/cli/consoleApi.ts) as `svc serve --project-dir` serves it, over
  * HTTP against a real server and database: a change with SQL becomes a migration (files + the
  * bookkeeping row, in one transaction with the change), a refused change leaves neither, metadata
  * changes only rewrite the metadata files, only admins may use it; a project directory without
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { nameFromSql, opsOf, sqlOf } from '../../src/cli/console_api.js';
+import { nameFromSql, opsOf, sqlOf } from '../../src/cli/consoleApi.js';
 import { sql } from '../helpers/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from './helpers.js';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { parseArgs } from '../../src/cli/args.js';
 import type { CommandSpec } from '../../src/cli/context.js';
 import { CliError } from '../../src/cli/errors.js';
-import { parseMetadataFiles, renderMetadata, roundTripLoss } from '../../src/cli/metadata_files.js';
+import { parseMetadataFiles, renderMetadata, roundTripLoss } from '../../src/cli/metadataFiles.js';
 import { nextVersion, planApply } from '../../src/cli/migrate.js';
 import { readMigrations, sqlIsEmpty, type Migration } from '../../src/cli/migrations.js';
 import { objectName } from '../../src/cli/messages.js';

@@ -415,7 +415,7 @@ describe('rate limits when Redis goes away: per-process counting (degraded, not 
 });
 
 test('the CLI metadata directory carries api_limits in api_limits.yaml (written only when set)', async () => {
-  const { parseMetadataFiles, renderMetadata, roundTripLoss } = await import('../../src/cli/metadata_files.js');
+  const { parseMetadataFiles, renderMetadata, roundTripLoss } = await import('../../src/cli/metadataFiles.js');
   const md = { version: 2, tables: [], api_limits: { disabled: false, depth_limit: { global: 3, per_role: { user: 2 } }, rate_limit: { global: { max_reqs_per_min: 5, unique_params: 'IP' }, per_role: {} } } };
   const files = renderMetadata(md);
   assert.match(files.get('api_limits.yaml')!, /depth_limit:/);

@@ -6,8 +6,8 @@ import { SUCCESS, defineOp } from '../registry.js';
 import { ArgReader, expectArray, expectObject, parseQualified, reader } from '../../document/args.js';
 import { emptyMetadata, type InheritedRoleMetadata, type Metadata } from '../../model/metadata.js';
 import { apiLimitsEmpty, parseAllowlist, parseApiLimits } from '../../document/apiLimits.js';
-import { parseCronTrigger } from './scheduled_triggers.js';
-import { parseRestEndpoint } from './rest_endpoints.js';
+import { parseCronTrigger } from './scheduledTriggers.js';
+import { parseRestEndpoint } from './restEndpoints.js';
 import { bumpRemoteGenerations } from '../../remote/introspect.js';
 import { parseInheritedRoles } from '../../document/inherited.js';
 

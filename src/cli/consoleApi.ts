@@ -13,7 +13,7 @@
  *      there, not in migrations: config v2, as upstream), and reports which files changed.
  * Requests are handled one at a time (versions are taken in order). Everything goes through the
  * same QueryClient and file code as `svc migrate` and `svc metadata` (./migrations.ts,
- * ./metadata_files.ts).
+ * ./metadataFiles.ts).
  *
  * Request: `{ request: <a /v1/query body>, name?: string, down_sql?: string, migration?: boolean }`
  * (`migration: false`: run it and update the metadata files, but write no migration — the SQL
@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, relative } from 'node:path';
 import type { QueryClient } from './client.js';
 import { CliError, QueryFailure } from './errors.js';
-import { renderMetadata, type MetadataDoc } from './metadata_files.js';
+import { renderMetadata, type MetadataDoc } from './metadataFiles.js';
 import { MIGRATION_LOCK_KEY, MIGRATIONS_TABLE, appliedVersions, ensureMigrationsTable, readMigrations } from './migrations.js';
 import { NAME_RE, nextVersion } from './migrate.js';
 import type { Project } from './project.js';

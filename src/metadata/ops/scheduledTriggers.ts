@@ -10,7 +10,7 @@ import { DEFAULT_ST_RETRY_CONF, resolveWebhookConf, type STRetryConf, type Webho
 import { ArgReader, jsonKind, reader } from '../../document/args.js';
 import { SUCCESS, defineOp } from '../registry.js';
 import type { CronTriggerMetadata } from '../../model/metadata.js';
-import { parseHeaders, parseRetryConf } from './event_triggers.js';
+import { parseHeaders, parseRetryConf } from './eventTriggers.js';
 import { checkStorable } from '../storable.js';
 
 /** `webhook`: a URL (with `{{ENV}}` templates) or `{from_env}`; it must resolve, now, to an http(s) URL. */
