@@ -47,10 +47,18 @@ export class WorkerSet {
     const late = new Promise<'late'>((r) => {
       timer = setTimeout(() => r('late'), graceMs + 1_000);
     });
-    const r = await Promise.race([w.stop(graceMs).then(() => 'ok' as const, (e: unknown) => e), late]);
+    const r = await Promise.race([
+      w.stop(graceMs).then(
+        () => 'ok' as const,
+        (e: unknown) => e,
+      ),
+      late,
+    ]);
     clearTimeout(timer);
-    if (r === 'late') this.log.warn({ type: 'background', detail: { worker: w.name, event: 'stop-timeout', ms: Date.now() - t0 } }, `worker ${w.name} did not stop in time`);
-    else if (r !== 'ok') this.log.error({ type: 'background', detail: { worker: w.name, error: r instanceof Error ? r.message : String(r) } }, `worker ${w.name} failed to stop`);
+    if (r === 'late')
+      this.log.warn({ type: 'background', detail: { worker: w.name, event: 'stop-timeout', ms: Date.now() - t0 } }, `worker ${w.name} did not stop in time`);
+    else if (r !== 'ok')
+      this.log.error({ type: 'background', detail: { worker: w.name, error: r instanceof Error ? r.message : String(r) } }, `worker ${w.name} failed to stop`);
   }
 
   get names(): string[] {

@@ -129,7 +129,10 @@ export class Engine {
       connectRetryTimeoutMs: config.dbConnectRetryTimeout * 1000,
       poolWait: histograms.poolWait,
       onConnectRetry: (attempt, delayMs, e) =>
-        log.warn({ type: 'startup', detail: { kind: 'db_connect_retry', attempt, retry_in_ms: delayMs, error: e.message } }, `database not reachable (try ${attempt}): ${e.message}; retrying in ${delayMs} ms`),
+        log.warn(
+          { type: 'startup', detail: { kind: 'db_connect_retry', attempt, retry_in_ms: delayMs, error: e.message } },
+          `database not reachable (try ${attempt}): ${e.message}; retrying in ${delayMs} ms`,
+        ),
     });
     let opened: Engine | undefined;
     try {
@@ -149,7 +152,10 @@ export class Engine {
           },
           maxLagSeconds: config.readReplicaMaxLag,
           onChange: (url, healthy, why) =>
-            (healthy ? log.info.bind(log) : log.warn.bind(log))({ type: 'read-replica', detail: { url, healthy, reason: why } }, `read replica ${url} ${healthy ? 'in use' : `skipped: ${why}`}`),
+            (healthy ? log.info.bind(log) : log.warn.bind(log))(
+              { type: 'read-replica', detail: { url, healthy, reason: why } },
+              `read replica ${url} ${healthy ? 'in use' : `skipped: ${why}`}`,
+            ),
         });
         await engine.replicas.start();
         engine.replicaReads = readRouted(db, engine.replicas);
@@ -196,7 +202,8 @@ export class Engine {
       const clock = () => engine.clock();
       engine.cronGenerator = new CronGenerator({ db, log, clock, intervalMs: 10_000 });
       await engine.workers.add(engine.cronGenerator);
-      const dead = (kind: string) => (n: number) => log.info({ type: 'scheduled-trigger', detail: { queue: kind, dead: n } }, `${n} ${kind} events past their tolerance marked dead`);
+      const dead = (kind: string) => (n: number) =>
+        log.info({ type: 'scheduled-trigger', detail: { queue: kind, dead: n } }, `${n} ${kind} events past their tolerance marked dead`);
       engine.cronEvents = delivery(ScheduledEventQueue.cron(clock, dead('cron')), clock);
       engine.scheduledEvents = delivery(ScheduledEventQueue.oneOff(clock, dead('scheduled')), clock);
       await engine.workers.add(engine.cronEvents);
@@ -251,7 +258,12 @@ export class Engine {
   deliverableTriggers(): Map<string, DeliverableTrigger> {
     const c = this.current;
     if (this.deliverable?.version === c.resourceVersion) return this.deliverable.triggers;
-    const bad = new Set(c.inconsistent.map(inconsistentRef).filter((r) => r?.kind === 'event_trigger').map((r) => (r as { name: string }).name));
+    const bad = new Set(
+      c.inconsistent
+        .map(inconsistentRef)
+        .filter((r) => r?.kind === 'event_trigger')
+        .map((r) => (r as { name: string }).name),
+    );
     const triggers = new Map<string, DeliverableTrigger>();
     for (const t of c.metadata.tables) {
       for (const def of t.event_triggers) {
@@ -300,10 +312,17 @@ export class Engine {
         const tables = this.current.db.tables;
         await syncEventTriggers(c, metadata, metadata, (t) => tables.has(`${t.schema}.${t.name}`));
         const changes = await syncChangeTriggers(c, this.config.tableChangeTriggers ? changeTriggerTables(metadata.tables, (k) => tables.get(k)?.kind) : []);
-        for (const f of changes.failed) this.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
+        for (const f of changes.failed)
+          this.log.warn(
+            { type: 'table-changes', detail: { table: f.table, error: f.error } },
+            `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`,
+          );
       });
     } catch (e) {
-      this.log.error({ type: 'startup', detail: { error: e instanceof Error ? e.message : String(e) } }, 'could not bring the event triggers\' database objects in line with the metadata');
+      this.log.error(
+        { type: 'startup', detail: { error: e instanceof Error ? e.message : String(e) } },
+        "could not bring the event triggers' database objects in line with the metadata",
+      );
     }
   }
 
@@ -399,7 +418,9 @@ export class Engine {
  */
 async function databaseIdentity(db: Db): Promise<string> {
   try {
-    const r = await db.query("select (select system_identifier::text from pg_control_system()) || ':' || d.oid::text || ':' || d.datname as id from pg_database d where d.datname = current_database()");
+    const r = await db.query(
+      "select (select system_identifier::text from pg_control_system()) || ':' || d.oid::text || ':' || d.datname as id from pg_database d where d.datname = current_database()",
+    );
     return String(r.rows[0]?.id);
   } catch {
     const r = await db.query('select current_database() as id');

@@ -43,7 +43,10 @@ export function resolveHeaders(conf: readonly HeaderConf[] | undefined, env: Env
 }
 
 /** The variables of a URL template, `*_from_env` names and headers that are not set (for consistency checks). */
-export function unsetVariables(o: { template?: string; names?: ReadonlyArray<string | undefined>; headers?: readonly HeaderConf[] }, env: Env = process.env): string[] {
+export function unsetVariables(
+  o: { template?: string; names?: ReadonlyArray<string | undefined>; headers?: readonly HeaderConf[] },
+  env: Env = process.env,
+): string[] {
   const names = [...(o.template ? templateVariables(o.template) : []), ...(o.names ?? []), ...(o.headers ?? []).map((h) => h.value_from_env)];
   return names.filter((n): n is string => n !== undefined && env[n] === undefined);
 }

@@ -90,8 +90,7 @@ export function pathKey(k: string): string {
 
 export const err400 = (code: ErrorCode, message: string, path = '$') => new SvcError(400, code, message, path);
 export const err401 = (code: ErrorCode, message: string, path = '$') => new SvcError(401, code, message, path);
-export const err500 = (code: ErrorCode, message: string, path = '$', internal?: unknown) =>
-  new SvcError(500, code, message, path, internal);
+export const err500 = (code: ErrorCode, message: string, path = '$', internal?: unknown) => new SvcError(500, code, message, path, internal);
 
 export const notExists = (message: string, path = '$') => err400('not-exists', message, path);
 export const alreadyExists = (message: string, path = '$') => err400('already-exists', message, path);

@@ -36,7 +36,13 @@ test('start in order; stop all at once, within one grace period however many wor
   const settle = () => new Promise((r) => setImmediate(r));
   await settle();
   // all at once: every worker was asked to stop before any of them finished
-  assert.deepEqual(events.slice(4).filter((e) => e.startsWith('stop ')).sort(), ['stop a', 'stop b', 'stop c', 'stop d']);
+  assert.deepEqual(
+    events
+      .slice(4)
+      .filter((e) => e.startsWith('stop '))
+      .sort(),
+    ['stop a', 'stop b', 'stop c', 'stop d'],
+  );
   assert.ok(events.includes('hang b 300'));
   assert.ok(!events.some((e) => e.startsWith('stopped')));
   t.mock.timers.tick(300);
@@ -55,7 +61,15 @@ test('start in order; stop all at once, within one grace period however many wor
 test('the engine runs metadata sync as a worker and stops it on close', async () => {
   const s = await startTestServer();
   try {
-    assert.deepEqual(s.engine.workers.names, ['metadata-sync', 'table-changes', 'delivery:event-trigger', 'cron-generator', 'delivery:cron', 'delivery:scheduled', 'delivery:action']);
+    assert.deepEqual(s.engine.workers.names, [
+      'metadata-sync',
+      'table-changes',
+      'delivery:event-trigger',
+      'cron-generator',
+      'delivery:cron',
+      'delivery:scheduled',
+      'delivery:action',
+    ]);
   } finally {
     await s.close();
   }

@@ -22,7 +22,10 @@ describe('parseConfig', () => {
     assert.equal(parse(['-h']).command, 'help');
     assert.equal(parse(['version']).command, 'version');
     assert.equal(parse(['--version']).command, 'version');
-    assert.throws(() => parse(['frobnicate']), (e: unknown) => e instanceof ConfigError && /unknown command "frobnicate"/.test(e.message));
+    assert.throws(
+      () => parse(['frobnicate']),
+      (e: unknown) => e instanceof ConfigError && /unknown command "frobnicate"/.test(e.message),
+    );
   });
 
   test('environment variables set options', () => {
@@ -103,11 +106,14 @@ describe('parseConfig', () => {
   ];
   for (const [name, argv, env, msg] of bad) {
     test(`bad value → ConfigError: ${name}`, () => {
-      assert.throws(() => parse(argv, env), (e: unknown) => {
-        assert.ok(e instanceof ConfigError, `expected ConfigError, got ${String(e)}`);
-        assert.match(e.message, msg);
-        return true;
-      });
+      assert.throws(
+        () => parse(argv, env),
+        (e: unknown) => {
+          assert.ok(e instanceof ConfigError, `expected ConfigError, got ${String(e)}`);
+          assert.match(e.message, msg);
+          return true;
+        },
+      );
     });
   }
 
@@ -169,7 +175,10 @@ describe('scaling flags (issue 33)', () => {
   });
 
   test('read replicas and the LISTEN URL', () => {
-    const { config } = parse(['--database-url', pgUrl, '--read-replica-urls', 'postgres://r1/x, postgres://r2/x', '--read-from-primary-roles', 'auditor,admin'], { SVC_GRAPHQL_READ_REPLICA_MAX_LAG: '2' });
+    const { config } = parse(
+      ['--database-url', pgUrl, '--read-replica-urls', 'postgres://r1/x, postgres://r2/x', '--read-from-primary-roles', 'auditor,admin'],
+      { SVC_GRAPHQL_READ_REPLICA_MAX_LAG: '2' },
+    );
     assert.deepEqual(config.readReplicaUrls, ['postgres://r1/x', 'postgres://r2/x']);
     assert.equal(config.readReplicaMaxLag, 2);
     assert.deepEqual(config.readFromPrimaryRoles, ['auditor', 'admin']);

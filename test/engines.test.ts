@@ -51,7 +51,7 @@ const series = (text: string, name: string): number => {
   return line ? Number(line.slice(name.length + 1)) : 0;
 };
 
-test('live-query and streaming counters, histograms and outbound clients are the engine\'s own', async () => {
+test("live-query and streaming counters, histograms and outbound clients are the engine's own", async () => {
   for (const k of ['liveQueryStats', 'streamStats', 'histograms', 'outbound', 'remotes'] as const) assert.notEqual(small.engine[k], large.engine[k], k);
   // requests to one engine are counted in its metrics only
   const before = series(await metricsOf(large), 'svc_http_request_duration_seconds_count{endpoint="/v1/graphql",operation_type="query",outcome="success"}');
@@ -68,7 +68,7 @@ test('live-query and streaming counters, histograms and outbound clients are the
   assert.equal(series(sm, 'svc_stream_rows_total') - series(lg, 'svc_stream_rows_total'), 11);
 });
 
-test('the outbound policy is the engine\'s own: one engine\'s --outbound-allow-hosts does not bind another', async () => {
+test("the outbound policy is the engine's own: one engine's --outbound-allow-hosts does not bind another", async () => {
   const strict = await startTestServer({ adminSecret: 's', outboundAllowHosts: ['only.example.com'] });
   try {
     assert.deepEqual(strict.engine.outbound.policy.allowHosts, ['only.example.com']);

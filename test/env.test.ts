@@ -13,16 +13,48 @@ test('{{NAME}} templates, spaces allowed inside the braces', () => {
 });
 
 test('an unset variable is 400 not-exists naming it', () => {
-  for (const f of [() => resolveUrlTemplate('{{MISSING}}/x', env), () => fromEnv('MISSING', env), () => resolveHeaders([{ name: 'h', value_from_env: 'MISSING' }], env)]) {
-    assert.throws(f, (e: unknown) => e instanceof SvcError && e.status === 400 && e.code === 'not-exists' && e.message === 'environment variable "MISSING" not set');
+  for (const f of [
+    () => resolveUrlTemplate('{{MISSING}}/x', env),
+    () => fromEnv('MISSING', env),
+    () => resolveHeaders([{ name: 'h', value_from_env: 'MISSING' }], env),
+  ]) {
+    assert.throws(
+      f,
+      (e: unknown) => e instanceof SvcError && e.status === 400 && e.code === 'not-exists' && e.message === 'environment variable "MISSING" not set',
+    );
   }
 });
 
 test('headers: value or value_from_env', () => {
-  assert.deepEqual(resolveHeaders([{ name: 'a', value: 'v' }, { name: 'b', value_from_env: 'TOKEN' }], env), [{ name: 'a', value: 'v' }, { name: 'b', value: 't' }]);
+  assert.deepEqual(
+    resolveHeaders(
+      [
+        { name: 'a', value: 'v' },
+        { name: 'b', value_from_env: 'TOKEN' },
+      ],
+      env,
+    ),
+    [
+      { name: 'a', value: 'v' },
+      { name: 'b', value: 't' },
+    ],
+  );
   assert.deepEqual(resolveHeaders(undefined, env), []);
 });
 
 test('unsetVariables lists what a consistency check reports, in order', () => {
-  assert.deepEqual(unsetVariables({ template: '{{BASE}}{{U1}}', names: [undefined, 'U2', 'TOKEN'], headers: [{ name: 'h', value_from_env: 'U3' }, { name: 'k', value: 'x' }] }, env), ['U1', 'U2', 'U3']);
+  assert.deepEqual(
+    unsetVariables(
+      {
+        template: '{{BASE}}{{U1}}',
+        names: [undefined, 'U2', 'TOKEN'],
+        headers: [
+          { name: 'h', value_from_env: 'U3' },
+          { name: 'k', value: 'x' },
+        ],
+      },
+      env,
+    ),
+    ['U1', 'U2', 'U3'],
+  );
 });

@@ -18,7 +18,11 @@ before(async () => {
 });
 after(() => c.end());
 
-const pgError = async (text: string) => c.query(text).then(() => assert.fail('no error'), (e: unknown) => e);
+const pgError = async (text: string) =>
+  c.query(text).then(
+    () => assert.fail('no error'),
+    (e: unknown) => e,
+  );
 
 test('one converter: the server and the executor convert alike', () => {
   assert.equal(toSvcError, asSvcError);
@@ -27,7 +31,7 @@ test('one converter: the server and the executor convert alike', () => {
 });
 
 test("a database error is mapped to upstream's code; expected ones carry no internal details", async () => {
-  const div = asSvcError(await pgError("select 1/0"));
+  const div = asSvcError(await pgError('select 1/0'));
   assert.equal(div.status, 400);
   assert.equal(div.code, 'data-exception');
   assert.equal(div.internal, undefined);
@@ -58,7 +62,11 @@ test('internal details: everyone in dev mode, admin unless turned off, nobody el
     [true, false, undefined, true],
   ];
   for (const [devMode, adminInternalErrors, role, shown] of cases) {
-    assert.equal(showInternalErrors({ devMode, adminInternalErrors }, role === undefined ? undefined : { role }), shown, JSON.stringify({ devMode, adminInternalErrors, role }));
+    assert.equal(
+      showInternalErrors({ devMode, adminInternalErrors }, role === undefined ? undefined : { role }),
+      shown,
+      JSON.stringify({ devMode, adminInternalErrors, role }),
+    );
   }
 });
 

@@ -25,10 +25,21 @@ test('path, query, userinfo and headers reach the receiver; response headers raw
   rx.respond = () => ({ status: 201, headers: { 'X-One': 'a', 'x-two': 'b' }, body: '{"ok":1}' });
   const port = new URL(rx.url).port;
   for (let i = 0; i < 2; i++) {
-    const res = await postLimited(`http://us%40er:p%3Ass@127.0.0.1:${port}/a/b?x=1&y=%20`, { 'content-type': 'application/json', 'x-h': String(i) }, '{"n":1}', { client, timeoutMs: 5000, maxBytes: 1000 });
+    const res = await postLimited(
+      `http://us%40er:p%3Ass@127.0.0.1:${port}/a/b?x=1&y=%20`,
+      { 'content-type': 'application/json', 'x-h': String(i) },
+      '{"n":1}',
+      { client, timeoutMs: 5000, maxBytes: 1000 },
+    );
     assert.equal(res.status, 201);
     assert.equal(res.body.toString(), '{"ok":1}');
-    assert.deepEqual(res.rawHeaders!.filter((h) => h.name.toLowerCase().startsWith('x-')), [{ name: 'X-One', value: 'a' }, { name: 'x-two', value: 'b' }]);
+    assert.deepEqual(
+      res.rawHeaders!.filter((h) => h.name.toLowerCase().startsWith('x-')),
+      [
+        { name: 'X-One', value: 'a' },
+        { name: 'x-two', value: 'b' },
+      ],
+    );
     assert.equal(res.headers.get('x-one'), 'a');
     const got = rx.requests.at(-1)!;
     assert.equal(got.path, '/a/b?x=1&y=%20');
@@ -89,14 +100,21 @@ test('GET: redirects followed when asked (relative and absolute, the deadline ov
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
   });
   try {
-    const res = await fetchLimited(`${srv.url}/a`, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'follow' }, { client, timeoutMs: 5000, maxBytes: 100 });
+    const res = await fetchLimited(
+      `${srv.url}/a`,
+      { method: 'GET', headers: { accept: 'application/json' }, redirect: 'follow' },
+      { client, timeoutMs: 5000, maxBytes: 100 },
+    );
     assert.equal(res.status, 200);
     assert.equal(res.body.toString(), '{"keys":[]}');
     assert.deepEqual(seen, ['GET /a', 'GET /b', 'GET /c']);
     const manual = await fetchLimited(`${srv.url}/a`, { method: 'GET', headers: {}, redirect: 'manual' }, { client, timeoutMs: 5000, maxBytes: 10000 });
     assert.equal(manual.status, 302);
     assert.equal(manual.headers.get('location'), '/b');
-    await assert.rejects(fetchLimited(`${srv.url}/loop`, { method: 'GET', headers: {}, redirect: 'follow' }, { client, timeoutMs: 5000, maxBytes: 100 }), /too many redirects/);
+    await assert.rejects(
+      fetchLimited(`${srv.url}/loop`, { method: 'GET', headers: {}, redirect: 'follow' }, { client, timeoutMs: 5000, maxBytes: 100 }),
+      /too many redirects/,
+    );
   } finally {
     await srv.close();
   }
@@ -108,11 +126,22 @@ test('readBody: an unread body is discarded; a declared length over the cap is r
     res.writeHead(req.url === '/denied' ? 403 : 200).end('body');
   });
   try {
-    const denied = await fetchLimited(`${srv.url}/denied`, { method: 'POST', headers: {}, body: '{}', redirect: 'manual' }, { client, timeoutMs: 5000, maxBytes: 100, readBody: (s) => s === 200 });
+    const denied = await fetchLimited(
+      `${srv.url}/denied`,
+      { method: 'POST', headers: {}, body: '{}', redirect: 'manual' },
+      { client, timeoutMs: 5000, maxBytes: 100, readBody: (s) => s === 200 },
+    );
     assert.deepEqual([denied.status, denied.body.length], [403, 0]);
-    const ok = await fetchLimited(`${srv.url}/ok`, { method: 'POST', headers: {}, body: '{}', redirect: 'manual' }, { client, timeoutMs: 5000, maxBytes: 100, readBody: (s) => s === 200 });
+    const ok = await fetchLimited(
+      `${srv.url}/ok`,
+      { method: 'POST', headers: {}, body: '{}', redirect: 'manual' },
+      { client, timeoutMs: 5000, maxBytes: 100, readBody: (s) => s === 200 },
+    );
     assert.equal(ok.body.toString(), 'body');
-    await assert.rejects(fetchLimited(`${srv.url}/big`, { method: 'GET', headers: {}, redirect: 'manual' }, { client, timeoutMs: 5000, maxBytes: 100 }), /larger than 100 bytes/);
+    await assert.rejects(
+      fetchLimited(`${srv.url}/big`, { method: 'GET', headers: {}, redirect: 'manual' }, { client, timeoutMs: 5000, maxBytes: 100 }),
+      /larger than 100 bytes/,
+    );
   } finally {
     await srv.close();
   }
@@ -129,7 +158,10 @@ test('an abort signal ends a hanging call (AbortError); an aborted one is never 
     while (requests === 0) await new Promise((r) => setImmediate(r));
     ac.abort();
     await assert.rejects(call, (e: Error) => e.name === 'AbortError');
-    await assert.rejects(fetchLimited(srv.url, { method: 'GET', headers: {}, redirect: 'manual' }, { client, timeoutMs: 60_000, maxBytes: 100, signal: ac.signal }), (e: Error) => e.name === 'AbortError');
+    await assert.rejects(
+      fetchLimited(srv.url, { method: 'GET', headers: {}, redirect: 'manual' }, { client, timeoutMs: 60_000, maxBytes: 100, signal: ac.signal }),
+      (e: Error) => e.name === 'AbortError',
+    );
     assert.equal(requests, 1);
   } finally {
     await srv.close();

@@ -43,7 +43,10 @@ export interface ActionJobContext {
 }
 
 /** The stored outcome of one call: the response payload, or the error as upstream encodes it. */
-export function outcomeOf(ctx: ActionJobContext, t: FinishedTry<ActionJobContext>): { status: 'completed' | 'error'; response: string | null; errors: string | null } {
+export function outcomeOf(
+  ctx: ActionJobContext,
+  t: FinishedTry<ActionJobContext>,
+): { status: 'completed' | 'error'; response: string | null; errors: string | null } {
   const o = t.outcome;
   const err = (e: SvcError) => ({ status: 'error' as const, response: null, errors: JSON.stringify({ path: e.path, error: e.message, code: e.code }) });
   if (o.status === null) return err(new SvcError(500, 'unexpected', 'http exception when calling webhook'));
@@ -106,11 +109,18 @@ export class AsyncActionQueue implements DeliveryQueue<ActionJobContext> {
   }
 
   async renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void> {
-    await db.query('update svc_catalog.hdb_action_log set locked_until = now() + make_interval(secs => $3) where id = any($2::uuid[]) and locked_by = $1', [owner, ids, leaseSec]);
+    await db.query('update svc_catalog.hdb_action_log set locked_until = now() + make_interval(secs => $3) where id = any($2::uuid[]) and locked_by = $1', [
+      owner,
+      ids,
+      leaseSec,
+    ]);
   }
 
   async release(db: Db, owner: string, ids: string[]): Promise<void> {
-    await db.query("update svc_catalog.hdb_action_log set status = 'created', locked_by = null, locked_until = null where id = any($2::uuid[]) and locked_by = $1", [owner, ids]);
+    await db.query(
+      "update svc_catalog.hdb_action_log set status = 'created', locked_by = null, locked_until = null where id = any($2::uuid[]) and locked_by = $1",
+      [owner, ids],
+    );
   }
 
   async depth(db: Db): Promise<number> {

@@ -39,12 +39,23 @@ export function actionRootFields(b: RoleSchemaBuilder): RootFields {
     const args: GraphQLFieldConfigArgumentMap = {};
     for (const arg of a.arguments) args[arg.name] = { type: inputType(b, parseTypeExpr(arg.type)!), description: arg.description ?? undefined };
     const description = a.comment ?? undefined;
-    const input = (ctx: Parameters<RootFieldConfigParser>[0], f: Parameters<RootFieldConfigParser>[1], def: Parameters<RootFieldConfigParser>[2]): InputTemplate => {
+    const input = (
+      ctx: Parameters<RootFieldConfigParser>[0],
+      f: Parameters<RootFieldConfigParser>[1],
+      def: Parameters<RootFieldConfigParser>[2],
+    ): InputTemplate => {
       const given = ctx.args(f, def);
-      return { kind: 'object', fields: a.arguments.flatMap((x): Array<[string, InputTemplate]> => (given.has(x.name) ? [[x.name, template(given.get(x.name)!)]] : [])) };
+      return {
+        kind: 'object',
+        fields: a.arguments.flatMap((x): Array<[string, InputTemplate]> => (given.has(x.name) ? [[x.name, template(given.get(x.name)!)]] : [])),
+      };
     };
     if (a.kind === 'asynchronous') {
-      const parse: SelectionParser<RootField> = (ctx, f, def) => ({ alias: f.alias, kind: 'action', action: { action: a, input: input(ctx, f, def), output: null } });
+      const parse: SelectionParser<RootField> = (ctx, f, def) => ({
+        alias: f.alias,
+        kind: 'action',
+        action: { action: a, input: input(ctx, f, def), output: null },
+      });
       mutation[a.name] = { type: new GraphQLNonNull(b.scalar('uuid')), description, args, extensions: { svc: parse } };
       query[a.name] = asyncQueryField(b, a);
       continue;
@@ -93,16 +104,18 @@ function namedInput(b: RoleSchemaBuilder, name: string): GraphQLInputType {
   if (e) return enumType(b, name);
   const io = ct.inputObjects.get(name);
   if (io) {
-    return b.register(name, () =>
-      new GraphQLInputObjectType({
-        name,
-        description: io.description ?? undefined,
-        fields: () => {
-          const fields: Record<string, GraphQLInputFieldConfig> = {};
-          for (const f of io.fields) fields[f.name] = { type: inputType(b, parseTypeExpr(f.type)!), description: f.description ?? undefined };
-          return fields;
-        },
-      }),
+    return b.register(
+      name,
+      () =>
+        new GraphQLInputObjectType({
+          name,
+          description: io.description ?? undefined,
+          fields: () => {
+            const fields: Record<string, GraphQLInputFieldConfig> = {};
+            for (const f of io.fields) fields[f.name] = { type: inputType(b, parseTypeExpr(f.type)!), description: f.description ?? undefined };
+            return fields;
+          },
+        }),
     );
   }
   if (ct.scalars.has(name)) return customScalar(b, name);
@@ -119,7 +132,8 @@ function enumType(b: RoleSchemaBuilder, name: string): GraphQLEnumType {
   const e = b.cache.customTypes.enums.get(name)!;
   return b.register(name, () => {
     const values: Record<string, { description?: string; deprecationReason?: string }> = {};
-    for (const v of e.values) values[v.value] = { description: v.description ?? undefined, deprecationReason: v.is_deprecated ? 'No longer supported' : undefined };
+    for (const v of e.values)
+      values[v.value] = { description: v.description ?? undefined, deprecationReason: v.is_deprecated ? 'No longer supported' : undefined };
     return new GraphQLEnumType({ name, description: e.description ?? undefined, values });
   });
 }
@@ -147,41 +161,55 @@ function outputType(b: RoleSchemaBuilder, expr: string): GraphQLOutputType {
 }
 
 function outputObject(b: RoleSchemaBuilder, obj: CustomObjectType): GraphQLObjectType {
-  return b.register(obj.name, () =>
-    new GraphQLObjectType({
-      name: obj.name,
-      description: obj.description ?? undefined,
-      fields: () => {
-        const out: Record<string, GraphQLFieldConfig<unknown, unknown>> = {};
-        for (const f of obj.fields) {
-          const parse: SelectionParser<OutputField> = (_ctx, sf) => ({ alias: sf.alias, kind: 'field', name: f.name });
-          out[f.name] = { type: wrapOutput(b, parseTypeExpr(f.type)!), description: f.description ?? undefined, extensions: { svc: parse } };
-        }
-        for (const rel of obj.relationships) {
-          const rv = b.remoteView(rel);
-          if (!rv) continue;
-          const tobj = tableObject(b, rv);
-          if (rel.kind === 'object') {
-            const parse: SelectionParser<OutputField> = (ctx, sf) => ({
-              alias: sf.alias,
-              kind: 'object',
-              rel,
-              select: { source: { kind: 'table', table: rv.table }, filter: rv.filter, permLimit: null, args: { where: null, orderBy: [], distinctOn: null, limit: null, offset: null }, fields: parseTableSelection(ctx, sf, tobj) },
-            });
-            out[rel.name] = { type: tobj, extensions: { svc: parse } };
-          } else {
-            const parse: SelectionParser<OutputField> = (ctx, sf, def) => ({
-              alias: sf.alias,
-              kind: 'array',
-              rel,
-              select: { source: { kind: 'table', table: rv.table }, filter: rv.filter, permLimit: rv.limit, args: parseSelectArgs(b, ctx, rv, sf, ctx.args(sf, def)), fields: parseTableSelection(ctx, sf, tobj) },
-            });
-            out[rel.name] = { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(tobj))), args: selectArgs(b, rv), extensions: { svc: parse } };
+  return b.register(
+    obj.name,
+    () =>
+      new GraphQLObjectType({
+        name: obj.name,
+        description: obj.description ?? undefined,
+        fields: () => {
+          const out: Record<string, GraphQLFieldConfig<unknown, unknown>> = {};
+          for (const f of obj.fields) {
+            const parse: SelectionParser<OutputField> = (_ctx, sf) => ({ alias: sf.alias, kind: 'field', name: f.name });
+            out[f.name] = { type: wrapOutput(b, parseTypeExpr(f.type)!), description: f.description ?? undefined, extensions: { svc: parse } };
           }
-        }
-        return out;
-      },
-    }),
+          for (const rel of obj.relationships) {
+            const rv = b.remoteView(rel);
+            if (!rv) continue;
+            const tobj = tableObject(b, rv);
+            if (rel.kind === 'object') {
+              const parse: SelectionParser<OutputField> = (ctx, sf) => ({
+                alias: sf.alias,
+                kind: 'object',
+                rel,
+                select: {
+                  source: { kind: 'table', table: rv.table },
+                  filter: rv.filter,
+                  permLimit: null,
+                  args: { where: null, orderBy: [], distinctOn: null, limit: null, offset: null },
+                  fields: parseTableSelection(ctx, sf, tobj),
+                },
+              });
+              out[rel.name] = { type: tobj, extensions: { svc: parse } };
+            } else {
+              const parse: SelectionParser<OutputField> = (ctx, sf, def) => ({
+                alias: sf.alias,
+                kind: 'array',
+                rel,
+                select: {
+                  source: { kind: 'table', table: rv.table },
+                  filter: rv.filter,
+                  permLimit: rv.limit,
+                  args: parseSelectArgs(b, ctx, rv, sf, ctx.args(sf, def)),
+                  fields: parseTableSelection(ctx, sf, tobj),
+                },
+              });
+              out[rel.name] = { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(tobj))), args: selectArgs(b, rv), extensions: { svc: parse } };
+            }
+          }
+          return out;
+        },
+      }),
   );
 }
 
@@ -190,17 +218,19 @@ function asyncQueryField(b: RoleSchemaBuilder, a: ActionModel): RootFieldConfig 
   const outType = outputType(b, a.outputType);
   const nullableOut = outType instanceof GraphQLNonNull ? (outType.ofType as GraphQLOutputType) : outType;
   type P = SelectionParser<AsyncSelection[number]>;
-  const obj = b.register(a.name, () =>
-    new GraphQLObjectType({
-      name: a.name,
-      description: a.comment ?? undefined,
-      fields: () => ({
-        id: { type: new GraphQLNonNull(b.scalar('uuid')), extensions: { svc: ((_c, f) => ({ alias: f.alias, kind: 'id' })) as P } },
-        created_at: { type: new GraphQLNonNull(b.scalar('timestamptz')), extensions: { svc: ((_c, f) => ({ alias: f.alias, kind: 'created_at' })) as P } },
-        errors: { type: b.scalar('json'), extensions: { svc: ((_c, f) => ({ alias: f.alias, kind: 'errors' })) as P } },
-        output: { type: nullableOut, extensions: { svc: ((ctx, f) => ({ alias: f.alias, kind: 'output', output: outputSelection(ctx, f, a) })) as P } },
+  const obj = b.register(
+    a.name,
+    () =>
+      new GraphQLObjectType({
+        name: a.name,
+        description: a.comment ?? undefined,
+        fields: () => ({
+          id: { type: new GraphQLNonNull(b.scalar('uuid')), extensions: { svc: ((_c, f) => ({ alias: f.alias, kind: 'id' })) as P } },
+          created_at: { type: new GraphQLNonNull(b.scalar('timestamptz')), extensions: { svc: ((_c, f) => ({ alias: f.alias, kind: 'created_at' })) as P } },
+          errors: { type: b.scalar('json'), extensions: { svc: ((_c, f) => ({ alias: f.alias, kind: 'errors' })) as P } },
+          output: { type: nullableOut, extensions: { svc: ((ctx, f) => ({ alias: f.alias, kind: 'output', output: outputSelection(ctx, f, a) })) as P } },
+        }),
       }),
-    }),
   );
   const parse: SelectionParser<RootField> = (ctx, f, def) => {
     const id = ctx.args(f, def).get('id')!;

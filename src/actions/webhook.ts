@@ -94,7 +94,8 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   }
   const fail = (code: ErrorCode, message: string) => new SvcError(400, code, message, '$', internal(req, res, json));
   // a bounded answer only (its values are copied into the response and the action log)
-  if (jsonDeeperThan(json, ACTION_RESPONSE_MAX_DEPTH)) throw fail('unexpected', `the action webhook response is nested deeper than ${ACTION_RESPONSE_MAX_DEPTH} levels`);
+  if (jsonDeeperThan(json, ACTION_RESPONSE_MAX_DEPTH))
+    throw fail('unexpected', `the action webhook response is nested deeper than ${ACTION_RESPONSE_MAX_DEPTH} levels`);
   if (res.status >= 200 && res.status < 300) {
     if (json === null) {
       if (a.outputRequired) throw fail('unexpected', 'got null for the action webhook response');
@@ -114,7 +115,8 @@ export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResp
   }
   if (res.status >= 400 && res.status < 500) {
     const o = json as { message?: unknown; code?: unknown };
-    if (!objectKind(json) || typeof o.message !== 'string') throw fail('parse-failed', 'expecting an error object {"message": …, "code": …} in the action webhook\'s 4xx response');
+    if (!objectKind(json) || typeof o.message !== 'string')
+      throw fail('parse-failed', 'expecting an error object {"message": …, "code": …} in the action webhook\'s 4xx response');
     return throwHandlerError(res.status, o.message, typeof o.code === 'string' ? foreignCode(o.code) : 'unexpected');
   }
   throw new SvcError(500, 'unexpected', 'internal error', '$', internal(req, res, json));
@@ -136,7 +138,10 @@ function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: Er
     const t = parseTypeExpr(f.type);
     const v = o[f.name];
     if (t && v !== undefined && v !== null && !valueFits(v, t, a.outputEnums)) {
-      throw fail('unexpected', `expecting a value of type ${f.type} for field ${JSON.stringify(f.name)} in webhook response, but got ${JSON.stringify(v).slice(0, 200)}`);
+      throw fail(
+        'unexpected',
+        `expecting a value of type ${f.type} for field ${JSON.stringify(f.name)} in webhook response, but got ${JSON.stringify(v).slice(0, 200)}`,
+      );
     }
   }
 }

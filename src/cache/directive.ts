@@ -64,7 +64,8 @@ function readArg<T>(v: ValueNode, path: string, type: string, literal: (v: Value
 }
 
 export function checkTtl(n: number, path: string): number {
-  if (!Number.isInteger(n) || n < 0 || n > MAX_TTL_SECONDS) throw validationError(`ttl of directive "cached" must be an integer between 0 and ${MAX_TTL_SECONDS}`, path);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_TTL_SECONDS)
+    throw validationError(`ttl of directive "cached" must be an integer between 0 and ${MAX_TTL_SECONDS}`, path);
   return n;
 }
 
@@ -74,6 +75,7 @@ export function argValue<T>(a: ArgValue<T>, variables: Record<string, unknown>, 
   const v = variables[a.variable];
   if (v === undefined || v === null) return fallback;
   const x = check(v);
-  if (x === undefined) throw validationError(`variable "${a.variable}" has the wrong type for an argument of directive "cached"`, `$.variableValues.${a.variable}`);
+  if (x === undefined)
+    throw validationError(`variable "${a.variable}" has the wrong type for an argument of directive "cached"`, `$.variableValues.${a.variable}`);
   return x;
 }

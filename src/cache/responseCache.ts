@@ -72,8 +72,7 @@ export class ResponseCache {
     if (opts.shared) {
       this.redis = new RedisStore(opts.shared, opts.dbId, this.stats, Math.max(1, opts.maxBytes));
       this.isActive = true;
-    }
-    else this.memory = new MemoryStore(opts.maxBytes, this.stats);
+    } else this.memory = new MemoryStore(opts.maxBytes, this.stats);
     this.unsubscribe = opts.changes?.subscribe((tables) => this.changed(tables));
   }
 

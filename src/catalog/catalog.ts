@@ -172,7 +172,11 @@ alter table svc_catalog.hdb_action_log add column trace_context text;
 `,
 ];
 
-const statements = (sql: string) => sql.split(';').map((s) => s.trim()).filter(Boolean);
+const statements = (sql: string) =>
+  sql
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export async function initCatalog(db: Db): Promise<void> {
   await db.tx(async (c) => {

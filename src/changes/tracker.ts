@@ -93,7 +93,9 @@ join pg_namespace n on n.oid = c.relnamespace
 where p.level > 0 and c.relkind in ('r', 'p')`;
 
 const createTrigger = (t: ChangeTriggerTarget) =>
-  `CREATE TRIGGER ${CHANGE_TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${qualified(t)} FOR EACH STATEMENT EXECUTE PROCEDURE ${FUNCTION}(${(t.roots ?? [])
+  `CREATE TRIGGER ${CHANGE_TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${qualified(t)} FOR EACH STATEMENT EXECUTE PROCEDURE ${FUNCTION}(${(
+    t.roots ?? []
+  )
     .map((r) => `${quoteLiteral(r.schema)}, ${quoteLiteral(r.name)}`)
     .join(', ')})`;
 
@@ -118,7 +120,10 @@ export async function installedChangeTriggers(db: Queryable): Promise<ChangeTrig
  * installed (permissions, a read-only database) is reported in `failed` and the transaction goes
  * on (its readers poll). Cheap when nothing changes: one catalog query.
  */
-export async function syncChangeTriggers(conn: Queryable, wanted: readonly QualifiedTable[]): Promise<{ installed: number; dropped: number; failed: Array<{ table: QualifiedTable; error: string }> }> {
+export async function syncChangeTriggers(
+  conn: Queryable,
+  wanted: readonly QualifiedTable[],
+): Promise<{ installed: number; dropped: number; failed: Array<{ table: QualifiedTable; error: string }> }> {
   const want = new Map<string, ChangeTriggerTarget>(wanted.map((t) => [tableKey(t), { schema: t.schema, name: t.name }]));
   // partitions of partitioned tables signal their tracked ancestors too
   if (wanted.length) {
@@ -162,10 +167,12 @@ export async function syncChangeTriggers(conn: Queryable, wanted: readonly Quali
 
 /** The tables of `metadata` that can carry a change trigger: tracked, existing, ordinary or partitioned. */
 export function changeTriggerTables(tables: ReadonlyArray<{ table: QualifiedTable }>, kindOf: (key: string) => string | undefined): QualifiedTable[] {
-  return tables.map((t) => t.table).filter((t) => {
-    const k = kindOf(tableKey(t));
-    return k === 'r' || k === 'p';
-  });
+  return tables
+    .map((t) => t.table)
+    .filter((t) => {
+      const k = kindOf(tableKey(t));
+      return k === 'r' || k === 'p';
+    });
 }
 
 export interface ChangeStats {
@@ -225,7 +232,10 @@ export class ChangeTracker {
       this.mode = 'notify';
     } catch (e) {
       this.mode = 'poll';
-      this.log.warn({ type: 'table-changes', detail: { error: e instanceof Error ? e.message : String(e) } }, 'cannot LISTEN for table changes: live queries poll');
+      this.log.warn(
+        { type: 'table-changes', detail: { error: e instanceof Error ? e.message : String(e) } },
+        'cannot LISTEN for table changes: live queries poll',
+      );
       return;
     }
     await this.refresh().catch(() => undefined);

@@ -11,18 +11,38 @@ import type { CommandSpec, FlagSpec, Parsed } from './context.js';
 /** Flags every command takes. */
 export const GLOBAL_FLAGS: FlagSpec[] = [
   { name: 'output', short: 'o', type: 'string', value: 'string', description: 'output format: text or json (default "text")' },
-  { name: 'project', type: 'string', value: 'string', description: 'directory of the project (config.yaml); default: the current directory or the nearest parent with a config.yaml' },
-  { name: 'envfile', type: 'string', value: 'string', description: '.env file of the project to read environment variables from; they do not override set ones (default ".env")' },
+  {
+    name: 'project',
+    type: 'string',
+    value: 'string',
+    description: 'directory of the project (config.yaml); default: the current directory or the nearest parent with a config.yaml',
+  },
+  {
+    name: 'envfile',
+    type: 'string',
+    value: 'string',
+    description: '.env file of the project to read environment variables from; they do not override set ones (default ".env")',
+  },
   { name: 'no-color', type: 'bool', description: 'do not colour the output (also: NO_COLOR set, or output not a terminal)' },
   { name: 'help', short: 'h', type: 'bool', description: 'help for this command' },
 ];
 
 /** Flags of commands that talk to a server. */
 export const SERVER_FLAGS: FlagSpec[] = [
-  { name: 'endpoint', type: 'string', value: 'string', description: 'http(s) endpoint of Svc, without /v1/query [SVC_GRAPHQL_ENDPOINT, config.yaml endpoint] (default "http://localhost:8080")' },
+  {
+    name: 'endpoint',
+    type: 'string',
+    value: 'string',
+    description: 'http(s) endpoint of Svc, without /v1/query [SVC_GRAPHQL_ENDPOINT, config.yaml endpoint] (default "http://localhost:8080")',
+  },
   { name: 'admin-secret', type: 'string', value: 'string', description: 'admin secret of Svc [SVC_GRAPHQL_ADMIN_SECRET, config.yaml admin_secret]' },
   { name: 'insecure-skip-tls-verify', type: 'bool', description: 'skip TLS verification of an https endpoint [SVC_GRAPHQL_INSECURE_SKIP_TLS_VERIFY]' },
-  { name: 'certificate-authority', type: 'string', value: 'string', description: 'path to a CA certificate (PEM) for an https endpoint [SVC_GRAPHQL_CERTIFICATE_AUTHORITY]' },
+  {
+    name: 'certificate-authority',
+    type: 'string',
+    value: 'string',
+    description: 'path to a CA certificate (PEM) for an https endpoint [SVC_GRAPHQL_CERTIFICATE_AUTHORITY]',
+  },
 ];
 
 export function flagsOf(spec: CommandSpec): FlagSpec[] {
@@ -75,7 +95,13 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): Parsed {
     }
     if (f.type === 'list') {
       const prev = (flags.get(f.name) as string[] | undefined) ?? [];
-      flags.set(f.name, [...prev, ...value.split(',').map((s) => s.trim()).filter(Boolean)]);
+      flags.set(f.name, [
+        ...prev,
+        ...value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ]);
     } else {
       if (flags.has(f.name)) throw usageError(`flag --${f.name} given more than once`, spec);
       flags.set(f.name, value);
@@ -86,9 +112,18 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): Parsed {
 
 /** Checks the number of positional arguments (after --help was handled). */
 export function checkArgCount(spec: CommandSpec, args: string[]): void {
-  if (args.length < spec.args.min) throw usageError(`"svc ${spec.path.join(' ')}" needs ${spec.args.min === 1 ? 'an argument' : `${spec.args.min} arguments`}`, spec);
+  if (args.length < spec.args.min)
+    throw usageError(`"svc ${spec.path.join(' ')}" needs ${spec.args.min === 1 ? 'an argument' : `${spec.args.min} arguments`}`, spec);
   if (args.length > spec.args.max) {
-    throw usageError(spec.args.max === 0 ? `"svc ${spec.path.join(' ')}" takes no arguments, got ${JSON.stringify(args[0])}` : `too many arguments for "svc ${spec.path.join(' ')}": ${args.slice(spec.args.max).map((x) => JSON.stringify(x)).join(' ')}`, spec);
+    throw usageError(
+      spec.args.max === 0
+        ? `"svc ${spec.path.join(' ')}" takes no arguments, got ${JSON.stringify(args[0])}`
+        : `too many arguments for "svc ${spec.path.join(' ')}": ${args
+            .slice(spec.args.max)
+            .map((x) => JSON.stringify(x))
+            .join(' ')}`,
+      spec,
+    );
   }
 }
 

@@ -70,7 +70,8 @@ export class HttpClient implements QueryClient {
     if (status === 200) return json;
     const e = json as { code?: unknown; error?: unknown; path?: unknown; internal?: unknown };
     if (!e || typeof e !== 'object' || typeof e.code !== 'string') throw notSvc(this.target, status, text);
-    if (status === 401 || (e.code === 'access-denied' && /admin.?secret|access.?key|admin only/i.test(String(e.error)))) throw unauthorized(this.target, String(e.error), !!this.opts.adminSecret);
+    if (status === 401 || (e.code === 'access-denied' && /admin.?secret|access.?key|admin only/i.test(String(e.error))))
+      throw unauthorized(this.target, String(e.error), !!this.opts.adminSecret);
     throw new QueryFailure(status, e.code, String(e.error ?? ''), typeof e.path === 'string' ? e.path : '$', e.internal);
   }
 
@@ -91,7 +92,12 @@ export class HttpClient implements QueryClient {
   private post(path: string, body: unknown): Promise<{ status: number; text: string }> {
     const url = join(this.base, path);
     const payload = Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(payload.length), accept: 'application/json', connection: 'close' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'content-length': String(payload.length),
+      accept: 'application/json',
+      connection: 'close',
+    };
     if (this.opts.adminSecret) headers['x-svc-admin-secret'] = this.opts.adminSecret;
     for (const [k, v] of Object.entries(this.opts.headers ?? {})) if (!(k.toLowerCase() in headers)) headers[k.toLowerCase()] = v;
     const connectMs = this.opts.connectTimeoutMs ?? 10_000;
@@ -121,7 +127,12 @@ export class HttpClient implements QueryClient {
         res.on('error', (e) => done(() => reject(unreachable(this.target, e))));
       };
       // a connection per request (`agent: false`): nothing keeps the CLI's process alive afterwards
-      const options = { method: 'POST', headers, agent: false, ...(https ? { rejectUnauthorized: !this.opts.insecureSkipTlsVerify, ...(this.ca ? { ca: this.ca } : {}) } : {}) };
+      const options = {
+        method: 'POST',
+        headers,
+        agent: false,
+        ...(https ? { rejectUnauthorized: !this.opts.insecureSkipTlsVerify, ...(this.ca ? { ca: this.ca } : {}) } : {}),
+      };
       const req = https ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
       const connectTimer = setTimeout(() => {
         req.destroy();

@@ -30,8 +30,17 @@ const DEFAULT_ASSETS = fileURLToPath(new URL('../../console/dist', import.meta.u
 const MAX_BODY = 64 * 1024 * 1024;
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.ttf': 'font/ttf', '.woff': 'font/woff', '.woff2': 'font/woff2', '.wasm': 'application/wasm',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.ttf': 'font/ttf',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.wasm': 'application/wasm',
 };
 
 /** headers of the browser's request that carry its credentials */
@@ -143,12 +152,14 @@ export async function startConsoleServer(ctx: Context, opts: { address: string; 
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
-    if (!knownHost(req.headers)) return json(res, 403, { path: '$', error: `svc console answers requests for ${[...hosts].join(', ')} only`, code: 'forbidden-host' });
+    if (!knownHost(req.headers))
+      return json(res, 403, { path: '$', error: `svc console answers requests for ${[...hosts].join(', ')} only`, code: 'forbidden-host' });
     if (path === '/apis/project' && req.method === 'GET') return json(res, 200, { ...recorder.describe(), endpoint });
     if (path === '/apis/migrate') {
       if (req.method !== 'POST') return json(res, 405, { path: '$', error: 'POST only', code: 'method-not-allowed' });
-      if (!sameOrigin(req.headers)) return json(res, 403, { path: '$', error: 'only the console\'s own pages may record changes', code: 'forbidden-origin' });
-      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return json(res, 415, { path: '$', error: 'expected content-type application/json', code: 'unsupported-media-type' });
+      if (!sameOrigin(req.headers)) return json(res, 403, { path: '$', error: "only the console's own pages may record changes", code: 'forbidden-origin' });
+      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+        return json(res, 415, { path: '$', error: 'expected content-type application/json', code: 'unsupported-media-type' });
       let body: unknown;
       try {
         body = JSON.parse((await readBody(req)).toString('utf8'));
@@ -166,7 +177,8 @@ export async function startConsoleServer(ctx: Context, opts: { address: string; 
       const name = decodeURIComponent(path.slice('/console/assets/'.length));
       const file = resolve(assets, name);
       const rel = relative(assets, file);
-      if (name && !rel.startsWith('..') && !isAbsolute(rel) && !rel.split(sep).some((p) => p.startsWith('.')) && (await sendFile(res, file, 'no-cache'))) return;
+      if (name && !rel.startsWith('..') && !isAbsolute(rel) && !rel.split(sep).some((p) => p.startsWith('.')) && (await sendFile(res, file, 'no-cache')))
+        return;
       return json(res, 404, { path: '$', error: 'no such file', code: 'not-found' });
     }
     if (path === '/console' || path.startsWith('/console/')) {
@@ -215,10 +227,11 @@ export async function startConsoleServer(ctx: Context, opts: { address: string; 
   const host = opts.address.includes(':') ? `[${opts.address}]` : opts.address;
   return {
     url: `http://${host}:${port}`,
-    close: () => new Promise<void>((res) => {
-      server.close(() => res());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((res) => {
+        server.close(() => res());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -256,7 +269,7 @@ const consoleCmd: CommandSpec = {
     { name: 'address', type: 'string', value: 'string', description: 'address to listen on (default "localhost")' },
     { name: 'console-port', type: 'string', value: 'string', description: 'port to serve the console on (default "9695"; 0: any free port)' },
     { name: 'no-browser', type: 'bool', description: 'do not open the console in a browser' },
-    { name: 'assets-dir', type: 'string', value: 'string', description: 'directory of the console\'s files (default: console/dist of the package)' },
+    { name: 'assets-dir', type: 'string', value: 'string', description: "directory of the console's files (default: console/dist of the package)" },
   ],
   args: { min: 0, max: 0 },
   server: true,
@@ -265,7 +278,8 @@ const consoleCmd: CommandSpec = {
     const portText = ctx.flag('console-port') ?? '9695';
     if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw ctx.usage(`--console-port expects a port number, got ${JSON.stringify(portText)}`);
     const assetsDir = ctx.flag('assets-dir') !== undefined ? ctx.path(ctx.flag('assets-dir')!) : DEFAULT_ASSETS;
-    if (!existsSync(join(assetsDir, 'index.html'))) ctx.out.warn(`the console's files are not in ${assetsDir}: build them with \`npm run build:console\` or give --assets-dir`);
+    if (!existsSync(join(assetsDir, 'index.html')))
+      ctx.out.warn(`the console's files are not in ${assetsDir}: build them with \`npm run build:console\` or give --assets-dir`);
     let server: ConsoleServer;
     try {
       server = await startConsoleServer(ctx, { address: ctx.flag('address') ?? 'localhost', port: Number(portText), assetsDir });

@@ -64,14 +64,27 @@ export function sqlOf(body: unknown): string[] {
 
 /** A migration name from the first statement of the SQL (`create table "public"."a"` → create_table_public_a). */
 export function nameFromSql(sql: string): string {
-  const first = (sql.replace(/--[^\n]*/g, '').trim().split(';')[0] ?? '').split('(')[0]!;
-  const words = first.replace(/[^A-Za-z0-9_]+/g, ' ').trim().split(/\s+/).filter(Boolean).slice(0, 7);
+  const first = (
+    sql
+      .replace(/--[^\n]*/g, '')
+      .trim()
+      .split(';')[0] ?? ''
+  ).split('(')[0]!;
+  const words = first
+    .replace(/[^A-Za-z0-9_]+/g, ' ')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 7);
   const name = words.join('_').toLowerCase().slice(0, 80).replace(/_+$/, '');
   return name || 'migration';
 }
 
 function commentOut(sql: string): string {
-  return sql.split('\n').map((l) => `-- ${l}`.trimEnd()).join('\n');
+  return sql
+    .split('\n')
+    .map((l) => `-- ${l}`.trimEnd())
+    .join('\n');
 }
 
 const withNl = (s: string) => (s === '' || s.endsWith('\n') ? s : `${s}\n`);
@@ -110,7 +123,8 @@ export class ProjectRecorder {
       }
       return await this.withMigration(client, r, sql);
     } catch (e) {
-      if (e instanceof QueryFailure) return { status: e.status, body: { path: e.path, error: e.error, code: e.code, ...(e.internal !== undefined ? { internal: e.internal } : {}) } };
+      if (e instanceof QueryFailure)
+        return { status: e.status, body: { path: e.path, error: e.error, code: e.code, ...(e.internal !== undefined ? { internal: e.internal } : {}) } };
       if (e instanceof CliError) return { status: e.code === 'unauthorized' ? 401 : 502, body: { path: '$', error: e.message, code: e.code } };
       throw e;
     }
@@ -158,7 +172,13 @@ export class ProjectRecorder {
       status: 200,
       body: {
         result,
-        migration: { version: String(version), name, id, directory: relative(p.dir, dir), files: ['up.sql', 'down.sql'].map((f) => relative(p.dir, join(dir, f))) },
+        migration: {
+          version: String(version),
+          name,
+          id,
+          directory: relative(p.dir, dir),
+          files: ['up.sql', 'down.sql'].map((f) => relative(p.dir, join(dir, f))),
+        },
         metadata_files: files,
       },
     };

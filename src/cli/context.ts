@@ -115,7 +115,11 @@ export class Context {
     const { endpoint } = this.connection();
     const adminSecret = headers?.['x-svc-admin-secret'] ?? this.connection().adminSecret;
     const skipEnv = env.SVC_GRAPHQL_INSECURE_SKIP_TLS_VERIFY;
-    const insecure = this.has('insecure-skip-tls-verify') ? this.bool('insecure-skip-tls-verify') : skipEnv ? /^(true|t|1|yes)$/i.test(skipEnv) : (p.config.insecure_skip_tls_verify ?? false);
+    const insecure = this.has('insecure-skip-tls-verify')
+      ? this.bool('insecure-skip-tls-verify')
+      : skipEnv
+        ? /^(true|t|1|yes)$/i.test(skipEnv)
+        : (p.config.insecure_skip_tls_verify ?? false);
     const caFlag = this.flag('certificate-authority');
     const caOther = nonEmpty(env.SVC_GRAPHQL_CERTIFICATE_AUTHORITY) ?? p.config.certificate_authority;
     const ca = caFlag !== undefined ? this.path(caFlag) : caOther !== undefined ? resolve(p.dir, caOther) : undefined;

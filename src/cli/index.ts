@@ -17,7 +17,15 @@ import { SEED_COMMANDS } from './seed.js';
 export const COMMANDS: CommandSpec[] = [...INIT_COMMANDS, ...CONSOLE_COMMANDS, ...METADATA_COMMANDS, ...MIGRATE_COMMANDS, ...SEED_COMMANDS];
 
 /** Aliases of command words, as upstream (metadata → md, inconsistency → ic, …), by position. */
-const WORD_ALIASES: Record<string, string> = { md: 'metadata', seeds: 'seed', sd: 'seed', inconsistencies: 'inconsistency', ic: 'inconsistency', reset: 'clear', ls: 'list' };
+const WORD_ALIASES: Record<string, string> = {
+  md: 'metadata',
+  seeds: 'seed',
+  sd: 'seed',
+  inconsistencies: 'inconsistency',
+  ic: 'inconsistency',
+  reset: 'clear',
+  ls: 'list',
+};
 
 const GROUPS: Record<string, string> = {
   metadata: 'Manage Svc GraphQL engine metadata saved in the database',
@@ -49,7 +57,10 @@ function groupHelp(group: string): string {
   ].join('\n');
 }
 
-export async function runCli(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env }): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env },
+): Promise<number> {
   const wantsJson = argv.some((a, i) => (a === '--output' || a === '-o' ? argv[i + 1] === 'json' : a === '--output=json' || a === '-ojson'));
   const color = !argv.includes('--no-color') && !io.env.NO_COLOR;
   let out = new Output(wantsJson, color, io);
@@ -69,8 +80,16 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
         io.stdout.write(`${groupHelp(group)}\n`);
         return EXIT.OK;
       }
-      const expected = group ? [...COMMANDS.filter((c) => c.path.slice(0, -1).join(' ') === group).map((c) => c.path.join(' ')), ...Object.keys(GROUPS).filter((g) => g.startsWith(`${group} `))] : COMMANDS.map((c) => c.path.join(' '));
-      throw unknownCommand(words, expected.map((e) => `svc ${e}`));
+      const expected = group
+        ? [
+            ...COMMANDS.filter((c) => c.path.slice(0, -1).join(' ') === group).map((c) => c.path.join(' ')),
+            ...Object.keys(GROUPS).filter((g) => g.startsWith(`${group} `)),
+          ]
+        : COMMANDS.map((c) => c.path.join(' '));
+      throw unknownCommand(
+        words,
+        expected.map((e) => `svc ${e}`),
+      );
     }
     const parsed = parseArgs(spec, argv.slice(spec.path.length));
     if (parsed.flags.get('help') === true) {
@@ -89,7 +108,10 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
       return e.exitCode;
     }
     const err = e as Error;
-    out.error(`internal error (a bug in svc, please report it): ${err?.message ?? String(e)}`, (err?.stack ?? '').split('\n').slice(1), { code: 'internal', message: err?.message ?? String(e) });
+    out.error(`internal error (a bug in svc, please report it): ${err?.message ?? String(e)}`, (err?.stack ?? '').split('\n').slice(1), {
+      code: 'internal',
+      message: err?.message ?? String(e),
+    });
     return EXIT.INTERNAL;
   }
 }

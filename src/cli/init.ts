@@ -29,7 +29,12 @@ const init: CommandSpec = {
   ],
   flags: [
     { name: 'endpoint', type: 'string', value: 'string', description: 'http(s) endpoint of Svc, written to config.yaml' },
-    { name: 'admin-secret', type: 'string', value: 'string', description: 'admin secret of Svc, written to config.yaml (or leave it to SVC_GRAPHQL_ADMIN_SECRET)' },
+    {
+      name: 'admin-secret',
+      type: 'string',
+      value: 'string',
+      description: 'admin secret of Svc, written to config.yaml (or leave it to SVC_GRAPHQL_ADMIN_SECRET)',
+    },
     { name: 'version', type: 'string', value: 'int', description: 'config version to be used (only 2)' },
   ],
   args: { min: 0, max: 1 },

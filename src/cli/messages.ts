@@ -19,14 +19,15 @@ export const unknownCommand = (words: string[], expected: string[]) =>
 
 export const conflictingFlags = (a: string, b: string, spec: HasPath) => usageError(`flags ${a} and ${b} cannot be used together`, spec);
 
-export const badCount = (flag: string, value: string, spec: HasPath) => usageError(`${flag} expects a positive number or "all", got ${JSON.stringify(value)}`, spec);
+export const badCount = (flag: string, value: string, spec: HasPath) =>
+  usageError(`${flag} expects a positive number or "all", got ${JSON.stringify(value)}`, spec);
 
-export const badVersion = (flag: string, value: string, spec: HasPath) => usageError(`${flag} expects a migration version (digits), got ${JSON.stringify(value)}`, spec);
+export const badVersion = (flag: string, value: string, spec: HasPath) =>
+  usageError(`${flag} expects a migration version (digits), got ${JSON.stringify(value)}`, spec);
 
 export const badOutput = (value: string) => usageError(`--output expects text or json, got ${JSON.stringify(value)}`);
 
-export const badName = (what: string, name: string) =>
-  usageError(`${what} name ${JSON.stringify(name)} is not valid: use letters, digits, "_", "-" and "."`);
+export const badName = (what: string, name: string) => usageError(`${what} name ${JSON.stringify(name)} is not valid: use letters, digits, "_", "-" and "."`);
 
 // ---- project files --------------------------------------------------------------------------
 
@@ -42,33 +43,35 @@ export const configError = (file: string, why: string) => new CliError(EXIT.PROJ
 
 export const fileError = (file: string, why: string) => new CliError(EXIT.PROJECT, 'invalid-file', `${file}: ${why}`);
 
-export const projectExists = (dir: string) =>
-  new CliError(EXIT.PROJECT, 'project-exists', `${dir} already has a config.yaml: it is a Svc project already`);
+export const projectExists = (dir: string) => new CliError(EXIT.PROJECT, 'project-exists', `${dir} already has a config.yaml: it is a Svc project already`);
 
 export const dirNotEmpty = (dir: string) =>
   new CliError(EXIT.PROJECT, 'directory-not-empty', `${dir} exists and is not empty`, ['choose a new directory name, or run svc init in it after emptying it']);
 
 export const missingDir = (what: string, dir: string) =>
-  new CliError(EXIT.PROJECT, 'no-directory', `the ${what} directory ${dir} does not exist`, what === 'metadata' ? ['export the metadata first: svc metadata export'] : []);
+  new CliError(
+    EXIT.PROJECT,
+    'no-directory',
+    `the ${what} directory ${dir} does not exist`,
+    what === 'metadata' ? ['export the metadata first: svc metadata export'] : [],
+  );
 
 export const duplicateVersion = (version: string, a: string, b: string) =>
   new CliError(EXIT.PROJECT, 'invalid-migrations', `two migrations have version ${version}: ${a} and ${b}`);
 
-export const emptyMigration = (dir: string) =>
-  new CliError(EXIT.PROJECT, 'invalid-migrations', `${dir} has none of up.sql, up.yaml, down.sql, down.yaml`);
+export const emptyMigration = (dir: string) => new CliError(EXIT.PROJECT, 'invalid-migrations', `${dir} has none of up.sql, up.yaml, down.sql, down.yaml`);
 
 export const badStepFile = (file: string, why: string) => fileError(file, why);
 
 export const notLocal = (version: string, dir: string) =>
-  new CliError(EXIT.PROJECT, 'migration-not-found', `migration ${version} is not in ${dir}`, ['svc migrate status lists the migrations of the project and of the server']);
+  new CliError(EXIT.PROJECT, 'migration-not-found', `migration ${version} is not in ${dir}`, [
+    'svc migrate status lists the migrations of the project and of the server',
+  ]);
 
 export const appliedNotLocal = (versions: string[], dir: string) =>
-  new CliError(
-    EXIT.PROJECT,
-    'migration-not-found',
-    `cannot roll back ${versions.join(', ')}: applied on the server but not in ${dir}`,
-    ['pull the missing migration files, or unmark them with: svc migrate apply --version <version> --type down --skip-execution'],
-  );
+  new CliError(EXIT.PROJECT, 'migration-not-found', `cannot roll back ${versions.join(', ')}: applied on the server but not in ${dir}`, [
+    'pull the missing migration files, or unmark them with: svc migrate apply --version <version> --type down --skip-execution',
+  ]);
 
 export const noDownStep = (version: string, dir: string) =>
   new CliError(EXIT.PROJECT, 'no-down-migration', `migration ${version} has no down.sql or down.yaml in ${dir}: it cannot be rolled back`, [
@@ -82,7 +85,10 @@ export const nothingToSquash = (from: string) =>
   new CliError(EXIT.PROJECT, 'nothing-to-squash', `no migration from version ${from} on: nothing to squash`, ['svc migrate status lists the versions']);
 
 export const metadataShape = (file: string, expected: string, got: unknown) =>
-  fileError(file, `expected ${expected}, got ${got === null ? 'null' : Array.isArray(got) ? 'a list' : typeof got === 'object' ? 'a mapping' : JSON.stringify(got)}`);
+  fileError(
+    file,
+    `expected ${expected}, got ${got === null ? 'null' : Array.isArray(got) ? 'a list' : typeof got === 'object' ? 'a mapping' : JSON.stringify(got)}`,
+  );
 
 export const sdlError = (file: string, why: string) => fileError(file, why);
 
@@ -98,7 +104,9 @@ export const typeWithoutSdl = (kind: string, name: string) =>
 // ---- the server ------------------------------------------------------------------------------
 
 export const badEndpoint = (endpoint: string) =>
-  new CliError(EXIT.USAGE, 'invalid-endpoint', `endpoint ${JSON.stringify(endpoint)} is not an http(s) URL`, ['e.g. --endpoint http://localhost:8080 (without /v1/query)']);
+  new CliError(EXIT.USAGE, 'invalid-endpoint', `endpoint ${JSON.stringify(endpoint)} is not an http(s) URL`, [
+    'e.g. --endpoint http://localhost:8080 (without /v1/query)',
+  ]);
 
 export const caUnreadable = (file: string, why: string) => new CliError(EXIT.PROJECT, 'invalid-file', `certificate authority ${file}: ${why}`);
 
@@ -120,7 +128,9 @@ export const notSvc = (target: string, status: number, text: string) =>
 
 export const unauthorized = (target: string, error: string, hadSecret: boolean) =>
   new CliError(EXIT.SERVER, 'unauthorized', `${target} refused the admin credentials: ${error}`, [
-    hadSecret ? 'the admin secret is not the server\'s: check --admin-secret / SVC_GRAPHQL_ADMIN_SECRET / admin_secret in config.yaml' : 'the server has an admin secret: give it with --admin-secret, SVC_GRAPHQL_ADMIN_SECRET or admin_secret in config.yaml',
+    hadSecret
+      ? "the admin secret is not the server's: check --admin-secret / SVC_GRAPHQL_ADMIN_SECRET / admin_secret in config.yaml"
+      : 'the server has an admin secret: give it with --admin-secret, SVC_GRAPHQL_ADMIN_SECRET or admin_secret in config.yaml',
   ]);
 
 /** The server refused a request that was not a migration step. */
@@ -131,9 +141,15 @@ export function rejected(what: string, f: QueryFailure): CliError {
   if (pg?.description) details.push(`detail: ${pg.description}`);
   const inconsistent = Array.isArray(f.internal) ? (f.internal as Array<{ type?: string; reason?: string; definition?: unknown }>) : [];
   for (const o of inconsistent.slice(0, 20)) details.push(`inconsistent ${o.type ?? 'object'} ${objectName(o.definition)}: ${o.reason ?? ''}`);
-  return new CliError(EXIT.REJECTED, 'rejected', `${what}: ${pg ? `${pg.message}${pg.status_code ? ` (${pg.status_code})` : ''}` : `${f.error} (${f.code} at ${f.path})`}`, details, {
-    server_error: { code: f.code, error: f.error, path: f.path, ...(f.internal !== undefined ? { internal: f.internal } : {}) },
-  });
+  return new CliError(
+    EXIT.REJECTED,
+    'rejected',
+    `${what}: ${pg ? `${pg.message}${pg.status_code ? ` (${pg.status_code})` : ''}` : `${f.error} (${f.code} at ${f.path})`}`,
+    details,
+    {
+      server_error: { code: f.code, error: f.error, path: f.path, ...(f.internal !== undefined ? { internal: f.internal } : {}) },
+    },
+  );
 }
 
 /** A readable name of an inconsistent object's definition. */
@@ -166,7 +182,9 @@ export function migrationFailed(id: string, direction: string, file: string, f: 
   if (pg?.hint) details.push(`hint: ${pg.hint}`);
   const inconsistent = Array.isArray(f.internal) ? (f.internal as Array<{ type?: string; reason?: string; definition?: unknown }>) : [];
   for (const o of inconsistent.slice(0, 20)) details.push(`inconsistent ${o.type ?? 'object'} ${objectName(o.definition)}: ${o.reason ?? ''}`);
-  details.push(`nothing of ${id} was applied (its SQL and its schema_migrations row were rolled back)${applied ? `; the ${applied} migration${applied === 1 ? '' : 's'} before it stay${applied === 1 ? 's' : ''} applied` : ''}`);
+  details.push(
+    `nothing of ${id} was applied (its SQL and its schema_migrations row were rolled back)${applied ? `; the ${applied} migration${applied === 1 ? '' : 's'} before it stay${applied === 1 ? 's' : ''} applied` : ''}`,
+  );
   return new CliError(EXIT.REJECTED, 'migration-failed', `migration ${id} (${direction}) failed`, details, {
     migration: id,
     direction,
@@ -182,8 +200,12 @@ export const dirtyDatabase = (versions: string[]) =>
   ]);
 
 export const squashPartlyApplied = (applied: string[], pending: string[]) =>
-  new CliError(EXIT.REJECTED, 'squash-partly-applied', `cannot delete the squashed sources: ${applied.join(', ')} ${applied.length === 1 ? 'is' : 'are'} applied on the server and ${pending.join(', ')} ${pending.length === 1 ? 'is' : 'are'} not`, [
-    'apply them (svc migrate apply) or roll them back first, or squash without --delete-source',
-  ]);
+  new CliError(
+    EXIT.REJECTED,
+    'squash-partly-applied',
+    `cannot delete the squashed sources: ${applied.join(', ')} ${applied.length === 1 ? 'is' : 'are'} applied on the server and ${pending.join(', ')} ${pending.length === 1 ? 'is' : 'are'} not`,
+    ['apply them (svc migrate apply) or roll them back first, or squash without --delete-source'],
+  );
 
-export const startupFailed = (what: string, e: Error) => new Error(`${what}: ${e.message}${e instanceof CliError && e.details.length ? `\n  ${e.details.join('\n  ')}` : ''}`);
+export const startupFailed = (what: string, e: Error) =>
+  new Error(`${what}: ${e.message}${e instanceof CliError && e.details.length ? `\n  ${e.details.join('\n  ')}` : ''}`);

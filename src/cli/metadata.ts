@@ -9,7 +9,16 @@ import type { CommandSpec, Context } from './context.js';
 import type { QueryClient } from './client.js';
 import { EXIT, QueryFailure } from './errors.js';
 import { objectName, rejected } from './messages.js';
-import { METADATA_FILES, OPTIONAL_METADATA_FILES, parseMetadataFiles, readMetadataDir, readMetadataSource, renderMetadata, roundTripLoss, type MetadataDoc } from './metadataFiles.js';
+import {
+  METADATA_FILES,
+  OPTIONAL_METADATA_FILES,
+  parseMetadataFiles,
+  readMetadataDir,
+  readMetadataSource,
+  renderMetadata,
+  roundTripLoss,
+  type MetadataDoc,
+} from './metadataFiles.js';
 import { stripColour, table, type Paint } from './output.js';
 import { unifiedDiff } from './textdiff.js';
 
@@ -59,7 +68,7 @@ const exportCmd: CommandSpec = {
   summary: 'Export Svc metadata and save it in the metadata directory',
   usage: 'svc metadata export [flags]',
   description: [
-    'Writes the metadata of the server (export_metadata) as the files of the project\'s metadata directory',
+    "Writes the metadata of the server (export_metadata) as the files of the project's metadata directory",
     '(metadata_directory of config.yaml, default metadata/): version.yaml, tables.yaml, functions.yaml,',
     'remote_schemas.yaml, query_collections.yaml, allow_list.yaml, actions.yaml, actions.graphql, cron_triggers.yaml,',
     'rest_endpoints.yaml, inherited_roles.yaml.',
@@ -83,7 +92,10 @@ const exportCmd: CommandSpec = {
     const md = await serverMetadata(ctx.client());
     const files = writeMetadataDir(p.metadataDir, md);
     const loss = roundTripLoss(md);
-    if (loss) ctx.out.warn(`the metadata files cannot carry ${loss} exactly as the server holds it (e.g. an explicit null description in actions.graphql): applying them back gives an equivalent value`);
+    if (loss)
+      ctx.out.warn(
+        `the metadata files cannot carry ${loss} exactly as the server holds it (e.g. an explicit null description in actions.graphql): applying them back gives an equivalent value`,
+      );
     ctx.out.line(`exported the metadata to ${relative(ctx.cwd, p.metadataDir) || '.'}/ (${files.length} files)`);
     ctx.out.result({ directory: p.metadataDir, files, ...(loss ? { not_exact_at: loss } : {}) });
     return EXIT.OK;
@@ -95,7 +107,7 @@ const applyCmd: CommandSpec = {
   summary: 'Apply the metadata directory on the server',
   usage: 'svc metadata apply [flags]',
   description: [
-    'Replaces the server\'s metadata by the project\'s metadata directory (replace_metadata: all or nothing).',
+    "Replaces the server's metadata by the project's metadata directory (replace_metadata: all or nothing).",
     'The database objects it refers to (tables, functions) must exist: apply the migrations first.',
     'When the server already holds the same metadata nothing is sent.',
   ].join('\n'),
@@ -147,7 +159,10 @@ const applyCmd: CommandSpec = {
 function printDiffs(ctx: Context, diffs: FileDiff[]): void {
   for (const d of diffs) ctx.out.line(d.diff.replace(/\n$/, ''));
   if (!diffs.length) ctx.out.line('no differences');
-  else ctx.out.line(ctx.out.paint.bold(`${diffs.length} file${diffs.length === 1 ? '' : 's'} differ${diffs.length === 1 ? 's' : ''}: ${diffs.map((d) => d.file).join(', ')}`));
+  else
+    ctx.out.line(
+      ctx.out.paint.bold(`${diffs.length} file${diffs.length === 1 ? '' : 's'} differ${diffs.length === 1 ? 's' : ''}: ${diffs.map((d) => d.file).join(', ')}`),
+    );
 }
 
 const diffCmd: CommandSpec = {
@@ -155,7 +170,7 @@ const diffCmd: CommandSpec = {
   summary: 'Show changes between two different sets of Svc metadata',
   usage: 'svc metadata diff [file1] [file2] [flags]',
   description: [
-    'By default shows what applying the project\'s metadata directory would change on the server (server → files).',
+    "By default shows what applying the project's metadata directory would change on the server (server → files).",
     'A file argument is a metadata directory or one JSON/YAML metadata document (e.g. an export_metadata answer).',
     'Both sides are compared as the canonical metadata files, so formatting and comments do not count.',
     'Exits 1 when they differ: use it in CI to check that the server matches what is in git.',
@@ -227,7 +242,8 @@ async function inconsistencies(ctx: Context): Promise<Inconsistent[]> {
 }
 
 function printInconsistent(ctx: Context, objs: Inconsistent[]): void {
-  for (const l of table([['TYPE', 'NAME', 'REASON'], ...objs.map((o) => [o.type ?? '', objectName(o.definition), o.reason ?? ''])], ctx.out.paint)) ctx.out.line(l);
+  for (const l of table([['TYPE', 'NAME', 'REASON'], ...objs.map((o) => [o.type ?? '', objectName(o.definition), o.reason ?? ''])], ctx.out.paint))
+    ctx.out.line(l);
 }
 
 const clearCmd: CommandSpec = {
@@ -235,8 +251,15 @@ const clearCmd: CommandSpec = {
   aliases: ['reset'],
   summary: 'Clear Svc GraphQL engine metadata on the database',
   usage: 'svc metadata clear [flags]',
-  description: 'Removes every tracked table, relationship, permission, function, action, remote schema, … from the metadata\n(clear_metadata). The database itself is not touched.',
-  examples: ['# Clear all the metadata information from database:', 'svc metadata clear', '', '# Clear metadata on a different Svc instance:', 'svc metadata clear --endpoint "<endpoint>"'],
+  description:
+    'Removes every tracked table, relationship, permission, function, action, remote schema, … from the metadata\n(clear_metadata). The database itself is not touched.',
+  examples: [
+    '# Clear all the metadata information from database:',
+    'svc metadata clear',
+    '',
+    '# Clear metadata on a different Svc instance:',
+    'svc metadata clear --endpoint "<endpoint>"',
+  ],
   flags: [],
   args: { min: 0, max: 0 },
   server: true,
@@ -253,8 +276,18 @@ const reloadCmd: CommandSpec = {
   path: ['metadata', 'reload'],
   summary: 'Reload Svc GraphQL engine metadata on the database',
   usage: 'svc metadata reload [flags]',
-  description: 'Rebuilds the server\'s schema from its metadata and the database (reload_metadata), e.g. after a change\nmade to the database with another tool, and reports the inconsistent objects found.',
-  examples: ['# Reload all the metadata information from database:', 'svc metadata reload', '', '# Also fetch the remote schemas again:', 'svc metadata reload --reload-remote-schemas', '', '# Reload metadata on a different instance:', 'svc metadata reload --endpoint "<endpoint>"'],
+  description:
+    "Rebuilds the server's schema from its metadata and the database (reload_metadata), e.g. after a change\nmade to the database with another tool, and reports the inconsistent objects found.",
+  examples: [
+    '# Reload all the metadata information from database:',
+    'svc metadata reload',
+    '',
+    '# Also fetch the remote schemas again:',
+    'svc metadata reload --reload-remote-schemas',
+    '',
+    '# Reload metadata on a different instance:',
+    'svc metadata reload --endpoint "<endpoint>"',
+  ],
   flags: [{ name: 'reload-remote-schemas', type: 'bool', description: 'introspect the remote schemas again' }],
   args: { min: 0, max: 0 },
   server: true,

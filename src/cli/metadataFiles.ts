@@ -54,13 +54,38 @@ const LIST_FILES: ReadonlyArray<readonly [string, string]> = [
   ['inherited_roles.yaml', 'inherited_roles'],
 ];
 
-export const METADATA_FILES = ['version.yaml', 'tables.yaml', 'functions.yaml', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'actions.yaml', 'actions.graphql', 'cron_triggers.yaml', 'rest_endpoints.yaml', 'inherited_roles.yaml'] as const;
+export const METADATA_FILES = [
+  'version.yaml',
+  'tables.yaml',
+  'functions.yaml',
+  'remote_schemas.yaml',
+  'query_collections.yaml',
+  'allow_list.yaml',
+  'actions.yaml',
+  'actions.graphql',
+  'cron_triggers.yaml',
+  'rest_endpoints.yaml',
+  'inherited_roles.yaml',
+] as const;
 
 /** files written only when their part of the metadata is set (issue 36: `api_limits`) */
 export const OPTIONAL_METADATA_FILES = ['api_limits.yaml'] as const;
 
 /** export_metadata's top-level key order */
-const TOP_ORDER = ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits', 'inherited_roles'];
+const TOP_ORDER = [
+  'version',
+  'tables',
+  'functions',
+  'remote_schemas',
+  'query_collections',
+  'allowlist',
+  'custom_types',
+  'actions',
+  'cron_triggers',
+  'rest_endpoints',
+  'api_limits',
+  'inherited_roles',
+];
 const CT_KINDS = ['input_objects', 'objects', 'scalars', 'enums'] as const;
 type CtKind = (typeof CT_KINDS)[number];
 /** the definition keys actions.graphql carries */
@@ -111,12 +136,19 @@ function renderActions(actions: unknown[], customTypes: Obj): { yaml: string; gr
 
   const defs: DefinitionNode[] = [];
   for (const root of ['query', 'mutation'] as const) {
-    const fields = actions.filter((a) => isObj(a) && isObj(a.definition) && ((a.definition.type ?? 'mutation') === root)).map((a) => actionField(a as Obj));
+    const fields = actions.filter((a) => isObj(a) && isObj(a.definition) && (a.definition.type ?? 'mutation') === root).map((a) => actionField(a as Obj));
     if (fields.length) defs.push({ kind: Kind.OBJECT_TYPE_DEFINITION, name: nameNode(root === 'query' ? 'Query' : 'Mutation'), fields });
   }
   for (const t of list(customTypes.input_objects)) {
     if (!isObj(t)) continue;
-    defs.push({ kind: Kind.INPUT_OBJECT_TYPE_DEFINITION, name: nameNode(String(t.name)), ...desc(t.description), fields: list(t.fields).filter(isObj).map((f) => inputValue(f)) });
+    defs.push({
+      kind: Kind.INPUT_OBJECT_TYPE_DEFINITION,
+      name: nameNode(String(t.name)),
+      ...desc(t.description),
+      fields: list(t.fields)
+        .filter(isObj)
+        .map((f) => inputValue(f)),
+    });
   }
   for (const t of list(customTypes.objects)) {
     if (!isObj(t)) continue;
@@ -124,7 +156,9 @@ function renderActions(actions: unknown[], customTypes: Obj): { yaml: string; gr
       kind: Kind.OBJECT_TYPE_DEFINITION,
       name: nameNode(String(t.name)),
       ...desc(t.description),
-      fields: list(t.fields).filter(isObj).map((f): FieldDefinitionNode => ({ kind: Kind.FIELD_DEFINITION, name: nameNode(String(f.name)), ...desc(f.description), type: typeNode(f.type) })),
+      fields: list(t.fields)
+        .filter(isObj)
+        .map((f): FieldDefinitionNode => ({ kind: Kind.FIELD_DEFINITION, name: nameNode(String(f.name)), ...desc(f.description), type: typeNode(f.type) })),
     });
   }
   for (const t of list(customTypes.enums)) {
@@ -133,12 +167,14 @@ function renderActions(actions: unknown[], customTypes: Obj): { yaml: string; gr
       kind: Kind.ENUM_TYPE_DEFINITION,
       name: nameNode(String(t.name)),
       ...desc(t.description),
-      values: list(t.values).filter(isObj).map((v): EnumValueDefinitionNode => ({
-        kind: Kind.ENUM_VALUE_DEFINITION,
-        name: nameNode(String(v.value)),
-        ...desc(v.description),
-        ...(v.is_deprecated === true ? { directives: [deprecated] } : {}),
-      })),
+      values: list(t.values)
+        .filter(isObj)
+        .map((v): EnumValueDefinitionNode => ({
+          kind: Kind.ENUM_VALUE_DEFINITION,
+          name: nameNode(String(v.value)),
+          ...desc(v.description),
+          ...(v.is_deprecated === true ? { directives: [deprecated] } : {}),
+        })),
     });
   }
   for (const t of list(customTypes.scalars)) {
@@ -170,7 +206,9 @@ function actionField(a: Obj): FieldDefinitionNode {
   return {
     kind: Kind.FIELD_DEFINITION,
     name: nameNode(String(a.name)),
-    arguments: list(d.arguments).filter(isObj).map((x) => inputValue(x)),
+    arguments: list(d.arguments)
+      .filter(isObj)
+      .map((x) => inputValue(x)),
     type: typeNode(d.output_type),
   };
 }
@@ -201,7 +239,7 @@ export function parseMetadataFiles(files: ReadonlyMap<string, string | undefined
   if (actions.length) md.actions = actions;
   const limits = yamlOf('api_limits.yaml');
   if (limits !== undefined && limits !== null) {
-    if (!isObj(limits)) throw metadataShape('api_limits.yaml', 'a mapping (set_api_limits\'s arguments)', limits);
+    if (!isObj(limits)) throw metadataShape('api_limits.yaml', "a mapping (set_api_limits's arguments)", limits);
     md.api_limits = limits;
   }
   const ordered: MetadataDoc = {};
@@ -232,7 +270,8 @@ function parseActions(yaml: Obj, sdl: string): { actions: Obj[]; customTypes: Ob
   }
   const sdlActions = new Map<string, SdlAction>();
   const sdlTypes: Record<CtKind, Map<string, Obj>> = { input_objects: new Map(), objects: new Map(), scalars: new Map(), enums: new Map() };
-  const at = (n: { loc?: { startToken: { line: number; column: number } } | undefined }) => (n.loc ? `${n.loc.startToken.line}:${n.loc.startToken.column}: ` : '');
+  const at = (n: { loc?: { startToken: { line: number; column: number } } | undefined }) =>
+    n.loc ? `${n.loc.startToken.line}:${n.loc.startToken.column}: ` : '';
   for (const d of doc?.definitions ?? []) {
     switch (d.kind) {
       case Kind.OBJECT_TYPE_DEFINITION:
@@ -248,30 +287,47 @@ function parseActions(yaml: Obj, sdl: string): { actions: Obj[]; customTypes: Ob
             });
           }
         } else {
-          if (d.kind === Kind.OBJECT_TYPE_EXTENSION) throw sdlError('actions.graphql', `${at(d)}"extend type ${name}": only Query and Mutation may be extended`);
-          add(sdlTypes.objects, name, d, { name, ...sdlDescription(d), fields: (d.fields ?? []).map((f) => ({ name: f.name.value, type: print(f.type), ...sdlDescription(f) })) });
+          if (d.kind === Kind.OBJECT_TYPE_EXTENSION)
+            throw sdlError('actions.graphql', `${at(d)}"extend type ${name}": only Query and Mutation may be extended`);
+          add(sdlTypes.objects, name, d, {
+            name,
+            ...sdlDescription(d),
+            fields: (d.fields ?? []).map((f) => ({ name: f.name.value, type: print(f.type), ...sdlDescription(f) })),
+          });
         }
         break;
       }
       case Kind.INPUT_OBJECT_TYPE_DEFINITION:
-        add(sdlTypes.input_objects, d.name.value, d, { name: d.name.value, ...sdlDescription(d), fields: (d.fields ?? []).map((f) => ({ name: f.name.value, type: print(f.type), ...sdlDescription(f) })) });
+        add(sdlTypes.input_objects, d.name.value, d, {
+          name: d.name.value,
+          ...sdlDescription(d),
+          fields: (d.fields ?? []).map((f) => ({ name: f.name.value, type: print(f.type), ...sdlDescription(f) })),
+        });
         break;
       case Kind.ENUM_TYPE_DEFINITION:
         add(sdlTypes.enums, d.name.value, d, {
           name: d.name.value,
           ...sdlDescription(d),
-          values: (d.values ?? []).map((v) => ({ value: v.name.value, ...sdlDescription(v), ...((v.directives ?? []).some((x) => x.name.value === 'deprecated') ? { is_deprecated: true } : {}) })),
+          values: (d.values ?? []).map((v) => ({
+            value: v.name.value,
+            ...sdlDescription(v),
+            ...((v.directives ?? []).some((x) => x.name.value === 'deprecated') ? { is_deprecated: true } : {}),
+          })),
         });
         break;
       case Kind.SCALAR_TYPE_DEFINITION:
         add(sdlTypes.scalars, d.name.value, d, { name: d.name.value, ...sdlDescription(d) });
         break;
       default:
-        throw sdlError('actions.graphql', `${at(d)}${d.kind} is not supported here: actions.graphql holds type Query / type Mutation (the actions), and the custom types (type, input, enum, scalar)`);
+        throw sdlError(
+          'actions.graphql',
+          `${at(d)}${d.kind} is not supported here: actions.graphql holds type Query / type Mutation (the actions), and the custom types (type, input, enum, scalar)`,
+        );
     }
   }
   function add(m: Map<string, Obj>, name: string, node: { loc?: { startToken: { line: number; column: number } } | undefined }, value: Obj) {
-    for (const other of Object.values(sdlTypes)) if (other.has(name)) throw sdlError('actions.graphql', `${at(node)}type ${JSON.stringify(name)} is defined more than once`);
+    for (const other of Object.values(sdlTypes))
+      if (other.has(name)) throw sdlError('actions.graphql', `${at(node)}type ${JSON.stringify(name)} is defined more than once`);
     m.set(name, value);
   }
 
@@ -326,7 +382,8 @@ function parseActions(yaml: Obj, sdl: string): { actions: Obj[]; customTypes: Ob
 export function readMetadataDir(dir: string): Map<string, string | undefined> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw missingDir('metadata', dir);
   const names = new Set(readdirSync(dir));
-  if (!names.has('version.yaml')) throw fileError(dir, 'not a metadata directory: it has no version.yaml (export the metadata into it first: svc metadata export)');
+  if (!names.has('version.yaml'))
+    throw fileError(dir, 'not a metadata directory: it has no version.yaml (export the metadata into it first: svc metadata export)');
   return new Map([...METADATA_FILES, ...OPTIONAL_METADATA_FILES].map((f) => [f, names.has(f) ? readFileSync(join(dir, f), 'utf8') : undefined]));
 }
 

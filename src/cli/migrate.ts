@@ -3,7 +3,21 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { CommandSpec, Context } from './context.js';
 import { CliError, EXIT, QueryFailure } from './errors.js';
-import { badCount, badName, badVersion, conflictingFlags, appliedNotLocal, fileError, noDownStep, noUpStep, notLocal, nothingToSquash, pgDumpNotSupported, rejected, squashPartlyApplied } from './messages.js';
+import {
+  badCount,
+  badName,
+  badVersion,
+  conflictingFlags,
+  appliedNotLocal,
+  fileError,
+  noDownStep,
+  noUpStep,
+  notLocal,
+  nothingToSquash,
+  pgDumpNotSupported,
+  rejected,
+  squashPartlyApplied,
+} from './messages.js';
 import {
   MIGRATION_LOCK_KEY,
   MIGRATIONS_TABLE,
@@ -63,15 +77,18 @@ export function planApply(local: Migration[], applied: AppliedRow[], r: ApplyReq
   const checkSteps = (steps: PlannedStep[]) => {
     if (r.skipExecution) return steps;
     for (const s of steps) {
-      if (s.direction === 'down' && s.migration.down.length === 0) throw noDownStep(s.migration.id, relative(process.cwd(), s.migration.location) || s.migration.location);
-      if (s.direction === 'up' && s.migration.up.length === 0) throw noUpStep(s.migration.id, relative(process.cwd(), s.migration.location) || s.migration.location);
+      if (s.direction === 'down' && s.migration.down.length === 0)
+        throw noDownStep(s.migration.id, relative(process.cwd(), s.migration.location) || s.migration.location);
+      if (s.direction === 'up' && s.migration.up.length === 0)
+        throw noUpStep(s.migration.id, relative(process.cwd(), s.migration.location) || s.migration.location);
     }
     return steps;
   };
   if (r.version !== undefined) {
     const m = byVersion.get(r.version);
     if (!m && !(r.skipExecution && r.type === 'down')) throw notLocal(String(r.version), dir);
-    if (r.type === 'up') return done.has(r.version) && !applied.find((a) => a.version === r.version)?.dirty ? [] : checkSteps([{ migration: m!, direction: 'up' }]);
+    if (r.type === 'up')
+      return done.has(r.version) && !applied.find((a) => a.version === r.version)?.dirty ? [] : checkSteps([{ migration: m!, direction: 'up' }]);
     return done.has(r.version) ? checkSteps([{ migration: m ?? ghost(r.version), direction: 'down' }]) : [];
   }
   if (r.goto !== undefined) {
@@ -212,7 +229,9 @@ const apply: CommandSpec = {
       throw e;
     }
     const n = results.filter((r) => !r.concurrent).length;
-    ctx.out.line(`${n} migration${n === 1 ? '' : 's'} ${plan[0]!.direction === 'down' && plan.every((s) => s.direction === 'down') ? 'rolled back' : 'applied'}`);
+    ctx.out.line(
+      `${n} migration${n === 1 ? '' : 's'} ${plan[0]!.direction === 'down' && plan.every((s) => s.direction === 'down') ? 'rolled back' : 'applied'}`,
+    );
     ctx.out.result({ applied: results.map(stepJson) });
     return EXIT.OK;
   },
@@ -222,8 +241,18 @@ const status: CommandSpec = {
   path: ['migrate', 'status'],
   summary: 'Display current status of migrations on a database',
   usage: 'svc migrate status [flags]',
-  description: 'Lists every migration of the project and of the server: SOURCE STATUS says whether its files are in\nthe project, DATABASE STATUS whether it is applied on the server.',
-  examples: ['# Use with admin secret:', 'svc migrate status --admin-secret "<your-admin-secret>"', '', '# Check status on a different server:', 'svc migrate status --endpoint "<endpoint>"', '', '# For scripts:', 'svc migrate status --output json'],
+  description:
+    'Lists every migration of the project and of the server: SOURCE STATUS says whether its files are in\nthe project, DATABASE STATUS whether it is applied on the server.',
+  examples: [
+    '# Use with admin secret:',
+    'svc migrate status --admin-secret "<your-admin-secret>"',
+    '',
+    '# Check status on a different server:',
+    'svc migrate status --endpoint "<endpoint>"',
+    '',
+    '# For scripts:',
+    'svc migrate status --output json',
+  ],
   flags: [],
   args: { min: 0, max: 0 },
   server: true,
@@ -236,7 +265,13 @@ const status: CommandSpec = {
     const rows = versions.map((v) => {
       const m = local.find((x) => x.version === v);
       const a = applied.find((x) => x.version === v);
-      return { version: String(v), name: m?.name ?? '', source_status: m ? 'present' : 'not present', database_status: a ? 'present' : 'not present', dirty: a?.dirty ?? false };
+      return {
+        version: String(v),
+        name: m?.name ?? '',
+        source_status: m ? 'present' : 'not present',
+        database_status: a ? 'present' : 'not present',
+        dirty: a?.dirty ?? false,
+      };
     });
     const { paint } = ctx.out;
     const show = (s: string) => (s === 'present' ? 'Present' : paint.yellow('Not Present'));
@@ -342,7 +377,9 @@ function squashSteps(ms: Migration[], direction: Direction): { sql?: string; yam
   const steps = ordered.flatMap((m) => (direction === 'up' ? m.up : m.down).map((s) => ({ m, s })));
   const allSql = steps.every(({ s }) => s.file.endsWith('.sql'));
   if (allSql) {
-    const parts = steps.filter(({ s }) => !s.empty).map(({ m, s }) => `-- ${m.id}/${s.file.split(/[\\/]/).pop()}\n${((s.requests[0] as { args: { sql: string } }).args.sql).replace(/\s*$/, '')}\n`);
+    const parts = steps
+      .filter(({ s }) => !s.empty)
+      .map(({ m, s }) => `-- ${m.id}/${s.file.split(/[\\/]/).pop()}\n${(s.requests[0] as { args: { sql: string } }).args.sql.replace(/\s*$/, '')}\n`);
     for (const id of missing) parts.push(`-- ${id}: no ${direction} migration\n`);
     return { sql: parts.join('\n'), missing };
   }
@@ -392,7 +429,10 @@ const squash: CommandSpec = {
       const applied = new Set((await appliedVersions(client)).map((a) => a.version));
       appliedSources = sources.filter((m) => applied.has(m.version)).map((m) => m.version);
       if (appliedSources.length && appliedSources.length !== sources.length) {
-        throw squashPartlyApplied(appliedSources.map(String), sources.filter((m) => !applied.has(m.version)).map((m) => m.id));
+        throw squashPartlyApplied(
+          appliedSources.map(String),
+          sources.filter((m) => !applied.has(m.version)).map((m) => m.id),
+        );
       }
     }
     const version = nextVersion(local.map((m) => m.version));
@@ -424,7 +464,8 @@ const squash: CommandSpec = {
     }
     if (deleteSource) {
       for (const m of sources) {
-        if (m.location === p.migrationsDir) for (const f of m.files) rmSync(f, { force: true }); // flat files
+        if (m.location === p.migrationsDir)
+          for (const f of m.files) rmSync(f, { force: true }); // flat files
         else rmSync(m.location, { recursive: true, force: true });
       }
     }
@@ -432,8 +473,12 @@ const squash: CommandSpec = {
     ctx.out.line(`squashed ${sources.length} migration${sources.length === 1 ? '' : 's'} (${sources[0]!.id} … ${sources[sources.length - 1]!.id}) into ${rel}`);
     for (const id of down.missing) ctx.out.warn(`${id} has no down migration: the squashed down.sql does not undo it`);
     if (deleteSource) ctx.out.line(`deleted the ${sources.length} source migration${sources.length === 1 ? '' : 's'}`);
-    if (marked) ctx.out.line(`the server now lists ${String(version)} as applied in place of ${appliedSources.length} squashed version${appliedSources.length === 1 ? '' : 's'}`);
-    else if (!deleteSource) ctx.out.line(`mark it applied on a server that has the sources applied: svc migrate apply --version ${String(version)} --skip-execution`);
+    if (marked)
+      ctx.out.line(
+        `the server now lists ${String(version)} as applied in place of ${appliedSources.length} squashed version${appliedSources.length === 1 ? '' : 's'}`,
+      );
+    else if (!deleteSource)
+      ctx.out.line(`mark it applied on a server that has the sources applied: svc migrate apply --version ${String(version)} --skip-execution`);
     ctx.out.result({
       version: String(version),
       name,

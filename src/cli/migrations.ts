@@ -63,7 +63,12 @@ const FLAT_RE = /^(\d+)_(.+)\.(up|down)\.(sql|yaml)$/;
 
 /** SQL with comments and whitespace removed is empty. */
 export function sqlIsEmpty(sql: string): boolean {
-  return sql.replace(/--[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '').trim() === '';
+  return (
+    sql
+      .replace(/--[^\n]*/g, '')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .trim() === ''
+  );
 }
 
 function readStep(path: string, label: string): Step {
@@ -158,7 +163,9 @@ async function tableExists(client: QueryClient): Promise<boolean> {
 /** The applied versions (none when the table does not exist yet). */
 export async function appliedVersions(client: QueryClient): Promise<AppliedRow[]> {
   if (!(await tableExists(client))) return [];
-  const r = (await client.query(runSql(`select version::text, dirty from ${MIGRATIONS_TABLE} order by version`, { read_only: true }))) as { result?: string[][] };
+  const r = (await client.query(runSql(`select version::text, dirty from ${MIGRATIONS_TABLE} order by version`, { read_only: true }))) as {
+    result?: string[][];
+  };
   return (r.result ?? []).slice(1).map((row) => ({ version: BigInt(row[0]!), dirty: row[1] === 't' }));
 }
 

@@ -53,11 +53,15 @@ const str = (v: unknown, key: string, file: string): string | undefined => {
 
 export function parseProjectConfig(raw: unknown, file: string): ProjectConfig {
   if (raw === null || raw === undefined) raw = {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw configError(file, 'expected a mapping of keys (version, endpoint, admin_secret, metadata_directory, …)');
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw configError(file, 'expected a mapping of keys (version, endpoint, admin_secret, metadata_directory, …)');
   const r = raw as Record<string, unknown>;
   const version = r.version === undefined ? 2 : Number(r.version);
   if (version !== 2) {
-    throw configError(file, `config version ${JSON.stringify(r.version)} is not supported: this CLI reads config version 2 (metadata as a directory of YAML files, SQL migrations); set "version: 2" and export the metadata again`);
+    throw configError(
+      file,
+      `config version ${JSON.stringify(r.version)} is not supported: this CLI reads config version 2 (metadata as a directory of YAML files, SQL migrations); set "version: 2" and export the metadata again`,
+    );
   }
   const paths = (r.api_paths ?? {}) as Record<string, unknown>;
   if (typeof paths !== 'object' || Array.isArray(paths)) throw configError(file, 'api_paths must be a mapping');

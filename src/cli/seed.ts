@@ -15,7 +15,8 @@ const create: CommandSpec = {
   path: ['seed', 'create'],
   summary: 'Create a seed data file',
   usage: 'svc seed create <seed-name> [flags]',
-  description: 'Creates seeds/<version>_<name>.sql: empty (write INSERT statements into it), from a file, or with the\ndata of tables dumped from the server (pg_dump --data-only).',
+  description:
+    'Creates seeds/<version>_<name>.sql: empty (write INSERT statements into it), from a file, or with the\ndata of tables dumped from the server (pg_dump --data-only).',
   examples: [
     '# An empty seed file to fill in:',
     'svc seed create authors',
@@ -27,7 +28,12 @@ const create: CommandSpec = {
     'svc seed create authors --sql-from-file ./authors.sql',
   ],
   flags: [
-    { name: 'from-table', type: 'list', value: 'strings', description: 'tables whose rows to dump from the server (pg_dump --data-only --table), comma separated or repeated' },
+    {
+      name: 'from-table',
+      type: 'list',
+      value: 'strings',
+      description: 'tables whose rows to dump from the server (pg_dump --data-only --table), comma separated or repeated',
+    },
     { name: 'sql-from-file', type: 'string', value: 'string', description: 'path to an SQL file with the seed data' },
   ],
   args: { min: 1, max: 1 },
@@ -57,7 +63,10 @@ const create: CommandSpec = {
       }
     }
     mkdirSync(p.seedsDir, { recursive: true });
-    const existing = readdirSync(p.seedsDir).map((f) => /^(\d+)_/.exec(f)?.[1]).filter((x): x is string => !!x).map((x) => BigInt(x));
+    const existing = readdirSync(p.seedsDir)
+      .map((f) => /^(\d+)_/.exec(f)?.[1])
+      .filter((x): x is string => !!x)
+      .map((x) => BigInt(x));
     const path = join(p.seedsDir, `${String(nextVersion(existing))}_${name}.sql`);
     writeFileSync(path, sql === '' || sql.endsWith('\n') ? sql : `${sql}\n`);
     ctx.out.line(`created seed file ${relative(ctx.cwd, path)}`);
@@ -70,8 +79,15 @@ const apply: CommandSpec = {
   path: ['seed', 'apply'],
   summary: 'Apply seed data',
   usage: 'svc seed apply [flags]',
-  description: 'Runs every .sql file of the seeds directory (or the --file ones), in name order, in one transaction:\nif one fails, none is applied. Seeds are not recorded: applying twice inserts twice.',
-  examples: ['# Apply all seed files:', 'svc seed apply', '', '# Apply only some:', 'svc seed apply --file 1600000000000_authors.sql --file 1600000000001_articles.sql'],
+  description:
+    'Runs every .sql file of the seeds directory (or the --file ones), in name order, in one transaction:\nif one fails, none is applied. Seeds are not recorded: applying twice inserts twice.',
+  examples: [
+    '# Apply all seed files:',
+    'svc seed apply',
+    '',
+    '# Apply only some:',
+    'svc seed apply --file 1600000000000_authors.sql --file 1600000000001_articles.sql',
+  ],
   flags: [{ name: 'file', short: 'f', type: 'list', value: 'strings', description: 'seed files to apply (names in the seeds directory, or paths)' }],
   args: { min: 0, max: 0 },
   server: true,
@@ -83,17 +99,22 @@ const apply: CommandSpec = {
       files = ctx.list('file').map((f) => (existsSync(join(p.seedsDir, f)) ? join(p.seedsDir, f) : ctx.path(f)));
     } else {
       if (!existsSync(p.seedsDir)) throw missingDir('seeds', p.seedsDir);
-      files = readdirSync(p.seedsDir).filter((f) => f.endsWith('.sql')).sort().map((f) => join(p.seedsDir, f));
+      files = readdirSync(p.seedsDir)
+        .filter((f) => f.endsWith('.sql'))
+        .sort()
+        .map((f) => join(p.seedsDir, f));
     }
-    const steps = files.map((f) => {
-      let sql: string;
-      try {
-        sql = readFileSync(f, 'utf8');
-      } catch (e) {
-        throw fileError(relative(ctx.cwd, f), (e as Error).message);
-      }
-      return { file: relative(ctx.cwd, f), sql };
-    }).filter((s) => !sqlIsEmpty(s.sql));
+    const steps = files
+      .map((f) => {
+        let sql: string;
+        try {
+          sql = readFileSync(f, 'utf8');
+        } catch (e) {
+          throw fileError(relative(ctx.cwd, f), (e as Error).message);
+        }
+        return { file: relative(ctx.cwd, f), sql };
+      })
+      .filter((s) => !sqlIsEmpty(s.sql));
     if (!steps.length) {
       ctx.out.line('no seed data to apply');
       ctx.out.result({ applied: [] });

@@ -73,7 +73,8 @@ export async function applyAtStartup(engine: Engine, dirs: StartupDirs, log: Log
       const r = await c.query('select pg_try_advisory_lock($1) as ok', [STARTUP_LOCK_KEY]);
       const ok = (r.rows[0] as { ok: unknown }).ok;
       if (ok === true || ok === 't') break;
-      if (waited % 50 === 0) log.info({ type: 'startup', detail: { kind: 'migrations_wait' } }, 'another instance is applying migrations and metadata: waiting for it');
+      if (waited % 50 === 0)
+        log.info({ type: 'startup', detail: { kind: 'migrations_wait' } }, 'another instance is applying migrations and metadata: waiting for it');
       waited++;
       await new Promise((res) => setTimeout(res, 200));
     }
@@ -93,12 +94,18 @@ async function applyMigrations(client: QueryClient, local: Migration[], log: Log
     const plan = planApply(local, applied, { type: 'up', skipExecution: false }, 'the migrations directory');
     const results = await runPlan(client, plan, false, (r) =>
       log.info(
-        { type: 'startup', detail: { kind: 'migration_applied', version: String(r.migration.version), name: r.migration.name, ms: r.ms, concurrent: r.concurrent } },
+        {
+          type: 'startup',
+          detail: { kind: 'migration_applied', version: String(r.migration.version), name: r.migration.name, ms: r.ms, concurrent: r.concurrent },
+        },
         r.concurrent ? `migration ${r.migration.id} was applied by another instance` : `applied migration ${r.migration.id} (${r.ms} ms)`,
       ),
     );
     const n = results.filter((r) => !r.concurrent).length;
-    log.info({ type: 'startup', detail: { kind: 'migrations_applied', applied: n, total: local.length } }, n ? `applied ${n} migration${n === 1 ? '' : 's'}` : 'migrations: the database is up to date');
+    log.info(
+      { type: 'startup', detail: { kind: 'migrations_applied', applied: n, total: local.length } },
+      n ? `applied ${n} migration${n === 1 ? '' : 's'}` : 'migrations: the database is up to date',
+    );
   } catch (e) {
     throw e instanceof CliError ? startupFailed('applying the migrations failed', e) : e;
   }

@@ -138,74 +138,472 @@ interface Option {
 }
 
 export const OPTIONS: readonly Option[] = [
-  { key: 'databaseUrl', flag: 'database-url', env: 'SVC_GRAPHQL_DATABASE_URL', kind: 'string', description: 'PostgreSQL URL; without it Svc runs on an embedded PostgreSQL (PGlite) in --data-dir' },
-  { key: 'dataDir', flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', kind: 'string', description: 'data directory of the embedded PostgreSQL (default ./svc-data)' },
+  {
+    key: 'databaseUrl',
+    flag: 'database-url',
+    env: 'SVC_GRAPHQL_DATABASE_URL',
+    kind: 'string',
+    description: 'PostgreSQL URL; without it Svc runs on an embedded PostgreSQL (PGlite) in --data-dir',
+  },
+  {
+    key: 'dataDir',
+    flag: 'data-dir',
+    env: 'SVC_GRAPHQL_DATA_DIR',
+    kind: 'string',
+    description: 'data directory of the embedded PostgreSQL (default ./svc-data)',
+  },
   { key: 'port', flag: 'server-port', env: 'SVC_GRAPHQL_SERVER_PORT', kind: 'int', description: 'port to listen on (default 8080)' },
   { key: 'host', flag: 'server-host', env: 'SVC_GRAPHQL_SERVER_HOST', kind: 'string', description: 'host to listen on (default *)' },
-  { key: 'adminSecret', flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', kind: 'string', description: 'admin secret key, required to access this instance' },
+  {
+    key: 'adminSecret',
+    flag: 'admin-secret',
+    env: 'SVC_GRAPHQL_ADMIN_SECRET',
+    kind: 'string',
+    description: 'admin secret key, required to access this instance',
+  },
   { key: 'authHook', flag: 'auth-hook', env: 'SVC_GRAPHQL_AUTH_HOOK', kind: 'string', description: 'URL of the authorization webhook' },
-  { key: 'authHookMode', flag: 'auth-hook-mode', env: 'SVC_GRAPHQL_AUTH_HOOK_MODE', kind: 'enum', values: ['GET', 'POST'], description: 'HTTP method of the auth webhook (default GET)' },
-  { key: 'jwtSecret', flag: 'jwt-secret', env: 'SVC_GRAPHQL_JWT_SECRET', kind: 'json', description: 'JSON JWT configuration (type+key or jwk_url, claims_namespace, ...)' },
-  { key: 'unauthorizedRole', flag: 'unauthorized-role', env: 'SVC_GRAPHQL_UNAUTHORIZED_ROLE', kind: 'string', description: 'role for requests without credentials' },
-  { key: 'corsDomain', flag: 'cors-domain', env: 'SVC_GRAPHQL_CORS_DOMAIN', kind: 'list', description: 'CSV of allowed CORS origins, wildcards allowed (default *)' },
+  {
+    key: 'authHookMode',
+    flag: 'auth-hook-mode',
+    env: 'SVC_GRAPHQL_AUTH_HOOK_MODE',
+    kind: 'enum',
+    values: ['GET', 'POST'],
+    description: 'HTTP method of the auth webhook (default GET)',
+  },
+  {
+    key: 'jwtSecret',
+    flag: 'jwt-secret',
+    env: 'SVC_GRAPHQL_JWT_SECRET',
+    kind: 'json',
+    description: 'JSON JWT configuration (type+key or jwk_url, claims_namespace, ...)',
+  },
+  {
+    key: 'unauthorizedRole',
+    flag: 'unauthorized-role',
+    env: 'SVC_GRAPHQL_UNAUTHORIZED_ROLE',
+    kind: 'string',
+    description: 'role for requests without credentials',
+  },
+  {
+    key: 'corsDomain',
+    flag: 'cors-domain',
+    env: 'SVC_GRAPHQL_CORS_DOMAIN',
+    kind: 'list',
+    description: 'CSV of allowed CORS origins, wildcards allowed (default *)',
+  },
   { key: 'disableCors', flag: 'disable-cors', env: 'SVC_GRAPHQL_DISABLE_CORS', kind: 'bool', switch: true, description: 'send no CORS headers' },
-  { key: 'wsReadCookie', flag: 'ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', kind: 'bool', description: 'read cookies on websocket handshake even when CORS is disabled (default false: with --disable-cors the Cookie header of the handshake is dropped)' },
-  { key: 'pgConnections', flag: 'connections', short: 'c', env: 'SVC_GRAPHQL_PG_CONNECTIONS', kind: 'int', description: 'maximum PostgreSQL connections (default 50)' },
+  {
+    key: 'wsReadCookie',
+    flag: 'ws-read-cookie',
+    env: 'SVC_GRAPHQL_WS_READ_COOKIE',
+    kind: 'bool',
+    description:
+      'read cookies on websocket handshake even when CORS is disabled (default false: with --disable-cors the Cookie header of the handshake is dropped)',
+  },
+  {
+    key: 'pgConnections',
+    flag: 'connections',
+    short: 'c',
+    env: 'SVC_GRAPHQL_PG_CONNECTIONS',
+    kind: 'int',
+    description: 'maximum PostgreSQL connections (default 50)',
+  },
   { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
-  { key: 'usePreparedStatements', flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', kind: 'bool', description: 'use prepared statements (default true)' },
-  { key: 'workers', flag: 'workers', env: 'SVC_GRAPHQL_WORKERS', kind: 'string', description: 'worker processes sharing the port: a number or auto (= the cores; default auto with --database-url, 1 on the embedded database); --connections is shared among them' },
-  { key: 'listenDatabaseUrl', flag: 'listen-database-url', env: 'SVC_GRAPHQL_LISTEN_DATABASE_URL', kind: 'string', description: 'PostgreSQL URL of the LISTEN connection for metadata sync, e.g. direct when --database-url is a transaction-mode pgbouncer (default --database-url)' },
-  { key: 'readReplicaUrls', flag: 'read-replica-urls', env: 'SVC_GRAPHQL_READ_REPLICA_URLS', kind: 'list', description: 'CSV of PostgreSQL streaming-replica URLs that serve GraphQL queries and subscriptions (round-robin, health-checked); writes, /v1/query, metadata and delivery stay on --database-url' },
-  { key: 'readReplicaMaxLag', flag: 'read-replica-max-lag', env: 'SVC_GRAPHQL_READ_REPLICA_MAX_LAG', kind: 'int', description: 'seconds of replication lag past which a replica is skipped until it catches up (default 5)' },
-  { key: 'readFromPrimaryRoles', flag: 'read-from-primary-roles', env: 'SVC_GRAPHQL_READ_FROM_PRIMARY_ROLES', kind: 'list', description: 'CSV of roles whose queries always read from the primary (any request can ask with X-Svc-Read-From: primary)' },
-  { key: 'txIsolation', flag: 'tx-iso', short: 'i', env: 'SVC_GRAPHQL_TX_ISOLATION', kind: 'enum', values: ['read-committed', 'repeatable-read', 'serializable'], description: 'transaction isolation of mutations (default read-committed)' },
-  { key: 'stringifyNumericTypes', flag: 'stringify-numeric-types', env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', kind: 'bool', switch: true, description: 'return bigint/numeric/float values as strings' },
-  { key: 'enabledApis', flag: 'enabled-apis', env: 'SVC_GRAPHQL_ENABLED_APIS', kind: 'list', values: ['graphql', 'metadata', 'pgdump', 'config'], description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)' },
-  { key: 'liveQueriesRefetchInterval', flag: 'live-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'live query refetch interval in ms (default 1000)' },
-  { key: 'liveQueriesChangeRefetchGap', flag: 'live-queries-change-refetch-gap', env: 'SVC_GRAPHQL_LIVE_QUERIES_CHANGE_REFETCH_GAP', kind: 'int', description: 'change-driven live queries: least ms between two runs of one cohort; a write is pushed within about this long (default 50, at most the refetch interval)' },
-  { key: 'liveQueriesBatchSize', flag: 'live-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'live query cohort batch size (default 100)' },
-  { key: 'streamingQueriesRefetchInterval', flag: 'streaming-queries-multiplexed-refetch-interval', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL', kind: 'int', description: 'streaming subscription refetch interval in ms (default 1000)' },
-  { key: 'streamingQueriesBatchSize', flag: 'streaming-queries-multiplexed-batch-size', env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE', kind: 'int', description: 'streaming subscription cohort batch size: subscribers per statement (default 100)' },
-  { key: 'tableChangeTriggers', flag: 'table-change-triggers', env: 'SVC_GRAPHQL_TABLE_CHANGE_TRIGGERS', kind: 'bool', description: 'a statement-level NOTIFY trigger on every tracked table, so that live queries refetch on change and @cached results are invalidated (default true; false drops them: live queries poll every interval, @cached is bypassed; set the same on every instance)' },
-  { key: 'enableConsole', flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', kind: 'bool', switch: true, description: 'serve the web console at /console (default false; `npm start` sets it to true)' },
-  { key: 'consoleAssetsDir', flag: 'console-assets-dir', env: 'SVC_GRAPHQL_CONSOLE_ASSETS_DIR', kind: 'string', description: 'directory of the console files, served at /console/assets (default: console/dist of the package)' },
-  { key: 'enableAllowlist', flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', kind: 'bool', switch: true, description: 'only allow-listed queries for non-admin roles' },
-  { key: 'logLevel', flag: 'log-level', env: 'SVC_GRAPHQL_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error'], description: 'log level (default info)' },
-  { key: 'enabledLogTypes', flag: 'enabled-log-types', env: 'SVC_GRAPHQL_ENABLED_LOG_TYPES', kind: 'list', description: 'CSV of log types (default startup,http-log,webhook-log,websocket-log)' },
-  { key: 'devMode', flag: 'dev-mode', env: 'SVC_GRAPHQL_DEV_MODE', kind: 'bool', switch: true, description: 'include internal error details in GraphQL errors' },
-  { key: 'adminInternalErrors', flag: 'admin-internal-errors', env: 'SVC_GRAPHQL_ADMIN_INTERNAL_ERRORS', kind: 'bool', description: 'include internal error details for admin (default true)' },
-  { key: 'eventsHttpPoolSize', flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', kind: 'int', description: 'concurrent event deliveries (default 100)' },
-  { key: 'eventsHttpMaxConnectionsPerHost', flag: 'events-http-max-connections-per-host', env: 'SVC_GRAPHQL_EVENTS_HTTP_MAX_CONNECTIONS_PER_HOST', kind: 'int', description: 'webhook deliveries in flight to one host at most; reached gradually from 4, while the host answers fast (default 100)' },
-  { key: 'eventsFetchInterval', flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', kind: 'int', description: 'ms between event polls when idle (default 1000)' },
-  { key: 'eventsLeaseSeconds', flag: 'events-lease-seconds', env: 'SVC_GRAPHQL_EVENTS_LEASE_SECONDS', kind: 'int', description: 'seconds a claimed delivery stays leased to its process without renewal; a killed process\'s deliveries are retried after this (default 30)' },
-  { key: 'schedulerClock', flag: 'scheduler-clock', env: 'SVC_GRAPHQL_SCHEDULER_CLOCK', kind: 'string', description: 'testing only: run scheduled triggers on a simulated clock, <ISO time>[@<epoch ms>][x<rate>] (default: the system clock)' },
+  {
+    key: 'usePreparedStatements',
+    flag: 'use-prepared-statements',
+    env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS',
+    kind: 'bool',
+    description: 'use prepared statements (default true)',
+  },
+  {
+    key: 'workers',
+    flag: 'workers',
+    env: 'SVC_GRAPHQL_WORKERS',
+    kind: 'string',
+    description:
+      'worker processes sharing the port: a number or auto (= the cores; default auto with --database-url, 1 on the embedded database); --connections is shared among them',
+  },
+  {
+    key: 'listenDatabaseUrl',
+    flag: 'listen-database-url',
+    env: 'SVC_GRAPHQL_LISTEN_DATABASE_URL',
+    kind: 'string',
+    description:
+      'PostgreSQL URL of the LISTEN connection for metadata sync, e.g. direct when --database-url is a transaction-mode pgbouncer (default --database-url)',
+  },
+  {
+    key: 'readReplicaUrls',
+    flag: 'read-replica-urls',
+    env: 'SVC_GRAPHQL_READ_REPLICA_URLS',
+    kind: 'list',
+    description:
+      'CSV of PostgreSQL streaming-replica URLs that serve GraphQL queries and subscriptions (round-robin, health-checked); writes, /v1/query, metadata and delivery stay on --database-url',
+  },
+  {
+    key: 'readReplicaMaxLag',
+    flag: 'read-replica-max-lag',
+    env: 'SVC_GRAPHQL_READ_REPLICA_MAX_LAG',
+    kind: 'int',
+    description: 'seconds of replication lag past which a replica is skipped until it catches up (default 5)',
+  },
+  {
+    key: 'readFromPrimaryRoles',
+    flag: 'read-from-primary-roles',
+    env: 'SVC_GRAPHQL_READ_FROM_PRIMARY_ROLES',
+    kind: 'list',
+    description: 'CSV of roles whose queries always read from the primary (any request can ask with X-Svc-Read-From: primary)',
+  },
+  {
+    key: 'txIsolation',
+    flag: 'tx-iso',
+    short: 'i',
+    env: 'SVC_GRAPHQL_TX_ISOLATION',
+    kind: 'enum',
+    values: ['read-committed', 'repeatable-read', 'serializable'],
+    description: 'transaction isolation of mutations (default read-committed)',
+  },
+  {
+    key: 'stringifyNumericTypes',
+    flag: 'stringify-numeric-types',
+    env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES',
+    kind: 'bool',
+    switch: true,
+    description: 'return bigint/numeric/float values as strings',
+  },
+  {
+    key: 'enabledApis',
+    flag: 'enabled-apis',
+    env: 'SVC_GRAPHQL_ENABLED_APIS',
+    kind: 'list',
+    values: ['graphql', 'metadata', 'pgdump', 'config'],
+    description: 'CSV of enabled APIs (default graphql,metadata,pgdump,config)',
+  },
+  {
+    key: 'liveQueriesRefetchInterval',
+    flag: 'live-queries-multiplexed-refetch-interval',
+    env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL',
+    kind: 'int',
+    description: 'live query refetch interval in ms (default 1000)',
+  },
+  {
+    key: 'liveQueriesChangeRefetchGap',
+    flag: 'live-queries-change-refetch-gap',
+    env: 'SVC_GRAPHQL_LIVE_QUERIES_CHANGE_REFETCH_GAP',
+    kind: 'int',
+    description:
+      'change-driven live queries: least ms between two runs of one cohort; a write is pushed within about this long (default 50, at most the refetch interval)',
+  },
+  {
+    key: 'liveQueriesBatchSize',
+    flag: 'live-queries-multiplexed-batch-size',
+    env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',
+    kind: 'int',
+    description: 'live query cohort batch size (default 100)',
+  },
+  {
+    key: 'streamingQueriesRefetchInterval',
+    flag: 'streaming-queries-multiplexed-refetch-interval',
+    env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL',
+    kind: 'int',
+    description: 'streaming subscription refetch interval in ms (default 1000)',
+  },
+  {
+    key: 'streamingQueriesBatchSize',
+    flag: 'streaming-queries-multiplexed-batch-size',
+    env: 'SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE',
+    kind: 'int',
+    description: 'streaming subscription cohort batch size: subscribers per statement (default 100)',
+  },
+  {
+    key: 'tableChangeTriggers',
+    flag: 'table-change-triggers',
+    env: 'SVC_GRAPHQL_TABLE_CHANGE_TRIGGERS',
+    kind: 'bool',
+    description:
+      'a statement-level NOTIFY trigger on every tracked table, so that live queries refetch on change and @cached results are invalidated (default true; false drops them: live queries poll every interval, @cached is bypassed; set the same on every instance)',
+  },
+  {
+    key: 'enableConsole',
+    flag: 'enable-console',
+    env: 'SVC_GRAPHQL_ENABLE_CONSOLE',
+    kind: 'bool',
+    switch: true,
+    description: 'serve the web console at /console (default false; `npm start` sets it to true)',
+  },
+  {
+    key: 'consoleAssetsDir',
+    flag: 'console-assets-dir',
+    env: 'SVC_GRAPHQL_CONSOLE_ASSETS_DIR',
+    kind: 'string',
+    description: 'directory of the console files, served at /console/assets (default: console/dist of the package)',
+  },
+  {
+    key: 'enableAllowlist',
+    flag: 'enable-allowlist',
+    env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST',
+    kind: 'bool',
+    switch: true,
+    description: 'only allow-listed queries for non-admin roles',
+  },
+  {
+    key: 'logLevel',
+    flag: 'log-level',
+    env: 'SVC_GRAPHQL_LOG_LEVEL',
+    kind: 'enum',
+    values: ['debug', 'info', 'warn', 'error'],
+    description: 'log level (default info)',
+  },
+  {
+    key: 'enabledLogTypes',
+    flag: 'enabled-log-types',
+    env: 'SVC_GRAPHQL_ENABLED_LOG_TYPES',
+    kind: 'list',
+    description: 'CSV of log types (default startup,http-log,webhook-log,websocket-log)',
+  },
+  {
+    key: 'devMode',
+    flag: 'dev-mode',
+    env: 'SVC_GRAPHQL_DEV_MODE',
+    kind: 'bool',
+    switch: true,
+    description: 'include internal error details in GraphQL errors',
+  },
+  {
+    key: 'adminInternalErrors',
+    flag: 'admin-internal-errors',
+    env: 'SVC_GRAPHQL_ADMIN_INTERNAL_ERRORS',
+    kind: 'bool',
+    description: 'include internal error details for admin (default true)',
+  },
+  {
+    key: 'eventsHttpPoolSize',
+    flag: 'events-http-pool-size',
+    env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE',
+    kind: 'int',
+    description: 'concurrent event deliveries (default 100)',
+  },
+  {
+    key: 'eventsHttpMaxConnectionsPerHost',
+    flag: 'events-http-max-connections-per-host',
+    env: 'SVC_GRAPHQL_EVENTS_HTTP_MAX_CONNECTIONS_PER_HOST',
+    kind: 'int',
+    description: 'webhook deliveries in flight to one host at most; reached gradually from 4, while the host answers fast (default 100)',
+  },
+  {
+    key: 'eventsFetchInterval',
+    flag: 'events-fetch-interval',
+    env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL',
+    kind: 'int',
+    description: 'ms between event polls when idle (default 1000)',
+  },
+  {
+    key: 'eventsLeaseSeconds',
+    flag: 'events-lease-seconds',
+    env: 'SVC_GRAPHQL_EVENTS_LEASE_SECONDS',
+    kind: 'int',
+    description: "seconds a claimed delivery stays leased to its process without renewal; a killed process's deliveries are retried after this (default 30)",
+  },
+  {
+    key: 'schedulerClock',
+    flag: 'scheduler-clock',
+    env: 'SVC_GRAPHQL_SCHEDULER_CLOCK',
+    kind: 'string',
+    description: 'testing only: run scheduled triggers on a simulated clock, <ISO time>[@<epoch ms>][x<rate>] (default: the system clock)',
+  },
   { key: 'bodyLimit', flag: 'body-limit', env: 'SVC_GRAPHQL_BODY_LIMIT', kind: 'int', description: 'maximum request body in bytes (default 104857600)' },
-  { key: 'maxSubscriptionsPerConnection', flag: 'max-subscriptions-per-connection', env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', kind: 'int', description: 'operations one websocket may have running at once (default 100)' },
-  { key: 'maxWebsocketConnections', flag: 'max-websocket-connections', env: 'SVC_GRAPHQL_MAX_WEBSOCKET_CONNECTIONS', kind: 'int', description: 'open websockets per process; more are refused with 503 (default 5000)' },
-  { key: 'gracefulShutdownTimeout', flag: 'graceful-shutdown-timeout', env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT', kind: 'int', description: 'seconds SIGTERM waits for in-flight requests (default 5)' },
-  { key: 'statementTimeout', flag: 'statement-timeout', env: 'SVC_GRAPHQL_STATEMENT_TIMEOUT', kind: 'int', description: 'seconds a statement of a GraphQL request or of a non-admin /v1/query may run; 0 = no limit (default 60)' },
-  { key: 'adminStatementTimeout', flag: 'admin-statement-timeout', env: 'SVC_GRAPHQL_ADMIN_STATEMENT_TIMEOUT', kind: 'int', description: 'seconds an admin /v1/query request (run_sql, metadata) may run; 0 = no limit (default 0)' },
-  { key: 'poolAcquireTimeout', flag: 'pool-acquire-timeout', env: 'SVC_GRAPHQL_POOL_ACQUIRE_TIMEOUT', kind: 'int', description: 'seconds a request waits for a database connection before a 503 (default 10)' },
-  { key: 'dbConnectRetryTimeout', flag: 'db-connect-retry-timeout', env: 'SVC_GRAPHQL_DB_CONNECT_RETRY_TIMEOUT', kind: 'int', description: 'seconds start-up retries a database that does not answer (default 60)' },
-  { key: 'persistedQueriesMaxBytes', flag: 'persisted-queries-max-bytes', env: 'SVC_GRAPHQL_PERSISTED_QUERIES_MAX_BYTES', kind: 'int', description: 'bytes of automatic persisted queries kept per process, least recently used evicted first; 0 = none (default 16777216)' },
-  { key: 'queryCacheMaxBytes', flag: 'query-cache-max-bytes', env: 'SVC_GRAPHQL_QUERY_CACHE_MAX_BYTES', kind: 'int', description: 'bytes of @cached responses kept per process, least recently used evicted first (with --redis-url: the largest response stored in Redis); 0 = none (default 67108864)' },
-  { key: 'queryCacheStrict', flag: 'query-cache-strict', env: 'SVC_GRAPHQL_QUERY_CACHE_STRICT', kind: 'bool', switch: true, description: 'before every @cached lookup, wait until the change notifications of every write committed before the request have arrived (one NOTIFY round trip per batch of lookups); default false' },
-  { key: 'maxQueryBytes', flag: 'max-query-bytes', env: 'SVC_GRAPHQL_MAX_QUERY_BYTES', kind: 'int', description: 'maximum size of a GraphQL document (default 1048576)' },
-  { key: 'maxQueryTokens', flag: 'max-query-tokens', env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS', kind: 'int', description: 'maximum lexical tokens of a GraphQL document (default 20000)' },
-  { key: 'maxQueryDepth', flag: 'max-query-depth', env: 'SVC_GRAPHQL_MAX_QUERY_DEPTH', kind: 'int', description: 'maximum selection depth, fragments expanded (default 100)' },
-  { key: 'maxQueryNodes', flag: 'max-query-nodes', env: 'SVC_GRAPHQL_MAX_QUERY_NODES', kind: 'int', description: 'maximum fields of the expanded selection (default 10000)' },
-  { key: 'maxQueryAliases', flag: 'max-query-aliases', env: 'SVC_GRAPHQL_MAX_QUERY_ALIASES', kind: 'int', description: 'maximum aliased fields in a document (default 1000)' },
-  { key: 'maxNestingDepth', flag: 'max-nesting-depth', env: 'SVC_GRAPHQL_MAX_NESTING_DEPTH', kind: 'int', description: 'maximum nesting of JSON inputs: where, bulk, variables (default 256)' },
-  { key: 'redisUrl', flag: 'redis-url', env: 'SVC_GRAPHQL_REDIS_URL', kind: 'string', description: 'redis:// URL of a Redis shared by all workers and instances: rate-limit counters, persisted queries and the response cache (default: per-process state)' },
-  { key: 'planCacheMaxBytes', flag: 'plan-cache-max-bytes', env: 'SVC_GRAPHQL_PLAN_CACHE_MAX_BYTES', kind: 'int', description: 'memory budget of the plan cache in bytes (default 67108864)' },
-  { key: 'migrationsDir', flag: 'migrations-dir', env: 'SVC_GRAPHQL_MIGRATIONS_DIR', kind: 'string', description: 'apply the pending migrations of this directory (svc migrate) before serving; refuse to start if one fails' },
-  { key: 'roleSchemaCacheMaxBytes', flag: 'role-schema-cache-max-bytes', env: 'SVC_GRAPHQL_ROLE_SCHEMA_CACHE_MAX_BYTES', kind: 'int', description: 'estimated bytes of per-role GraphQL schemas kept; the least recently used role\'s schema is dropped beyond it and rebuilt on its next request (default 268435456)' },
-  { key: 'outboundDenyPrivate', flag: 'outbound-deny-private', env: 'SVC_GRAPHQL_OUTBOUND_DENY_PRIVATE', kind: 'bool', switch: true, description: 'refuse outbound calls (webhooks, action handlers, remote schemas, auth webhook, JWKS) to loopback, private, link-local and other non-public addresses, checked on the resolved addresses (default false)' },
-  { key: 'outboundAllowHosts', flag: 'outbound-allow-hosts', env: 'SVC_GRAPHQL_OUTBOUND_ALLOW_HOSTS', kind: 'list', description: 'CSV of the only hosts outbound calls may go to (`*.example.com` for subdomains); these are exempt from --outbound-deny-private (default: any host)' },
-  { key: 'metadataDir', flag: 'metadata-dir', env: 'SVC_GRAPHQL_METADATA_DIR', kind: 'string', description: 'apply this metadata directory (svc metadata export) before serving, after the migrations; refuse to start if it fails' },
-  { key: 'otlpEndpoint', flag: 'otlp-endpoint', env: 'SVC_GRAPHQL_OTLP_ENDPOINT', kind: 'string', description: 'OTLP/HTTP endpoint that receives traces, e.g. http://localhost:4318 (/v1/traces is appended); OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables work too (default: tracing off)' },
-  { key: 'tracingSqlComment', flag: 'tracing-sql-comment', env: 'SVC_GRAPHQL_TRACING_SQL_COMMENT', kind: 'bool', description: 'with tracing on, sampled requests\' SQL carries a /*traceparent=…*/ comment (sqlcommenter); such statements are not prepared (default true)' },
-  { key: 'projectDir', flag: 'project-dir', env: 'SVC_GRAPHQL_PROJECT_DIR', kind: 'string', description: 'project directory (svc init) the console records into: its schema changes become migrations, its metadata changes metadata files (as under svc console)' },
+  {
+    key: 'maxSubscriptionsPerConnection',
+    flag: 'max-subscriptions-per-connection',
+    env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION',
+    kind: 'int',
+    description: 'operations one websocket may have running at once (default 100)',
+  },
+  {
+    key: 'maxWebsocketConnections',
+    flag: 'max-websocket-connections',
+    env: 'SVC_GRAPHQL_MAX_WEBSOCKET_CONNECTIONS',
+    kind: 'int',
+    description: 'open websockets per process; more are refused with 503 (default 5000)',
+  },
+  {
+    key: 'gracefulShutdownTimeout',
+    flag: 'graceful-shutdown-timeout',
+    env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT',
+    kind: 'int',
+    description: 'seconds SIGTERM waits for in-flight requests (default 5)',
+  },
+  {
+    key: 'statementTimeout',
+    flag: 'statement-timeout',
+    env: 'SVC_GRAPHQL_STATEMENT_TIMEOUT',
+    kind: 'int',
+    description: 'seconds a statement of a GraphQL request or of a non-admin /v1/query may run; 0 = no limit (default 60)',
+  },
+  {
+    key: 'adminStatementTimeout',
+    flag: 'admin-statement-timeout',
+    env: 'SVC_GRAPHQL_ADMIN_STATEMENT_TIMEOUT',
+    kind: 'int',
+    description: 'seconds an admin /v1/query request (run_sql, metadata) may run; 0 = no limit (default 0)',
+  },
+  {
+    key: 'poolAcquireTimeout',
+    flag: 'pool-acquire-timeout',
+    env: 'SVC_GRAPHQL_POOL_ACQUIRE_TIMEOUT',
+    kind: 'int',
+    description: 'seconds a request waits for a database connection before a 503 (default 10)',
+  },
+  {
+    key: 'dbConnectRetryTimeout',
+    flag: 'db-connect-retry-timeout',
+    env: 'SVC_GRAPHQL_DB_CONNECT_RETRY_TIMEOUT',
+    kind: 'int',
+    description: 'seconds start-up retries a database that does not answer (default 60)',
+  },
+  {
+    key: 'persistedQueriesMaxBytes',
+    flag: 'persisted-queries-max-bytes',
+    env: 'SVC_GRAPHQL_PERSISTED_QUERIES_MAX_BYTES',
+    kind: 'int',
+    description: 'bytes of automatic persisted queries kept per process, least recently used evicted first; 0 = none (default 16777216)',
+  },
+  {
+    key: 'queryCacheMaxBytes',
+    flag: 'query-cache-max-bytes',
+    env: 'SVC_GRAPHQL_QUERY_CACHE_MAX_BYTES',
+    kind: 'int',
+    description:
+      'bytes of @cached responses kept per process, least recently used evicted first (with --redis-url: the largest response stored in Redis); 0 = none (default 67108864)',
+  },
+  {
+    key: 'queryCacheStrict',
+    flag: 'query-cache-strict',
+    env: 'SVC_GRAPHQL_QUERY_CACHE_STRICT',
+    kind: 'bool',
+    switch: true,
+    description:
+      'before every @cached lookup, wait until the change notifications of every write committed before the request have arrived (one NOTIFY round trip per batch of lookups); default false',
+  },
+  {
+    key: 'maxQueryBytes',
+    flag: 'max-query-bytes',
+    env: 'SVC_GRAPHQL_MAX_QUERY_BYTES',
+    kind: 'int',
+    description: 'maximum size of a GraphQL document (default 1048576)',
+  },
+  {
+    key: 'maxQueryTokens',
+    flag: 'max-query-tokens',
+    env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS',
+    kind: 'int',
+    description: 'maximum lexical tokens of a GraphQL document (default 20000)',
+  },
+  {
+    key: 'maxQueryDepth',
+    flag: 'max-query-depth',
+    env: 'SVC_GRAPHQL_MAX_QUERY_DEPTH',
+    kind: 'int',
+    description: 'maximum selection depth, fragments expanded (default 100)',
+  },
+  {
+    key: 'maxQueryNodes',
+    flag: 'max-query-nodes',
+    env: 'SVC_GRAPHQL_MAX_QUERY_NODES',
+    kind: 'int',
+    description: 'maximum fields of the expanded selection (default 10000)',
+  },
+  {
+    key: 'maxQueryAliases',
+    flag: 'max-query-aliases',
+    env: 'SVC_GRAPHQL_MAX_QUERY_ALIASES',
+    kind: 'int',
+    description: 'maximum aliased fields in a document (default 1000)',
+  },
+  {
+    key: 'maxNestingDepth',
+    flag: 'max-nesting-depth',
+    env: 'SVC_GRAPHQL_MAX_NESTING_DEPTH',
+    kind: 'int',
+    description: 'maximum nesting of JSON inputs: where, bulk, variables (default 256)',
+  },
+  {
+    key: 'redisUrl',
+    flag: 'redis-url',
+    env: 'SVC_GRAPHQL_REDIS_URL',
+    kind: 'string',
+    description:
+      'redis:// URL of a Redis shared by all workers and instances: rate-limit counters, persisted queries and the response cache (default: per-process state)',
+  },
+  {
+    key: 'planCacheMaxBytes',
+    flag: 'plan-cache-max-bytes',
+    env: 'SVC_GRAPHQL_PLAN_CACHE_MAX_BYTES',
+    kind: 'int',
+    description: 'memory budget of the plan cache in bytes (default 67108864)',
+  },
+  {
+    key: 'migrationsDir',
+    flag: 'migrations-dir',
+    env: 'SVC_GRAPHQL_MIGRATIONS_DIR',
+    kind: 'string',
+    description: 'apply the pending migrations of this directory (svc migrate) before serving; refuse to start if one fails',
+  },
+  {
+    key: 'roleSchemaCacheMaxBytes',
+    flag: 'role-schema-cache-max-bytes',
+    env: 'SVC_GRAPHQL_ROLE_SCHEMA_CACHE_MAX_BYTES',
+    kind: 'int',
+    description:
+      "estimated bytes of per-role GraphQL schemas kept; the least recently used role's schema is dropped beyond it and rebuilt on its next request (default 268435456)",
+  },
+  {
+    key: 'outboundDenyPrivate',
+    flag: 'outbound-deny-private',
+    env: 'SVC_GRAPHQL_OUTBOUND_DENY_PRIVATE',
+    kind: 'bool',
+    switch: true,
+    description:
+      'refuse outbound calls (webhooks, action handlers, remote schemas, auth webhook, JWKS) to loopback, private, link-local and other non-public addresses, checked on the resolved addresses (default false)',
+  },
+  {
+    key: 'outboundAllowHosts',
+    flag: 'outbound-allow-hosts',
+    env: 'SVC_GRAPHQL_OUTBOUND_ALLOW_HOSTS',
+    kind: 'list',
+    description:
+      'CSV of the only hosts outbound calls may go to (`*.example.com` for subdomains); these are exempt from --outbound-deny-private (default: any host)',
+  },
+  {
+    key: 'metadataDir',
+    flag: 'metadata-dir',
+    env: 'SVC_GRAPHQL_METADATA_DIR',
+    kind: 'string',
+    description: 'apply this metadata directory (svc metadata export) before serving, after the migrations; refuse to start if it fails',
+  },
+  {
+    key: 'otlpEndpoint',
+    flag: 'otlp-endpoint',
+    env: 'SVC_GRAPHQL_OTLP_ENDPOINT',
+    kind: 'string',
+    description:
+      'OTLP/HTTP endpoint that receives traces, e.g. http://localhost:4318 (/v1/traces is appended); OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables work too (default: tracing off)',
+  },
+  {
+    key: 'tracingSqlComment',
+    flag: 'tracing-sql-comment',
+    env: 'SVC_GRAPHQL_TRACING_SQL_COMMENT',
+    kind: 'bool',
+    description: "with tracing on, sampled requests' SQL carries a /*traceparent=…*/ comment (sqlcommenter); such statements are not prepared (default true)",
+  },
+  {
+    key: 'projectDir',
+    flag: 'project-dir',
+    env: 'SVC_GRAPHQL_PROJECT_DIR',
+    kind: 'string',
+    description:
+      'project directory (svc init) the console records into: its schema changes become migrations, its metadata changes metadata files (as under svc console)',
+  },
 ];
 
 export function defaultConfig(): Config {
@@ -302,10 +700,14 @@ function convert(opt: Option, raw: string, source: string): unknown {
         throw bad(`expected a JSON object (${(e as Error).message})`);
       }
     case 'list': {
-      const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      const items = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (opt.key === 'corsDomain') return items.includes('*') ? '*' : items;
       if (opt.values) {
-        for (const i of items) if (!opt.values.includes(i.toLowerCase())) throw bad(`unknown value ${JSON.stringify(i)}; expected some of ${opt.values.join(', ')}`);
+        for (const i of items)
+          if (!opt.values.includes(i.toLowerCase())) throw bad(`unknown value ${JSON.stringify(i)}; expected some of ${opt.values.join(', ')}`);
         if (opt.key === 'enabledApis') return new Set(items.map((i) => i.toLowerCase()));
       }
       return items;
@@ -334,10 +736,19 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
   let command: ParsedArgs['command'] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--help' || a === '-h' || a === 'help') { command = 'help'; continue; }
-    if (a === '--version' || a === 'version') { command = 'version'; continue; }
+    if (a === '--help' || a === '-h' || a === 'help') {
+      command = 'help';
+      continue;
+    }
+    if (a === '--version' || a === 'version') {
+      command = 'version';
+      continue;
+    }
     if (!a.startsWith('-')) {
-      if (a === 'serve' && !command) { command = 'serve'; continue; }
+      if (a === 'serve' && !command) {
+        command = 'serve';
+        continue;
+      }
       throw new ConfigError(`unknown command ${JSON.stringify(a)} (expected: serve, version, help)`);
     }
     let name: string;
@@ -374,7 +785,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
   }
   if (config.authHook && config.jwtSecret) throw new ConfigError('--auth-hook and --jwt-secret cannot be used together');
   if (config.authHook) {
-    try { new URL(config.authHook); } catch { throw new ConfigError(`--auth-hook: not a URL: ${config.authHook}`); }
+    try {
+      new URL(config.authHook);
+    } catch {
+      throw new ConfigError(`--auth-hook: not a URL: ${config.authHook}`);
+    }
   }
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError('--database-url: expected postgres://user:password@host:port/dbname');
@@ -386,10 +801,13 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
   if (!config.databaseUrl && typeof config.workers === 'number' && config.workers > 1) {
     throw new ConfigError('--workers: the embedded database (PGlite) serves one process; use --database-url to run several workers');
   }
-  if (config.listenDatabaseUrl && !/^postgres(ql)?:\/\//.test(config.listenDatabaseUrl)) throw new ConfigError('--listen-database-url: expected postgres://user:password@host:port/dbname');
+  if (config.listenDatabaseUrl && !/^postgres(ql)?:\/\//.test(config.listenDatabaseUrl))
+    throw new ConfigError('--listen-database-url: expected postgres://user:password@host:port/dbname');
   if (config.readReplicaUrls.length) {
     if (!config.databaseUrl) throw new ConfigError('--read-replica-urls: needs --database-url (the embedded database has no replicas)');
-    for (const u of config.readReplicaUrls) if (!/^postgres(ql)?:\/\//.test(u)) throw new ConfigError(`--read-replica-urls: expected postgres:// URLs, got ${JSON.stringify(u.replace(/:[^:@/]*@/, ':***@'))}`);
+    for (const u of config.readReplicaUrls)
+      if (!/^postgres(ql)?:\/\//.test(u))
+        throw new ConfigError(`--read-replica-urls: expected postgres:// URLs, got ${JSON.stringify(u.replace(/:[^:@/]*@/, ':***@'))}`);
   }
   return { command: command ?? 'serve', config, explicit };
 }

@@ -83,7 +83,13 @@ export class FastHistogram {
   }
 
   /** prom-client's metric shape: `_bucket` (cumulative, with `le`), `_sum`, `_count` per series */
-  get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> } {
+  get(): {
+    name: string;
+    help: string;
+    type: string;
+    aggregator: string;
+    values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }>;
+  } {
     const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
     for (const s of this.series.values()) {
       let acc = 0;
@@ -116,7 +122,11 @@ export class Histograms {
     ['endpoint', 'operation_type', 'outcome'],
   );
   /** PostgreSQL time of a GraphQL request (its statement, or its mutation's transaction) */
-  readonly requestSqlDuration = new FastHistogram('svc_request_sql_duration_seconds', 'time a GraphQL request waited for PostgreSQL (its statement, or its mutation transaction), by operation type', ['operation_type']);
+  readonly requestSqlDuration = new FastHistogram(
+    'svc_request_sql_duration_seconds',
+    'time a GraphQL request waited for PostgreSQL (its statement, or its mutation transaction), by operation type',
+    ['operation_type'],
+  );
   /** `requestSqlDuration` by operation type, bound once */
   readonly sqlTime = { query: this.requestSqlDuration.child('query'), mutation: this.requestSqlDuration.child('mutation') };
   /** outbound HTTP: auth webhook, JWKS, action handlers, remote schemas, event/scheduled webhooks */
@@ -130,18 +140,40 @@ export class Histograms {
   /** event / scheduled delivery lag: created (or due) to delivered */
   readonly deliveryLag = new FastHistogram(
     'svc_delivery_lag_seconds',
-    'time from an event\'s creation (scheduled events: their due time) to its successful delivery, by queue and trigger',
+    "time from an event's creation (scheduled events: their due time) to its successful delivery, by queue and trigger",
     ['queue', 'trigger'],
     [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
     1000,
   );
-  readonly liveQueryPollDuration = new FastHistogram('svc_live_query_poll_duration_seconds', 'run time of one live-query cohort batch statement (one poll of up to --live-queries-multiplexed-batch-size subscribers)', []);
-  readonly liveQueryCohortSubscribers = new FastHistogram('svc_live_query_cohort_subscribers', 'subscribers of a live-query cohort, observed at each poll', [], [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000]);
+  readonly liveQueryPollDuration = new FastHistogram(
+    'svc_live_query_poll_duration_seconds',
+    'run time of one live-query cohort batch statement (one poll of up to --live-queries-multiplexed-batch-size subscribers)',
+    [],
+  );
+  readonly liveQueryCohortSubscribers = new FastHistogram(
+    'svc_live_query_cohort_subscribers',
+    'subscribers of a live-query cohort, observed at each poll',
+    [],
+    [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000],
+  );
   /** waits for a pool connection when none was idle (an idle one is taken at once and not observed) */
-  readonly poolWait = new FastHistogram('svc_db_pool_wait_seconds', 'time a statement waited for a PostgreSQL pool connection when none was idle', [], [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30]);
+  readonly poolWait = new FastHistogram(
+    'svc_db_pool_wait_seconds',
+    'time a statement waited for a PostgreSQL pool connection when none was idle',
+    [],
+    [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+  );
 
   /** all of them, in the order /v1/metrics lists them */
   all(): FastHistogram[] {
-    return [this.requestDuration, this.requestSqlDuration, this.outboundDuration, this.deliveryLag, this.liveQueryPollDuration, this.liveQueryCohortSubscribers, this.poolWait];
+    return [
+      this.requestDuration,
+      this.requestSqlDuration,
+      this.outboundDuration,
+      this.deliveryLag,
+      this.liveQueryPollDuration,
+      this.liveQueryCohortSubscribers,
+      this.poolWait,
+    ];
   }
 }

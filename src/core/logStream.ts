@@ -82,7 +82,7 @@ export class LogStream {
     if (!this.parts.length) return;
     const buf = Buffer.from(this.take(), 'utf8');
     let off = 0;
-    for (let tries = 0; off < buf.length && tries < 10_000; ) {
+    for (let tries = 0; off < buf.length && tries < 10_000;) {
       try {
         off += fs.writeSync(this.fd, buf, off, buf.length - off);
       } catch (e) {

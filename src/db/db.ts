@@ -76,7 +76,11 @@ const STATEMENT_ATTR_MAX = 8192;
  * `/*traceparent='00-<trace>-<span>-01'*\/`, so pg_stat_activity and PostgreSQL's logs name the
  * trace; such statements are sent unnamed (a per-request text cannot reuse a prepared statement).
  */
-function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(t: Tracing, texts: string | readonly Statement[], run: (comment: string) => Promise<R>): Promise<R> {
+function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
+  t: Tracing,
+  texts: string | readonly Statement[],
+  run: (comment: string) => Promise<R>,
+): Promise<R> {
   // statements outside any span (the background workers' polls, metadata sync) make no root spans
   if (!t.active()) return run('');
   const text = typeof texts === 'string' ? texts : texts.map((st) => st.text).join(';\n');
@@ -98,7 +102,9 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(t: Tr
   }
   return run(comment).then(
     (r) => {
-      const rows = Array.isArray(r) ? r.reduce((n: number, x) => n + (((x as { value?: QueryResultLike }).value ?? (x as QueryResultLike))?.rowCount ?? 0), 0) : (r.rowCount ?? r.rows.length);
+      const rows = Array.isArray(r)
+        ? r.reduce((n: number, x) => n + (((x as { value?: QueryResultLike }).value ?? (x as QueryResultLike))?.rowCount ?? 0), 0)
+        : (r.rowCount ?? r.rows.length);
       span.setAttribute('db.response.returned_rows', rows);
       span.end();
       return r;
@@ -113,7 +119,8 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(t: Tr
 }
 
 /** statements with the trace comment appended (and unnamed: the text differs per request) */
-const withComment = (statements: readonly Statement[], comment: string): readonly Statement[] => (comment ? statements.map((st) => ({ text: st.text + comment, values: st.values })) : statements);
+const withComment = (statements: readonly Statement[], comment: string): readonly Statement[] =>
+  comment ? statements.map((st) => ({ text: st.text + comment, values: st.values })) : statements;
 
 /**
  * PostgreSQL's protocol carries text as NUL-terminated strings: a NUL byte in a statement or a
@@ -281,7 +288,10 @@ async function openEmbedded(opts: DbOptions, unlock: () => void): Promise<Db> {
 
 async function loadPgliteExtensions(): Promise<Record<string, unknown>> {
   const exts: Record<string, unknown> = {};
-  for (const [name, mod] of [['citext', '@electric-sql/pglite/contrib/citext'], ['pgcrypto', '@electric-sql/pglite/contrib/pgcrypto']] as const) {
+  for (const [name, mod] of [
+    ['citext', '@electric-sql/pglite/contrib/citext'],
+    ['pgcrypto', '@electric-sql/pglite/contrib/pgcrypto'],
+  ] as const) {
     try {
       exts[name] = (await import(mod))[name];
     } catch {
@@ -482,7 +492,13 @@ class PoolDb implements Db {
       if (self.kind !== 'pg') {
         // PGlite is in-process: nothing to save by pipelining
         const out: Array<PromiseSettledResult<QueryResultLike>> = [];
-        for (const st of statements) out.push(await send(st).then((value) => ({ status: 'fulfilled' as const, value }), (reason) => ({ status: 'rejected' as const, reason })));
+        for (const st of statements)
+          out.push(
+            await send(st).then(
+              (value) => ({ status: 'fulfilled' as const, value }),
+              (reason) => ({ status: 'rejected' as const, reason }),
+            ),
+          );
         return out;
       }
       // node-postgres' pipeline mode, for this checkout only: every statement is written at

@@ -53,7 +53,9 @@ export async function openSharedStore(opts: SharedStoreOptions): Promise<SharedS
     if (down) opts.log.info({ type: 'redis', detail: { reconnected: true } }, 'redis: connected again');
     down = false;
   });
-  const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`redis: no connection to ${redactUrl(opts.url)} within ${connectTimeout} ms`)), connectTimeout).unref());
+  const timer = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`redis: no connection to ${redactUrl(opts.url)} within ${connectTimeout} ms`)), connectTimeout).unref(),
+  );
   try {
     await Promise.race([client.connect(), timer]);
   } catch (e) {

@@ -73,7 +73,14 @@ export async function deliver(client: OutboundClient, req: DeliveryRequest, host
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
   try {
-    const res = await postLimited(req.url, headers, req.body, { client, timeoutMs, maxBytes: RESPONSE_READ_MAX, timeoutFromConnect: true, onSent: () => (sentAt = Date.now()), target });
+    const res = await postLimited(req.url, headers, req.body, {
+      client,
+      timeoutMs,
+      maxBytes: RESPONSE_READ_MAX,
+      timeoutFromConnect: true,
+      onSent: () => (sentAt = Date.now()),
+      target,
+    });
     report(true);
     const ok = res.status >= 200 && res.status < 300;
     const responseHeaders: Array<{ name: string; value: string }> = [];
@@ -112,7 +119,8 @@ export function checkWebhookUrl(url: string, path: string): void {
   } catch {
     throw new SvcError(400, 'invalid-params', `not a valid URL: ${JSON.stringify(url)}`, path);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new SvcError(400, 'invalid-params', `webhook URL must use http or https: ${JSON.stringify(url)}`, path);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new SvcError(400, 'invalid-params', `webhook URL must use http or https: ${JSON.stringify(url)}`, path);
 }
 
 // environment values (templates, value_from_env) have one home: src/env.ts

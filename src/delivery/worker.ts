@@ -120,7 +120,13 @@ export interface DeliveryWorkerOptions<C = undefined> {
  * next retry time (null unless retried), the HTTP status (CLIENT_ERROR_STATUS for a client error) and
  * the invocation log's request and response (JSON text).
  */
-export function triedColumns<C>(done: FinishedTry<C>[]): { ids: string[]; retryAt: Array<string | null>; statuses: number[]; requests: string[]; responses: string[] } {
+export function triedColumns<C>(done: FinishedTry<C>[]): {
+  ids: string[];
+  retryAt: Array<string | null>;
+  statuses: number[];
+  requests: string[];
+  responses: string[];
+} {
   return {
     ids: done.map((d) => d.job.id),
     retryAt: done.map((d) => (d.next.kind === 'retry' ? d.next.at.toISOString() : null)),
@@ -205,7 +211,9 @@ export class DeliveryWorker<C = undefined> implements Worker {
     if (this.renewTimer) clearInterval(this.renewTimer);
     const left = [...this.inFlight.keys()];
     if (left.length) {
-      await this.o.queue.release(this.o.db, this.o.owner, left).catch((e) => this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: String(e) } }, 'could not release claimed rows'));
+      await this.o.queue
+        .release(this.o.db, this.o.owner, left)
+        .catch((e) => this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: String(e) } }, 'could not release claimed rows'));
       this.o.log.info({ type: 'delivery', detail: { queue: this.o.queue.kind, released: left.length } }, `released ${left.length} unfinished deliveries`);
     }
   }
@@ -238,13 +246,23 @@ export class DeliveryWorker<C = undefined> implements Worker {
         failures = 0;
       } catch (e) {
         failures++;
-        this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: e instanceof Error ? e.message : String(e) } }, 'claiming deliveries failed');
+        this.o.log.warn(
+          { type: 'delivery', detail: { queue: this.o.queue.kind, error: e instanceof Error ? e.message : String(e) } },
+          'claiming deliveries failed',
+        );
         await this.sleep(Math.min(30_000, this.o.fetchIntervalMs * 2 ** Math.min(failures, 5)));
         continue;
       }
       if (this.stopping) {
         // claimed while stopping: give them back at once
-        if (jobs.length) await this.o.queue.release(this.o.db, this.o.owner, jobs.map((j) => j.id)).catch(() => undefined);
+        if (jobs.length)
+          await this.o.queue
+            .release(
+              this.o.db,
+              this.o.owner,
+              jobs.map((j) => j.id),
+            )
+            .catch(() => undefined);
         break;
       }
       this.stats.claimed += jobs.length;
@@ -268,15 +286,23 @@ export class DeliveryWorker<C = undefined> implements Worker {
     if (!t) return deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind);
     const span = t.start(
       'svc.delivery',
-      { 'svc.delivery.queue': this.o.queue.kind, 'svc.delivery.id': job.id, 'svc.delivery.try': job.tries + 1, ...(job.trigger ? { 'svc.trigger.name': job.trigger } : {}), 'url.full': job.logUrl },
+      {
+        'svc.delivery.queue': this.o.queue.kind,
+        'svc.delivery.id': job.id,
+        'svc.delivery.try': job.tries + 1,
+        ...(job.trigger ? { 'svc.trigger.name': job.trigger } : {}),
+        'url.full': job.logUrl,
+      },
       { kind: 'consumer', root: !job.traceparent, traceparent: job.traceparent ?? null },
     );
-    return t.run(span, () => deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind)).then((o) => {
-      if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
-      if (!o.ok) t.fail(span, o.status === null ? 'client_error' : `http_${o.status}`, o.error ?? `webhook answered ${o.status}`);
-      span.end();
-      return o;
-    });
+    return t
+      .run(span, () => deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind))
+      .then((o) => {
+        if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
+        if (!o.ok) t.fail(span, o.status === null ? 'client_error' : `http_${o.status}`, o.error ?? `webhook answered ${o.status}`);
+        span.end();
+        return o;
+      });
   }
 
   private async attempt(job: DeliveryJob<C>): Promise<void> {
@@ -297,7 +323,16 @@ export class DeliveryWorker<C = undefined> implements Worker {
       else this.stats.errored++;
     }
     if (this.o.logTries) {
-      const detail = { queue: this.o.queue.kind, event_id: job.id, url: job.logUrl, status: outcome.status, latency_ms: outcome.latencyMs, try: job.tries + 1, next: next.kind, ...(outcome.error ? { error: outcome.error } : {}) };
+      const detail = {
+        queue: this.o.queue.kind,
+        event_id: job.id,
+        url: job.logUrl,
+        status: outcome.status,
+        latency_ms: outcome.latencyMs,
+        try: job.tries + 1,
+        next: next.kind,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      };
       if (outcome.ok) this.o.log.info({ type: 'webhook-log', detail }, 'webhook delivered');
       else this.o.log.info({ type: 'webhook-log', detail }, 'webhook try failed');
     }
@@ -317,7 +352,10 @@ export class DeliveryWorker<C = undefined> implements Worker {
         try {
           await this.o.queue.finish(this.o.db, this.o.owner, batch);
         } catch (e) {
-          this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, events: batch.length, error: e instanceof Error ? e.message : String(e) } }, 'could not record deliveries in one statement; recording them one by one');
+          this.o.log.warn(
+            { type: 'delivery', detail: { queue: this.o.queue.kind, events: batch.length, error: e instanceof Error ? e.message : String(e) } },
+            'could not record deliveries in one statement; recording them one by one',
+          );
           await this.finishOneByOne(batch);
         }
         for (const b of batch) b.resolve();
@@ -335,10 +373,16 @@ export class DeliveryWorker<C = undefined> implements Worker {
       } catch (e) {
         try {
           await this.o.queue.finish(this.o.db, this.o.owner, [unrecordable(t, e)]);
-          this.o.log.error({ type: 'delivery', detail: { queue: this.o.queue.kind, event_id: t.job.id, error: e instanceof Error ? e.message : String(e) } }, 'could not record a try; the event is marked error');
+          this.o.log.error(
+            { type: 'delivery', detail: { queue: this.o.queue.kind, event_id: t.job.id, error: e instanceof Error ? e.message : String(e) } },
+            'could not record a try; the event is marked error',
+          );
         } catch (e2) {
           // the database is unreachable: the row stays leased and is tried again when the lease runs out
-          this.o.log.error({ type: 'delivery', detail: { queue: this.o.queue.kind, event_id: t.job.id, error: e2 instanceof Error ? e2.message : String(e2) } }, 'could not record a try');
+          this.o.log.error(
+            { type: 'delivery', detail: { queue: this.o.queue.kind, event_id: t.job.id, error: e2 instanceof Error ? e2.message : String(e2) } },
+            'could not record a try',
+          );
         }
       }
     }
@@ -347,9 +391,9 @@ export class DeliveryWorker<C = undefined> implements Worker {
   private async renew(): Promise<void> {
     const ids = [...this.inFlight.keys()];
     if (!ids.length || this.stopping) return;
-    await this.o.queue.renew(this.o.db, this.o.owner, ids, this.o.leaseSec).catch((e) =>
-      this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: String(e) } }, 'could not renew leases'),
-    );
+    await this.o.queue
+      .renew(this.o.db, this.o.owner, ids, this.o.leaseSec)
+      .catch((e) => this.o.log.warn({ type: 'delivery', detail: { queue: this.o.queue.kind, error: String(e) } }, 'could not renew leases'));
   }
 }
 

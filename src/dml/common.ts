@@ -78,7 +78,12 @@ export function roleViews(ctx: DmlContext): RoleViews {
 /** What the request's role may write: backend-only insert permissions only when the request may use them. */
 export function roleAccess(ctx: DmlContext): RoleMutationAccess {
   const backendOnly = useBackendOnlyPermissions(ctx.session);
-  return memoized(accessMemo, ctx.cache, `${backendOnly ? 'b' : 'f'}:${ctx.session.role}`, () => new RoleMutationAccess(ctx.cache, ctx.session.role, backendOnly));
+  return memoized(
+    accessMemo,
+    ctx.cache,
+    `${backendOnly ? 'b' : 'f'}:${ctx.session.role}`,
+    () => new RoleMutationAccess(ctx.cache, ctx.session.role, backendOnly),
+  );
 }
 
 export { tableDisplay };
@@ -130,7 +135,8 @@ export async function runMutation(ctx: DmlContext, m: Mutation, returning: Colum
   try {
     // event triggers read the session (in the request's transaction)
     const tp = tracing?.traceparent();
-    if (tp !== undefined) await ctx.db.query(`select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)`, [JSON.stringify(ctx.session.vars), tp]);
+    if (tp !== undefined)
+      await ctx.db.query(`select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)`, [JSON.stringify(ctx.session.vars), tp]);
     else await ctx.db.query(`select set_config('svc.user', $1, true)`, [JSON.stringify(ctx.session.vars)]);
     row = (await ctx.db.query(c.text, values)).rows[0] ?? {};
   } catch (e) {

@@ -74,8 +74,10 @@ function onConflict(ctx: DmlContext, table: TableModel, oc: unknown, columns: Co
   if (!upd) throw upsertNotAllowed(ctx.session.role, '$.args.on_conflict');
   const o = requireObject(oc, '$.args.on_conflict') as { action?: unknown; constraint?: unknown; constraint_on?: unknown };
   if (o.action === undefined) throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
-  if (o.action !== 'ignore' && o.action !== 'update') throw err400('parse-failed', `unexpected action: ${JSON.stringify(o.action)}; expecting "ignore" or "update"`, '$.args.on_conflict.action');
-  if (o.constraint !== undefined && o.constraint_on !== undefined) throw err400('unexpected-payload', "'constraint' and 'constraint_on' cannot be set at a time", '$.args.on_conflict');
+  if (o.action !== 'ignore' && o.action !== 'update')
+    throw err400('parse-failed', `unexpected action: ${JSON.stringify(o.action)}; expecting "ignore" or "update"`, '$.args.on_conflict.action');
+  if (o.constraint !== undefined && o.constraint_on !== undefined)
+    throw err400('unexpected-payload', "'constraint' and 'constraint_on' cannot be set at a time", '$.args.on_conflict');
   let target: ConflictTarget | null = null;
   if (typeof o.constraint === 'string') {
     target = { kind: 'constraint', name: o.constraint };

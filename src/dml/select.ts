@@ -131,9 +131,19 @@ function parseColumns(ctx: DmlContext, view: TableView, cols: unknown, path: str
       if (spec.where !== undefined || spec.order_by !== undefined || spec.limit !== undefined || spec.offset !== undefined) {
         throw err400('unexpected-payload', "when selecting an 'obj_relationship' 'where', 'order_by', 'limit' and 'offset'  can't be used", p);
       }
-      push({ alias, kind: 'object', rel, select: { source: { kind: 'table', table: remote }, filter: rv.filter, permLimit: null, args: parseArgs(ctx, rv, {}, p), fields } });
+      push({
+        alias,
+        kind: 'object',
+        rel,
+        select: { source: { kind: 'table', table: remote }, filter: rv.filter, permLimit: null, args: parseArgs(ctx, rv, {}, p), fields },
+      });
     } else {
-      push({ alias, kind: 'array', rel, select: { source: { kind: 'table', table: remote }, filter: rv.filter, permLimit: rv.limit, args: parseArgs(ctx, rv, spec, p), fields } });
+      push({
+        alias,
+        kind: 'array',
+        rel,
+        select: { source: { kind: 'table', table: remote }, filter: rv.filter, permLimit: rv.limit, args: parseArgs(ctx, rv, spec, p), fields },
+      });
     }
   });
   return out;
@@ -173,7 +183,12 @@ export async function runDmlCount(ctx: DmlContext, args: unknown): Promise<{ cou
   const aliases = new Aliases();
   const t = aliases.next('t');
   const conds = [view.filter, where].filter((x): x is BoolExp => !!x && x.kind !== 'true').map((e) => boolExpSql(e, t, aliases));
-  const list = distinct ? sql`DISTINCT ${join(distinct.map((c) => ident(t, c)), ', ')}` : sql`1`;
+  const list = distinct
+    ? sql`DISTINCT ${join(
+        distinct.map((c) => ident(t, c)),
+        ', ',
+      )}`
+    : sql`1`;
   const s = sql`SELECT count(*)::text AS "count" FROM (SELECT ${list} FROM ${tableSql(table)} AS ${ident(t)} WHERE ${andSql(conds)}) AS "_c"`;
   const row = await runStatement(ctx, s);
   return { count: Number(row.count) };

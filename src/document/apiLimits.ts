@@ -69,7 +69,10 @@ export function parseApiLimits(v: unknown, path: string): ApiLimits {
   const out: ApiLimits = { disabled: false };
   const d = a.raw('disabled');
   if (d !== undefined && d !== null) out.disabled = expectBool(d, a.sub('disabled'));
-  const opt = <T>(key: 'depth_limit' | 'node_limit' | 'time_limit' | 'batch_limit' | 'rate_limit', value: (v: unknown, path: string) => T): Limit<T> | undefined => {
+  const opt = <T>(
+    key: 'depth_limit' | 'node_limit' | 'time_limit' | 'batch_limit' | 'rate_limit',
+    value: (v: unknown, path: string) => T,
+  ): Limit<T> | undefined => {
     const x = a.raw(key);
     return x === undefined || x === null ? undefined : parseLimit(x, a.sub(key), value);
   };

@@ -58,7 +58,12 @@ export function expectArray(v: unknown, path: string): unknown[] {
 export class ArgReader {
   private readonly seen = new Set<string>();
   readonly o: Obj;
-  constructor(v: unknown, readonly path: string, what = 'Object', private readonly strict = true) {
+  constructor(
+    v: unknown,
+    readonly path: string,
+    what = 'Object',
+    private readonly strict = true,
+  ) {
     this.o = expectObject(v, path, what);
   }
 

@@ -9,8 +9,15 @@ import { apiLimitsEmpty, exportApiLimits } from './apiLimits.js';
 import { type ApiLimits, emptyMetadata, emptyTable, type Metadata, type TableMetadata } from '../model/metadata.js';
 
 const TABLE_ARRAYS = [
-  'object_relationships', 'array_relationships', 'computed_fields', 'remote_relationships',
-  'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers',
+  'object_relationships',
+  'array_relationships',
+  'computed_fields',
+  'remote_relationships',
+  'insert_permissions',
+  'select_permissions',
+  'update_permissions',
+  'delete_permissions',
+  'event_triggers',
 ] as const;
 
 const TOP_ARRAYS = ['functions', 'remote_schemas', 'query_collections', 'allowlist', 'actions', 'cron_triggers', 'rest_endpoints', 'inherited_roles'] as const;
@@ -21,7 +28,10 @@ function dropNullish<T extends Record<string, unknown>>(o: T): T {
   return out as T;
 }
 
-const byName = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+const byName =
+  <T>(key: (x: T) => string) =>
+  (a: T, b: T) =>
+    key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
 const qname = (q: { schema: string; name: string }) => `${q.schema}\u0000${q.name}`;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- sort keys read stored metadata JSON, validated when it was added
 const SORT_KEY: Record<string, (x: any) => string> = {
@@ -77,7 +87,20 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
   if (!apiLimitsEmpty(md.api_limits)) out.api_limits = exportApiLimits(md.api_limits!);
   // keep Hasura's top-level key order
   const ordered: Record<string, unknown> = {};
-  for (const k of ['version', 'tables', 'functions', 'remote_schemas', 'query_collections', 'allowlist', 'custom_types', 'actions', 'cron_triggers', 'rest_endpoints', 'api_limits', 'inherited_roles']) {
+  for (const k of [
+    'version',
+    'tables',
+    'functions',
+    'remote_schemas',
+    'query_collections',
+    'allowlist',
+    'custom_types',
+    'actions',
+    'cron_triggers',
+    'rest_endpoints',
+    'api_limits',
+    'inherited_roles',
+  ]) {
     if (out[k] !== undefined) ordered[k] = out[k];
   }
   return ordered;

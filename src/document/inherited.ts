@@ -19,7 +19,8 @@ export function parseInheritedRole(v: unknown, path: string): InheritedRoleMetad
   const set = expectArray(a.required('role_set'), a.sub('role_set'));
   a.done();
   if (roleName === ADMIN_ROLE) throw new SvcError(400, 'invalid-params', `the ${q(ADMIN_ROLE)} role cannot be an inherited role`, a.sub('role_name'));
-  if (set.length === 0) throw new SvcError(400, 'invalid-params', `the role_set of the inherited role ${q(roleName)} is empty: it needs at least one role`, a.sub('role_set'));
+  if (set.length === 0)
+    throw new SvcError(400, 'invalid-params', `the role_set of the inherited role ${q(roleName)} is empty: it needs at least one role`, a.sub('role_set'));
   const seen = new Set<string>();
   const roleSet = set.map((r, i) => {
     const p = `${a.sub('role_set')}[${i}]`;

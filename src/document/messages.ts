@@ -29,12 +29,14 @@ export const notAColumn = (name: string, why: string, path: string) =>
   new SvcError(400, 'unexpected-payload', `expecting a postgres column; but, ${q(name)} is a relationship; ${why}`, path);
 export const tableNotInPostgres = (t: QualifiedTable, path: string) => notExists(`no such table/view exists in postgres : ${qt(t)}`, path);
 export const tableAlreadyTracked = (t: QualifiedTable, path: string) => new SvcError(400, 'already-tracked', `view/table already tracked : ${qt(t)}`, path);
-export const tableAlreadyUntracked = (t: QualifiedTable, path: string) => new SvcError(400, 'already-untracked', `view/table already untracked : ${qt(t)}`, path);
+export const tableAlreadyUntracked = (t: QualifiedTable, path: string) =>
+  new SvcError(400, 'already-untracked', `view/table already untracked : ${qt(t)}`, path);
 
 // ---- fields of tables --------------------------------------------------------------------------
 
 export const relationshipNotExists = (name: string, path: string) => notExists(`relationship ${q(name)} does not exist`, path);
-export const fieldAlreadyExists = (name: string, t: QualifiedTable, path: string) => alreadyExists(`column/relationship ${q(name)} of table ${qt(t)} already exists`, path);
+export const fieldAlreadyExists = (name: string, t: QualifiedTable, path: string) =>
+  alreadyExists(`column/relationship ${q(name)} of table ${qt(t)} already exists`, path);
 export const computedFieldNotExists = (name: string, path: string) => notExists(`computed field ${q(name)} does not exist`, path);
 
 // ---- permissions ---------------------------------------------------------------------------------
@@ -53,4 +55,9 @@ export const permissionAlreadyDefined = (kind: string, t: QualifiedTable, role: 
 export const dependentObjects = (names: string[], path: string) =>
   new SvcError(400, 'dependency-error', `cannot drop due to the following dependent objects : ${names.join(', ')}`, path);
 export const columnTypeDependencies = (column: string, t: QualifiedTable, names: string[], path: string) =>
-  new SvcError(400, 'dependency-error', `cannot change type of column ${q(column)} in table ${qt(t)} because of the following dependencies : ${names.join(', ')}`, path);
+  new SvcError(
+    400,
+    'dependency-error',
+    `cannot change type of column ${q(column)} in table ${qt(t)} because of the following dependencies : ${names.join(', ')}`,
+    path,
+  );

@@ -122,11 +122,18 @@ export class EventTriggerQueue implements DeliveryQueue {
   }
 
   async renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void> {
-    await db.query('update svc_catalog.event_log set locked_until = now() + make_interval(secs => $3) where id = any($2::text[]) and locked_by = $1', [owner, ids, leaseSec]);
+    await db.query('update svc_catalog.event_log set locked_until = now() + make_interval(secs => $3) where id = any($2::text[]) and locked_by = $1', [
+      owner,
+      ids,
+      leaseSec,
+    ]);
   }
 
   async release(db: Db, owner: string, ids: string[]): Promise<void> {
-    await db.query('update svc_catalog.event_log set locked = false, locked_by = null, locked_until = null where id = any($2::text[]) and locked_by = $1', [owner, ids]);
+    await db.query('update svc_catalog.event_log set locked = false, locked_by = null, locked_until = null where id = any($2::text[]) and locked_by = $1', [
+      owner,
+      ids,
+    ]);
   }
 
   async depth(db: Db): Promise<number> {

@@ -142,7 +142,14 @@ async function installed(conn: Conn): Promise<Map<string, Installed>> {
 
 /** The function `fn` is in place for (trigger, table): its owner, one trigger of its name, on that table. */
 function inPlace(i: Installed | undefined, fn: string, p: Placed): boolean {
-  return !!i && i.owner === ownerComment(p.def.name) && i.triggers.length === 1 && i.triggers[0]!.tgname === fn && i.triggers[0]!.schema === p.table.schema && i.triggers[0]!.table === p.table.name;
+  return (
+    !!i &&
+    i.owner === ownerComment(p.def.name) &&
+    i.triggers.length === 1 &&
+    i.triggers[0]!.tgname === fn &&
+    i.triggers[0]!.schema === p.table.schema &&
+    i.triggers[0]!.table === p.table.name
+  );
 }
 
 /**

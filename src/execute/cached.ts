@@ -24,7 +24,8 @@ export function cachePolicy(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan
   if (plan.remote) bypass = 'the query uses a remote schema';
   const text = plan.statement?.compiled.text ?? '';
   const read = rc.tablesRead(text);
-  if (!read.tables) bypass ??= 'what the query reads cannot be known (a function with dynamic SQL or in another language, a materialized view, a foreign table)';
+  if (!read.tables)
+    bypass ??= 'what the query reads cannot be known (a function with dynamic SQL or in another language, a materialized view, a foreign table)';
   // `($1)::`: the whole session is a function's argument: key by all of it
   const sessionVars = text.includes('($1)::') ? null : [...plan.sessionVars].sort();
   const variant = `${ctx.config.stringifyNumericTypes ? 's' : ''}${useBackendOnlyPermissions(ctx.session) ? 'b' : ''}${relay ? 'r' : ''}`;
@@ -41,7 +42,15 @@ const boolOf = (v: unknown) => (typeof v === 'boolean' ? v : undefined);
  * Answers a @cached query: from the cache, or by `run` (the statement on the primary) whose
  * response is stored. `run` errors are not stored.
  */
-export function runCached(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, variables: Record<string, unknown>, operationName: string | null | undefined, relay: boolean, run: () => Promise<string>): Promise<string> {
+export function runCached(
+  ctx: ExecContext,
+  rc: ResponseCache,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  operationName: string | null | undefined,
+  relay: boolean,
+  run: () => Promise<string>,
+): Promise<string> {
   const policy = cachePolicy(ctx, rc, plan, operationName, relay);
   const args = plan.cachedDirective!.args;
   const ttl = argValue(args.ttl, variables, DEFAULT_TTL_SECONDS, ttlOf);
@@ -71,7 +80,11 @@ export function runCached(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, 
   };
   if (refresh) return miss();
   // strict mode (--query-cache-strict): every write committed before now is counted before the lookup
-  if (rc.strict) return rc.beforeLookup().then(() => lookup(), () => miss());
+  if (rc.strict)
+    return rc.beforeLookup().then(
+      () => lookup(),
+      () => miss(),
+    );
   return lookup();
   function lookup(): Promise<string> {
     const found = rc.get(key, policy.tables);
@@ -90,7 +103,10 @@ export function runCached(ctx: ExecContext, rc: ResponseCache, plan: QueryPlan, 
 export function writtenTables(plan: QueryPlan): string[] {
   if (plan.written) return plan.written;
   const out = new Set<string>();
-  const insert = (i: { table: { info: { schema: string; name: string } }; rows: Array<{ objectRels: Array<{ insert: unknown }>; arrayRels: Array<{ insert: unknown }> }> }) => {
+  const insert = (i: {
+    table: { info: { schema: string; name: string } };
+    rows: Array<{ objectRels: Array<{ insert: unknown }>; arrayRels: Array<{ insert: unknown }> }>;
+  }) => {
     out.add(`${i.table.info.schema}.${i.table.info.name}`);
     for (const r of i.rows) for (const n of [...r.objectRels, ...r.arrayRels]) insert(n.insert as Parameters<typeof insert>[0]);
   };

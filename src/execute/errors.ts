@@ -24,13 +24,15 @@ export function fromPgError(e: unknown, statement?: { text: string; params: unkn
     : { message: e instanceof Error ? e.message : String(e) };
   // the pool or the connection, not the statement: 503, details (addresses) only in `internal`,
   // which only admins see
-  if (isAcquireTimeout(e)) return new SvcError(503, 'unexpected', 'could not acquire a database connection in time: the server is busy, try again', '$', internal);
+  if (isAcquireTimeout(e))
+    return new SvcError(503, 'unexpected', 'could not acquire a database connection in time: the server is busy, try again', '$', internal);
   if (!pg) {
     const code = (e as { code?: unknown })?.code;
     if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return new SvcError(503, 'unexpected', 'database connection error', '$', internal);
     return new SvcError(500, 'unexpected', 'database query error', '$', internal);
   }
-  if (pg.code.startsWith('08') || pg.code === '57P01' || pg.code === '57P03') return new SvcError(503, 'unexpected', 'database connection error', '$', internal);
+  if (pg.code.startsWith('08') || pg.code === '57P01' || pg.code === '57P03')
+    return new SvcError(503, 'unexpected', 'database connection error', '$', internal);
   // --statement-timeout, or the client went away (the statement was cancelled)
   if (pg.code === '57014') return new SvcError(500, 'unexpected', normalizeMessage(pg.message), '$', internal);
   // expected errors (the caller's data) carry no internal details, as in Hasura's mkTxErrorHandler

@@ -82,14 +82,23 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
  * a span `svc.graphql.plan` (attribute svc.plan_cache.hit) with, on a miss, `svc.graphql.parse`
  * (parse and document limits) under it.
  */
-export function planRequest(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache = planCacheOf(ctx), relay = false): { plan: QueryPlan; variables: Record<string, unknown> } {
+export function planRequest(
+  ctx: ExecContext,
+  req: GraphQLRequest,
+  cache: PlanCache = planCacheOf(ctx),
+  relay = false,
+): { plan: QueryPlan; variables: Record<string, unknown> } {
   const t = tracing;
   if (!t) return planRequestNow(ctx, req, cache, relay);
   const span = t.start('svc.graphql.plan');
   const misses = cache.stats.misses;
   try {
     const out = t.run(span, () => planRequestNow(ctx, req, cache, relay));
-    span.setAttributes({ 'svc.plan_cache.hit': cache.stats.misses === misses, 'graphql.operation.type': out.plan.opType, ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}) });
+    span.setAttributes({
+      'svc.plan_cache.hit': cache.stats.misses === misses,
+      'graphql.operation.type': out.plan.opType,
+      ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}),
+    });
     return out;
   } catch (e) {
     const err = e instanceof SvcError ? e : undefined;
@@ -186,7 +195,11 @@ export function runGraphQL(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOp
   // a role's first request waits for its schema, built without holding the event loop (issue 30
   // item 9); its failure is the planning's (the synchronous build below throws it again)
   const pending = roleSchemaPending(reqCtx.cache, reqCtx.session.role, useBackendOnlyPermissions(reqCtx.session), opts.relay === true);
-  if (pending) return pending.then(() => runPlanned(reqCtx, req, opts), () => runPlanned(reqCtx, req, opts));
+  if (pending)
+    return pending.then(
+      () => runPlanned(reqCtx, req, opts),
+      () => runPlanned(reqCtx, req, opts),
+    );
   return runPlanned(reqCtx, req, opts);
 }
 
@@ -215,7 +228,15 @@ function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions):
  * with the error at the deadline and its statement cancelled (the CancelToken: a running
  * statement on PostgreSQL; on PGlite the statement finishes in the background).
  */
-function runTimeLimited(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, timeMs: number, fail: (e: unknown) => string): Promise<string> {
+function runTimeLimited(
+  reqCtx: ExecContext,
+  req: GraphQLRequest,
+  opts: RunOptions,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  timeMs: number,
+  fail: (e: unknown) => string,
+): Promise<string> {
   const timedOut = (e: unknown) => fail(e instanceof SvcError && /statement timeout/.test(e.message) ? timeLimitExceeded(timeMs) : e);
   if (plan.opType === 'mutation') return runPlan({ ...reqCtx, timeLimitMs: timeMs }, req, opts, plan, variables, timedOut);
   const token = new CancelToken();
@@ -255,14 +276,31 @@ function runTimeLimited(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptio
  *   actions are refused).
  */
 type ExecutorKind = 'read' | 'constant' | 'mutation' | 'actions' | 'remote' | 'remote-actions';
-type Executor = (ctx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, fail: (e: unknown) => string) => Promise<string>;
+type Executor = (
+  ctx: ExecContext,
+  req: GraphQLRequest,
+  opts: RunOptions,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  fail: (e: unknown) => string,
+) => Promise<string>;
 
 const executorKinds = new WeakMap<QueryPlan, ExecutorKind>();
 function executorOf(plan: QueryPlan): ExecutorKind {
   let k = executorKinds.get(plan);
   if (k === undefined) {
     const actions = planHasActions(plan);
-    k = plan.remote ? (actions ? 'remote-actions' : 'remote') : actions ? 'actions' : plan.opType === 'mutation' ? 'mutation' : plan.statement ? 'read' : 'constant';
+    k = plan.remote
+      ? actions
+        ? 'remote-actions'
+        : 'remote'
+      : actions
+        ? 'actions'
+        : plan.opType === 'mutation'
+          ? 'mutation'
+          : plan.statement
+            ? 'read'
+            : 'constant';
     executorKinds.set(plan, k);
   }
   return k;
@@ -283,7 +321,8 @@ const EXECUTORS: Record<ExecutorKind, Executor> = {
     };
     if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, bindParams(compiled, ctx.session.vars, variables));
     // @cached (src/execute/cached.ts): answered from the response cache, or run and stored
-    if (plan.cachedDirective && ctx.responseCache) return runCached(ctx, ctx.responseCache, plan, variables, req.operationName, opts.relay === true, () => run()).catch(fail);
+    if (plan.cachedDirective && ctx.responseCache)
+      return runCached(ctx, ctx.responseCache, plan, variables, req.operationName, opts.relay === true, () => run()).catch(fail);
     return run();
   },
   constant(ctx, req, opts, plan) {
@@ -307,7 +346,8 @@ const EXECUTORS: Record<ExecutorKind, Executor> = {
   },
   // remote schemas and remote relationships (src/remote): database fields keep their statement
   remote(ctx, req, opts, plan, variables, fail) {
-    if (ctx.config.enabledLogTypes.includes('query-log')) logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
+    if (ctx.config.enabledLogTypes.includes('query-log'))
+      logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
     return runWithRemote(ctx, plan, variables).catch(fail);
   },
   // remote relationships under actions' outputs are joined; remote root fields beside actions are not supported
@@ -318,7 +358,14 @@ const EXECUTORS: Record<ExecutorKind, Executor> = {
   },
 };
 
-function runPlan(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions, plan: QueryPlan, variables: Record<string, unknown>, fail: (e: unknown) => string): Promise<string> {
+function runPlan(
+  reqCtx: ExecContext,
+  req: GraphQLRequest,
+  opts: RunOptions,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  fail: (e: unknown) => string,
+): Promise<string> {
   let ctx = reqCtx;
   try {
     // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
@@ -342,7 +389,13 @@ async function runWithRemote(ctx: ExecContext, plan: QueryPlan, variables: Recor
     let k = 0;
     const texts = new Map(plan.fields.map((f) => [f.alias, f.kind === 'remote' ? (roots.values.get(f.alias) ?? 'null') : results[k++]!]));
     const joined = await joinAll(texts);
-    return withRemoteErrors(mutationResponse(plan, plan.fields.map((f) => joined.get(f.alias)!)), roots.errors);
+    return withRemoteErrors(
+      mutationResponse(
+        plan,
+        plan.fields.map((f) => joined.get(f.alias)!),
+      ),
+      roots.errors,
+    );
   }
   const statement = plan.statement;
   const dbRow = statement
@@ -444,7 +497,13 @@ export async function explainGraphQL(ctx: ExecContext, body: ExplainBody | unkno
  * `$1`/`$2`, so subscriptions that differ only in variable values show the same SQL) and
  * PostgreSQL's plan for a batch of one subscriber with the given session and variables.
  */
-async function explainSubscription(ctx: ExecContext, rs: RoleSchema, op: ReturnType<typeof parseDocument>, coerced: ReturnType<typeof coerceVariables>, session: Session): Promise<{ sql: string; plan: string[] }> {
+async function explainSubscription(
+  ctx: ExecContext,
+  rs: RoleSchema,
+  op: ReturnType<typeof parseDocument>,
+  coerced: ReturnType<typeof coerceVariables>,
+  session: Session,
+): Promise<{ sql: string; plan: string[] }> {
   const plan = compilePlan(rs, op, coerced, compileOptions(ctx));
   if (!plan.statement || !plan.multiplexed) return { sql: '', plan: [] };
   checkSessionVariables(plan, session);

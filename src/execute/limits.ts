@@ -93,7 +93,8 @@ export function checkDocumentLimits(doc: DocumentNode, limits: DocumentLimits = 
       let s: Size;
       if (sel.kind === Kind.FIELD) {
         if (sel.alias) aliases++;
-        for (const a of sel.arguments ?? []) if (valueDeeperThan(a.value, maxNesting)) throw limitError(`an argument of field "${sel.name.value}" is nested deeper than ${maxNesting} levels`);
+        for (const a of sel.arguments ?? [])
+          if (valueDeeperThan(a.value, maxNesting)) throw limitError(`an argument of field "${sel.name.value}" is nested deeper than ${maxNesting} levels`);
         const sub = sel.selectionSet ? setSize(sel.selectionSet, level + 1) : { nodes: 0, depth: 0 };
         s = { nodes: sub.nodes + 1, depth: sub.depth + 1 };
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {

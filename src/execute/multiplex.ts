@@ -29,4 +29,3 @@ export function batchStatement(plan: QueryPlan): { name: string; text: string } 
 export function batchParams(rows: ReadonlyArray<{ id: number; values: string }>): [string, string] {
   return [`{${rows.map((r) => r.id).join(',')}}`, pgArrayLiteral(rows.map((r) => r.values))];
 }
-

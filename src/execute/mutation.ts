@@ -28,7 +28,13 @@ export function mutationError(e: unknown, raises: RaisedError[], path: string, s
   return err.status < 500 ? new SvcError(err.status, err.code, err.message, pgPath, err.internal) : err;
 }
 
-async function run(c: Conn, compiled: CompiledSql, ctx: ExecContext, variables: Record<string, unknown>, plan: MutationFieldPlan): Promise<Record<string, string | null>> {
+async function run(
+  c: Conn,
+  compiled: CompiledSql,
+  ctx: ExecContext,
+  variables: Record<string, unknown>,
+  plan: MutationFieldPlan,
+): Promise<Record<string, string | null>> {
   const values = bindParams(compiled, ctx.session.vars, variables);
   try {
     const r = await c.query(compiled.text, values);
@@ -62,12 +68,20 @@ const setSession = (ctx: ExecContext): Statement => {
   if (tp !== undefined) {
     return ctx.timeLimitMs === undefined
       ? { name: 'svc_set_session_tp', text: "select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)", values: [sessionJson(ctx), tp] }
-      : { name: 'svc_set_session_timeout_tp', text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true), set_config('svc.traceparent', $3, true)", values: [sessionJson(ctx), String(ctx.timeLimitMs), tp] };
+      : {
+          name: 'svc_set_session_timeout_tp',
+          text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true), set_config('svc.traceparent', $3, true)",
+          values: [sessionJson(ctx), String(ctx.timeLimitMs), tp],
+        };
   }
   return ctx.timeLimitMs === undefined
     ? { name: 'svc_set_session', text: "select set_config('svc.user', $1, true)", values: [sessionJson(ctx)] }
     : // API limits' time limit: every statement of the transaction
-      { name: 'svc_set_session_timeout', text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)", values: [sessionJson(ctx), String(ctx.timeLimitMs)] };
+      {
+        name: 'svc_set_session_timeout',
+        text: "select set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)",
+        values: [sessionJson(ctx), String(ctx.timeLimitMs)],
+      };
 };
 
 /** The first failure of a pipeline, as an SvcError. */
@@ -99,7 +113,9 @@ export async function executeMutationPlan(ctx: ExecContext, plan: QueryPlan, var
       } catch (e) {
         const i = ((e as BatchError).batchIndex ?? 0) - 1;
         const w = writes[i];
-        throw w ? mutationError(e, w.raises, w.errorPath, { text: w.write.text, params: params[i]! }) : fromPgError(e, { text: '', params: [], prepared: false });
+        throw w
+          ? mutationError(e, w.raises, w.errorPath, { text: w.write.text, params: params[i]! })
+          : fromPgError(e, { text: '', params: [], prepared: false });
       }
       let k = 1;
       return fields.map((f) => (f.kind === 'const' ? f.json : (results[k++]!.rows[0]?.result ?? 'null')));

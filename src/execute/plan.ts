@@ -87,7 +87,11 @@ export function parseDocument(query: string, operationName: string | null | unde
 }
 
 /** Root fields of an operation as IR. */
-export function operationRootFields(rs: RoleSchema, op: Operation, vars: CoercedVariables): { opType: OperationType; ctx: DocumentContext; fields: RootField[] } {
+export function operationRootFields(
+  rs: RoleSchema,
+  op: Operation,
+  vars: CoercedVariables,
+): { opType: OperationType; ctx: DocumentContext; fields: RootField[] } {
   const opType = op.def.operation as OperationType;
   let root: GraphQLObjectType | null;
   if (opType === 'mutation') {

@@ -28,7 +28,6 @@ export interface PlanCacheStats {
   misses: number;
 }
 
-
 export interface PlanCacheEntry {
   readonly cache: SchemaCache;
   readonly op: Operation;
@@ -117,7 +116,15 @@ export class PlanCache {
       this.totalBytes -= old.bytes;
       old.evicted = true;
     } else this.count++;
-    const e: PlanCacheEntry = { cache, op, coerce, plans: [], used: ++this.tick, bytes: ENTRY_OVERHEAD + query.length * (2 + DOCUMENT_BYTES_PER_CHAR), owner: this };
+    const e: PlanCacheEntry = {
+      cache,
+      op,
+      coerce,
+      plans: [],
+      used: ++this.tick,
+      bytes: ENTRY_OVERHEAD + query.length * (2 + DOCUMENT_BYTES_PER_CHAR),
+      owner: this,
+    };
     m.set(subKey, e);
     this.totalBytes += e.bytes;
     if (this.count > this.maxEntries || this.totalBytes > this.maxBytes) this.evict();

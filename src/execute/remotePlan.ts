@@ -32,9 +32,7 @@ export interface RemoteRootGroup {
 }
 
 /** How to reach the join sites in a database root field's JSON. */
-export type JoinWalker =
-  | { kind: 'rows'; fields: JoinStep[] }
-  | { kind: 'object'; fields: JoinStep[] };
+export type JoinWalker = { kind: 'rows'; fields: JoinStep[] } | { kind: 'object'; fields: JoinStep[] };
 export type JoinStep = { key: string; walker: JoinWalker } | { key: string; site: JoinSite };
 
 export interface JoinSite {

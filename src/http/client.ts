@@ -47,13 +47,24 @@ function startCall(target: string, method: string, host: string, url: string, he
   const t = tracing;
   let span: Span | undefined;
   if (t) {
-    span = t.start(`${target} ${method}`, { 'http.request.method': method, 'server.address': host, 'url.full': redactUrl(url), 'svc.outbound.target': target }, { kind: 'client' });
+    span = t.start(
+      `${target} ${method}`,
+      { 'http.request.method': method, 'server.address': host, 'url.full': redactUrl(url), 'svc.outbound.target': target },
+      { kind: 'client' },
+    );
     t.run(span, () => t.inject(headers));
   }
   return { span, t0: performance.now() };
 }
 
-function endCall(client: OutboundClient, call: { span: Span | undefined; t0: number }, target: string, host: string, status: number | undefined, e?: unknown): void {
+function endCall(
+  client: OutboundClient,
+  call: { span: Span | undefined; t0: number },
+  target: string,
+  host: string,
+  status: number | undefined,
+  e?: unknown,
+): void {
   const outcome = status === undefined ? 'error' : `${Math.floor(status / 100)}xx`;
   client.duration?.observe((performance.now() - call.t0) / 1000, target, host, outcome);
   const span = call.span;
@@ -65,7 +76,15 @@ function endCall(client: OutboundClient, call: { span: Span | undefined; t0: num
 }
 
 /** The call traced and measured (startCall/endCall), `headers` carrying the trace context. */
-async function traced(client: OutboundClient, target: string, method: string, host: string, url: string, headers: Record<string, string>, run: (headers: Record<string, string>) => Promise<LimitedResponse>): Promise<LimitedResponse> {
+async function traced(
+  client: OutboundClient,
+  target: string,
+  method: string,
+  host: string,
+  url: string,
+  headers: Record<string, string>,
+  run: (headers: Record<string, string>) => Promise<LimitedResponse>,
+): Promise<LimitedResponse> {
   const sent = tracing ? { ...headers } : headers;
   const call = startCall(target, method, host, url, sent);
   try {
@@ -171,7 +190,9 @@ export function postLimited(
   } catch {
     /* the transport reports it */
   }
-  return traced(opts.client, opts.target ?? 'http', 'POST', host, url, headers, (sent) => outboundRequest(url, { method: 'POST', headers: sent, body, redirect: 'manual' }, opts));
+  return traced(opts.client, opts.target ?? 'http', 'POST', host, url, headers, (sent) =>
+    outboundRequest(url, { method: 'POST', headers: sent, body, redirect: 'manual' }, opts),
+  );
 }
 
 /** Short description of a fetch failure for logs (never includes headers or bodies). */
@@ -240,7 +261,10 @@ function requestTarget(url: string): RequestTarget {
     const u = new URL(url);
     const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
     const auth = u.username || u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined;
-    t = { https: u.protocol === 'https:', options: { protocol: u.protocol, hostname, ...(u.port ? { port: u.port } : {}), path: `${u.pathname}${u.search}`, ...(auth ? { auth } : {}) } };
+    t = {
+      https: u.protocol === 'https:',
+      options: { protocol: u.protocol, hostname, ...(u.port ? { port: u.port } : {}), path: `${u.pathname}${u.search}`, ...(auth ? { auth } : {}) },
+    };
     if (targets.size >= 1000) targets.clear();
     targets.set(url, t);
   }

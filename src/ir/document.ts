@@ -104,7 +104,9 @@ export function variableCoercer(schema: GraphQLSchema, op: OperationDefinitionNo
       type,
       // upstream (Validate.hs getAnnVarVals): an unknown type, or an output type
       missing: type ? undefined : schema.getType(named) ? () => M.variableOfObjectType(named) : () => M.noSuchType(named, '$.variableValues'),
-      defaultValue: d.defaultValue ? astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined, markShape: () => undefined }) : undefined,
+      defaultValue: d.defaultValue
+        ? astToJson(d.defaultValue, { values: {}, types: new Map(), markStructural: () => undefined, markShape: () => undefined })
+        : undefined,
       path: `$.variableValues.${name}`,
     };
   });
@@ -330,7 +332,10 @@ export class DocumentContext implements VariableScope {
 }
 
 function argsKey(f: FieldNode): string {
-  return (f.arguments ?? []).map((a) => `${a.name.value}:${print(a.value)}`).sort().join(',');
+  return (f.arguments ?? [])
+    .map((a) => `${a.name.value}:${print(a.value)}`)
+    .sort()
+    .join(',');
 }
 
 function booleanType(schema: GraphQLSchema): GraphQLInputType {

@@ -7,16 +7,7 @@
  * plan is cached per value of that variable.
  */
 import { jsonKind } from '../json.js';
-import {
-  GraphQLEnumType,
-  GraphQLInputObjectType,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLScalarType,
-  Kind,
-  type GraphQLInputType,
-  type ValueNode,
-} from 'graphql';
+import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, GraphQLScalarType, Kind, type GraphQLInputType, type ValueNode } from 'graphql';
 import * as M from './messages.js';
 import { scientificShow } from '../sql/numbers.js';
 import { checkGeoJson } from './geojson.js';
@@ -112,8 +103,16 @@ export function coerceLiteral(node: ValueNode | undefined, type: GraphQLInputTyp
     if (node.kind !== Kind.OBJECT) throw M.expectingObject(path);
     const defs = t.getFields();
     const fields: Array<[string, InVal]> = [];
-    checkDuplicates(t, node.fields.map((f) => f.name.value), path);
-    checkRequired(t, node.fields.map((f) => f.name.value), path);
+    checkDuplicates(
+      t,
+      node.fields.map((f) => f.name.value),
+      path,
+    );
+    checkRequired(
+      t,
+      node.fields.map((f) => f.name.value),
+      path,
+    );
     for (const f of node.fields) {
       const name = f.name.value;
       const def = defs[name];
@@ -238,11 +237,17 @@ function leavesAsVariable(v: InVal, name: string, path: (string | number)[], jso
     }
     case 'list': {
       // a non-list value coerced to a one-item list keeps the item's path
-      const items = Array.isArray(json) ? v.items.map((x, i) => leavesAsVariable(x, name, [...path, i], json[i], scope)) : v.items.map((x) => leavesAsVariable(x, name, path, json, scope));
+      const items = Array.isArray(json)
+        ? v.items.map((x, i) => leavesAsVariable(x, name, [...path, i], json[i], scope))
+        : v.items.map((x) => leavesAsVariable(x, name, path, json, scope));
       return { kind: 'list', items };
     }
     case 'object':
-      return { kind: 'object', type: v.type, fields: v.fields.map(([k, x]) => [k, leavesAsVariable(x, name, [...path, k], (json as Record<string, unknown>)[k], scope)]) };
+      return {
+        kind: 'object',
+        type: v.type,
+        fields: v.fields.map(([k, x]) => [k, leavesAsVariable(x, name, [...path, k], (json as Record<string, unknown>)[k], scope)]),
+      };
     default:
       return v;
   }

@@ -34,7 +34,8 @@ export const noSubscriptions = () => validationError('no subscriptions exist', '
 
 const VARIABLES = '$.variableValues';
 
-export const variablesDefinedMoreThanOnce = (names: string[]) => validationError(`the following variables are defined more than once: ${showNames(names)}`, VARIABLES);
+export const variablesDefinedMoreThanOnce = (names: string[]) =>
+  validationError(`the following variables are defined more than once: ${showNames(names)}`, VARIABLES);
 export const unexpectedVariables = (names: string[]) => validationError(`unexpected variables in variableValues: ${showNames(names)}`, VARIABLES);
 export const noSuchType = (type: string, path: string) => validationError(`no such type exists in the schema: ${showNamedTy(type)}`, path);
 export const variableOfObjectType = (type: string) =>
@@ -48,7 +49,8 @@ export const variableTypeMismatch = (name: string, declared: string, expected: s
 
 // ---- selection sets (Context.hs, SelectionSet.hs) ------------------------------------------
 
-export const fieldNotFound = (field: string, type: string, path: string) => validationError(`field ${showName(field)} not found in type: ${showNamedTy(type)}`, path);
+export const fieldNotFound = (field: string, type: string, path: string) =>
+  validationError(`field ${showName(field)} not found in type: ${showNamedTy(type)}`, path);
 export const mustHaveSelection = (field: string, type: string, path: string) =>
   validationError(`field ${showName(field)} of type ${type} must have a selection of subfields`, path);
 export const mustNotHaveSelection = (field: string, type: string, path: string) =>
@@ -69,7 +71,8 @@ export const fragmentCycle = (name: string, visited: string[], path: string) =>
 export const fragmentSpreadMismatch = (fragmentType: string, parentType: string, path: string) =>
   validationError(`cannot spread fragment  defined on ${showNamedTy(fragmentType)} when selecting fields of type ${showNamedTy(parentType)}`, path);
 export const fragmentsOnlyOnComposite = (path: string) => validationError('fragments can only be defined on object/interface/union types', path);
-export const fragmentsDefinedMoreThanOnce = (names: string[]) => validationError(`the following fragments are defined more than once: ${showNames(names)}`, '$');
+export const fragmentsDefinedMoreThanOnce = (names: string[]) =>
+  validationError(`the following fragments are defined more than once: ${showNames(names)}`, '$');
 
 export const directivesUsedMoreThanOnce = (names: string[], path: string) =>
   validationError(`the following directives are used more than once: ${showNames(names)}`, path);
@@ -83,7 +86,10 @@ export const unexpectedDirective = (name: string, path: string) => validationErr
  * given in the wrong format (`expected UUID, encountered String "abc"`; at most 100 characters).
  */
 export const scalarMismatch = (expected: string, found: string, path: string, text?: string) =>
-  validationError(`expected ${expected}, encountered ${found}${text === undefined ? '' : ` ${JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text)}`}`, path);
+  validationError(
+    `expected ${expected}, encountered ${found}${text === undefined ? '' : ` ${JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text)}`}`,
+    path,
+  );
 export const nullForNonNullable = (type: string, path: string) => validationError(`null value found for non-nullable type: ${type}`, path);
 /** a literal where an input object is expected */
 export const expectingObject = (path: string) => validationError('expecting an object', path);
@@ -100,4 +106,3 @@ export const requiredInputField = (field: string, type: string, path: string) =>
   validationError(`field ${field} of type ${type} is required, but not found`, path);
 export const duplicatedInputFields = (type: string, names: string[], path: string) =>
   validationError(`when parsing a value of type: ${showNamedTy(type)}, the following fields are duplicated: ${showNames(names)}`, path);
-

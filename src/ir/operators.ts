@@ -11,8 +11,7 @@ import type { ColumnCompareOp, CompareOp } from '../model/values.js';
 
 /** Operators with their own argument shapes, parsed case by case. */
 export type SpecialOp =
-  | 'in' | 'nin' | 'has_keys_any' | 'has_keys_all' | 'is_null'
-  | 'st_d_within' | 'st_intersects_nband_geom' | 'st_intersects_geom_nband' | 'cast';
+  'in' | 'nin' | 'has_keys_any' | 'has_keys_all' | 'is_null' | 'st_d_within' | 'st_intersects_nband_geom' | 'st_intersects_geom_nband' | 'cast';
 
 export type OperatorName = CompareOp | ColumnCompareOp | SpecialOp;
 
@@ -25,9 +24,18 @@ export type OperatorFamily = 'any' | 'ordered' | 'string' | 'jsonb' | 'geometry'
 
 /** The GraphQL type of the operator's argument. */
 export type GraphQLArg =
-  | 'column' | 'column_list' | 'string' | 'string_list' | 'boolean' | 'jsonb'
-  | 'st_d_within_geometry' | 'st_d_within_geography' | 'nband_geom' | 'geom_nband'
-  | 'cast_geometry' | 'cast_geography';
+  | 'column'
+  | 'column_list'
+  | 'string'
+  | 'string_list'
+  | 'boolean'
+  | 'jsonb'
+  | 'st_d_within_geometry'
+  | 'st_d_within_geography'
+  | 'nband_geom'
+  | 'geom_nband'
+  | 'cast_geometry'
+  | 'cast_geography';
 
 /** How a plain value's type is chosen: the column's type, or a fixed one. */
 export type ValueType = 'column' | 'text' | 'jsonb' | 'raster';
@@ -59,23 +67,66 @@ export const COMPARE_OPERATORS: Readonly<Record<CompareOp, OperatorSpec>> = {
   nilike: { sql: 'NOT ILIKE', value: 'column', graphql: [{ family: 'string', arg: 'string' }] },
   similar: { sql: 'SIMILAR TO', value: 'column', graphql: [{ family: 'string', arg: 'string' }] },
   nsimilar: { sql: 'NOT SIMILAR TO', value: 'column', graphql: [{ family: 'string', arg: 'string' }] },
-  contains: { sql: '@>', value: 'jsonb', graphql: [{ family: 'jsonb', arg: 'jsonb', description: 'does the column contain the given json value at the top level' }] },
+  contains: {
+    sql: '@>',
+    value: 'jsonb',
+    graphql: [{ family: 'jsonb', arg: 'jsonb', description: 'does the column contain the given json value at the top level' }],
+  },
   contained_in: { sql: '<@', value: 'jsonb', graphql: [{ family: 'jsonb', arg: 'jsonb', description: 'is the column contained in the given json value' }] },
   has_key: { sql: '?', value: 'text', graphql: [{ family: 'jsonb', arg: 'string', description: 'does the string exist as a top-level key in the column' }] },
-  st_contains: { sql: 'ST_Contains', fn: true, value: 'column', graphql: [{ family: 'geometry', arg: 'column', description: 'does the column contain the given geometry value' }] },
-  st_crosses: { sql: 'ST_Crosses', fn: true, value: 'column', graphql: [{ family: 'geometry', arg: 'column', description: 'does the column crosses the given geometry value' }] },
-  st_equals: { sql: 'ST_Equals', fn: true, value: 'column', graphql: [{ family: 'geometry', arg: 'column', description: 'is the column equal to given geometry value. Directionality is ignored' }] },
+  st_contains: {
+    sql: 'ST_Contains',
+    fn: true,
+    value: 'column',
+    graphql: [{ family: 'geometry', arg: 'column', description: 'does the column contain the given geometry value' }],
+  },
+  st_crosses: {
+    sql: 'ST_Crosses',
+    fn: true,
+    value: 'column',
+    graphql: [{ family: 'geometry', arg: 'column', description: 'does the column crosses the given geometry value' }],
+  },
+  st_equals: {
+    sql: 'ST_Equals',
+    fn: true,
+    value: 'column',
+    graphql: [{ family: 'geometry', arg: 'column', description: 'is the column equal to given geometry value. Directionality is ignored' }],
+  },
   st_intersects: {
-    sql: 'ST_Intersects', fn: true, value: 'column',
+    sql: 'ST_Intersects',
+    fn: true,
+    value: 'column',
     graphql: [
       { family: 'geometry', arg: 'column', description: 'does the column spatially intersect the given geometry value' },
       { family: 'geography', arg: 'column', description: 'does the column spatially intersect the given geography value' },
     ],
   },
-  st_overlaps: { sql: 'ST_Overlaps', fn: true, value: 'column', graphql: [{ family: 'geometry', arg: 'column', description: "does the column 'spatially overlap' (intersect but not completely contain) the given geometry value" }] },
-  st_touches: { sql: 'ST_Touches', fn: true, value: 'column', graphql: [{ family: 'geometry', arg: 'column', description: 'does the column have atleast one point in common with the given geometry value' }] },
-  st_within: { sql: 'ST_Within', fn: true, value: 'column', graphql: [{ family: 'geometry', arg: 'column', description: 'is the column contained in the given geometry value' }] },
-  st_intersects_rast: { sql: 'ST_Intersects', fn: true, value: 'raster', graphql: [{ family: 'raster', arg: 'column', description: `${RAST}ST_Intersects(raster <raster-col>, raster <raster-input>)` }] },
+  st_overlaps: {
+    sql: 'ST_Overlaps',
+    fn: true,
+    value: 'column',
+    graphql: [
+      { family: 'geometry', arg: 'column', description: "does the column 'spatially overlap' (intersect but not completely contain) the given geometry value" },
+    ],
+  },
+  st_touches: {
+    sql: 'ST_Touches',
+    fn: true,
+    value: 'column',
+    graphql: [{ family: 'geometry', arg: 'column', description: 'does the column have atleast one point in common with the given geometry value' }],
+  },
+  st_within: {
+    sql: 'ST_Within',
+    fn: true,
+    value: 'column',
+    graphql: [{ family: 'geometry', arg: 'column', description: 'is the column contained in the given geometry value' }],
+  },
+  st_intersects_rast: {
+    sql: 'ST_Intersects',
+    fn: true,
+    value: 'raster',
+    graphql: [{ family: 'raster', arg: 'column', description: `${RAST}ST_Intersects(raster <raster-col>, raster <raster-input>)` }],
+  },
 };
 
 export const COLUMN_COMPARE_OPERATORS: Readonly<Record<ColumnCompareOp, OperatorSpec>> = {
@@ -94,14 +145,23 @@ export const SPECIAL_OPERATORS: Readonly<Record<SpecialOp, OperatorSpec>> = {
   has_keys_any: { sql: '?|', graphql: [{ family: 'jsonb', arg: 'string_list', description: 'do any of these strings exist as top-level keys in the column' }] },
   has_keys_all: { sql: '?&', graphql: [{ family: 'jsonb', arg: 'string_list', description: 'do all of these strings exist as top-level keys in the column' }] },
   st_d_within: {
-    sql: 'ST_DWithin', fn: true,
+    sql: 'ST_DWithin',
+    fn: true,
     graphql: [
       { family: 'geometry', arg: 'st_d_within_geometry', description: 'is the column within a distance from a geometry value' },
       { family: 'geography', arg: 'st_d_within_geography', description: 'is the column within a distance from a geography value' },
     ],
   },
-  st_intersects_nband_geom: { sql: 'ST_Intersects', fn: true, graphql: [{ family: 'raster', arg: 'nband_geom', description: `${RAST}ST_Intersects(raster <raster-col>, integer nband, geometry geommin)` }] },
-  st_intersects_geom_nband: { sql: 'ST_Intersects', fn: true, graphql: [{ family: 'raster', arg: 'geom_nband', description: `${RAST}ST_Intersects(raster <raster-col> , geometry geommin, integer nband)` }] },
+  st_intersects_nband_geom: {
+    sql: 'ST_Intersects',
+    fn: true,
+    graphql: [{ family: 'raster', arg: 'nband_geom', description: `${RAST}ST_Intersects(raster <raster-col>, integer nband, geometry geommin)` }],
+  },
+  st_intersects_geom_nband: {
+    sql: 'ST_Intersects',
+    fn: true,
+    graphql: [{ family: 'raster', arg: 'geom_nband', description: `${RAST}ST_Intersects(raster <raster-col> , geometry geommin, integer nband)` }],
+  },
   cast: {
     graphql: [
       { family: 'geometry', arg: 'cast_geometry' },

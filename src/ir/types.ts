@@ -35,7 +35,13 @@ export type AggregateOp = 'sum' | 'avg' | 'stddev' | 'stddev_samp' | 'stddev_pop
 export type OrderByTarget =
   | { kind: 'column'; column: ColumnModel }
   | { kind: 'object'; rel: RelationshipModel; target: TableModel; filter: BoolExp | null; next: OrderByTarget }
-  | { kind: 'aggregate'; rel: RelationshipModel; target: TableModel; filter: BoolExp | null; agg: { kind: 'count' } | { kind: 'op'; op: AggregateOp; column: ColumnModel } };
+  | {
+      kind: 'aggregate';
+      rel: RelationshipModel;
+      target: TableModel;
+      filter: BoolExp | null;
+      agg: { kind: 'count' } | { kind: 'op'; op: AggregateOp; column: ColumnModel };
+    };
 
 export interface OrderByItem {
   target: OrderByTarget;
@@ -142,13 +148,10 @@ export type ConnectionField =
   | { alias: string; kind: 'edges'; fields: EdgeField[] };
 
 export type PageInfoField =
-  | { alias: string; kind: 'typename'; name: string }
-  | { alias: string; kind: 'startCursor' | 'endCursor' | 'hasNextPage' | 'hasPreviousPage' };
+  { alias: string; kind: 'typename'; name: string } | { alias: string; kind: 'startCursor' | 'endCursor' | 'hasNextPage' | 'hasPreviousPage' };
 
 export type EdgeField =
-  | { alias: string; kind: 'typename'; name: string }
-  | { alias: string; kind: 'cursor' }
-  | { alias: string; kind: 'node'; fields: Field[] };
+  { alias: string; kind: 'typename'; name: string } | { alias: string; kind: 'cursor' } | { alias: string; kind: 'node'; fields: Field[] };
 
 export type AggregateField =
   | { alias: string; kind: 'typename'; name: string }
@@ -158,7 +161,12 @@ export type AggregateField =
 export type AggregateOpField =
   | { alias: string; kind: 'typename'; name: string }
   | { alias: string; kind: 'count'; columns: ColumnModel[] | null; distinct: boolean }
-  | { alias: string; kind: 'op'; op: AggregateOp; fields: Array<{ alias: string; kind: 'column'; column: ColumnModel } | { alias: string; kind: 'typename'; name: string }> };
+  | {
+      alias: string;
+      kind: 'op';
+      op: AggregateOp;
+      fields: Array<{ alias: string; kind: 'column'; column: ColumnModel } | { alias: string; kind: 'typename'; name: string }>;
+    };
 
 // ---- mutations -------------------------------------------------------------------
 
@@ -223,9 +231,7 @@ export interface Delete {
 export type Mutation = { kind: 'insert'; insert: Insert } | { kind: 'update'; update: Update } | { kind: 'delete'; delete: Delete };
 
 export type MutationResponseField =
-  | { alias: string; kind: 'affected_rows' }
-  | { alias: string; kind: 'returning'; fields: Field[] }
-  | { alias: string; kind: 'typename'; name: string };
+  { alias: string; kind: 'affected_rows' } | { alias: string; kind: 'returning'; fields: Field[] } | { alias: string; kind: 'typename'; name: string };
 
 /** `multi`: `{affected_rows, returning}`; `single`: the one row written (or null). */
 export type MutationOutput = { kind: 'multi'; fields: MutationResponseField[] } | { kind: 'single'; fields: Field[] };

@@ -123,7 +123,8 @@ export function applySchemaDiff(md: Metadata, cache: SchemaCache, before: DbIntr
     on: { kind: 'computed_field', ...cf },
   }));
   // a tracked function dropped with the table it returns is untracked without asking
-  const goneFunction = (d: Dependency) => d.ref.kind === 'function' && droppedFunctions.some((f) => sameName(f, (d.ref as { function: QualifiedName }).function));
+  const goneFunction = (d: Dependency) =>
+    d.ref.kind === 'function' && droppedFunctions.some((f) => sameName(f, (d.ref as { function: QualifiedName }).function));
   const deps = [...selves, ...(targets.length ? dependentsOf(cache, targets, droppedTables) : [])].filter((d) => d.ref.kind !== 'table');
   const reported = deps.filter((d) => !goneFunction(d));
   if (reported.length && !cascade) throw dependencyError(reported, path);
@@ -138,10 +139,20 @@ export function applySchemaDiff(md: Metadata, cache: SchemaCache, before: DbIntr
   }
   for (const cf of alteredComputedFields) {
     if (cf.now.length > 1) {
-      throw new SvcError(400, 'not-supported', `The function ${quoted(cf.fn)} associated with computed field${JSON.stringify(cf.name)} of table ${quoted(cf.table)} is being overloaded`, path);
+      throw new SvcError(
+        400,
+        'not-supported',
+        `The function ${quoted(cf.fn)} associated with computed field${JSON.stringify(cf.name)} of table ${quoted(cf.table)} is being overloaded`,
+        path,
+      );
     }
     if (cf.now[0]!.volatility === 'v' && cf.fn.volatility !== 'v') {
-      throw new SvcError(400, 'not-supported', `The type of function ${quoted(cf.fn)} associated with computed field ${JSON.stringify(cf.name)} of table ${quoted(cf.table)} is being altered to "VOLATILE"`, path);
+      throw new SvcError(
+        400,
+        'not-supported',
+        `The type of function ${quoted(cf.fn)} associated with computed field ${JSON.stringify(cf.name)} of table ${quoted(cf.table)} is being altered to "VOLATILE"`,
+        path,
+      );
     }
   }
 

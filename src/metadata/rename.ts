@@ -49,7 +49,8 @@ function renameTableInExp(e: BoolExp, from: QualifiedTable, to: QualifiedTable):
     } else if (isExists(k) && v && typeof v === 'object') {
       const ex = v as { _table?: QualifiedTable | string; _where?: BoolExp };
       const t = typeof ex._table === 'string' ? { schema: 'public', name: ex._table } : ex._table;
-      const table = t && sameName(t, from) ? (typeof ex._table === 'string' && to.schema === 'public' ? to.name : { schema: to.schema, name: to.name }) : ex._table;
+      const table =
+        t && sameName(t, from) ? (typeof ex._table === 'string' && to.schema === 'public' ? to.name : { schema: to.schema, name: to.name }) : ex._table;
       out[k] = { ...ex, _table: table, ...(ex._where !== undefined ? { _where: renameTableInExp(ex._where, from, to) } : {}) };
     } else if (k.startsWith('_') || k.startsWith('$')) {
       out[k] = v; // an operator: its value is data

@@ -64,7 +64,12 @@ function flatten(body: unknown, session: Session): { ops: ParsedOp[]; bulk: bool
 
 const key = (o: InconsistentObject) => JSON.stringify([o.type, o.definition]);
 
-export async function runQueryRequest(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown> {
+export async function runQueryRequest(
+  engine: Engine,
+  session: Session,
+  body: unknown,
+  headers: Record<string, string | string[] | undefined>,
+): Promise<unknown> {
   if (jsonDeeperThan(body, engine.config.maxNestingDepth)) {
     throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${engine.config.maxNestingDepth} levels`, '$');
   }
@@ -75,7 +80,12 @@ export async function runQueryRequest(engine: Engine, session: Session, body: un
   if (forced >= 0) {
     const w = modes.indexOf('write');
     if (w >= 0) {
-      throw new SvcError(400, 'bad-request', `incompatible access mode requirements in bulk query, expected access mode: READ WRITE but ${ops[forced]!.path.replace(/\.args$/, '')} forces READ ONLY`, '$');
+      throw new SvcError(
+        400,
+        'bad-request',
+        `incompatible access mode requirements in bulk query, expected access mode: READ WRITE but ${ops[forced]!.path.replace(/\.args$/, '')} forces READ ONLY`,
+        '$',
+      );
     }
   }
   const readOnly = modes.every((m) => m !== 'write');
@@ -134,7 +144,14 @@ async function runInTransaction(
             outbound: engine.outbound,
             remotes: engine.remotes,
             rebuild: async (opts = {}) => {
-              const fresh = await loadSchemaCache(conn, state.metadata, state.cache.resourceVersion, opts.db ?? (opts.introspect ? undefined : state.cache.db), state.cache.extensions, engine.config.roleSchemaCacheMaxBytes);
+              const fresh = await loadSchemaCache(
+                conn,
+                state.metadata,
+                state.cache.resourceVersion,
+                opts.db ?? (opts.introspect ? undefined : state.cache.db),
+                state.cache.extensions,
+                engine.config.roleSchemaCacheMaxBytes,
+              );
               state.cache = fresh;
               return fresh;
             },
@@ -159,8 +176,15 @@ async function runInTransaction(
           // document is unchanged: bump the version so every instance rebuilds
           await syncEventTriggers(conn, cache.metadata, state.metadata, (t) => state.cache.db.tables.has(`${t.schema}.${t.name}`));
           // the table-change triggers (changes/tracker.ts): one that cannot be installed leaves its table polled
-          const changes = await syncChangeTriggers(conn, engine.config.tableChangeTriggers ? changeTriggerTables(state.metadata.tables, (k) => state.cache.db.tables.get(k)?.kind) : []);
-          for (const f of changes.failed) engine.log.warn({ type: 'table-changes', detail: { table: f.table, error: f.error } }, `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`);
+          const changes = await syncChangeTriggers(
+            conn,
+            engine.config.tableChangeTriggers ? changeTriggerTables(state.metadata.tables, (k) => state.cache.db.tables.get(k)?.kind) : [],
+          );
+          for (const f of changes.failed)
+            engine.log.warn(
+              { type: 'table-changes', detail: { table: f.table, error: f.error } },
+              `no change trigger on ${f.table.schema}.${f.table.name}: its live queries poll`,
+            );
           generated = await syncCronTriggers(conn, cache.metadata, state.metadata, engine.clock());
           const version = await saveMetadata(conn, state.metadata);
           ownVersion?.(); // a retried transaction: the earlier attempt's version was never committed
@@ -183,4 +207,3 @@ async function runInTransaction(
   if (result.generated && engine.cronGenerator) engine.cronGenerator.stats.generated += result.generated;
   return bulk ? result.results : result.results[0];
 }
-

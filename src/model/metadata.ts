@@ -35,7 +35,6 @@ export interface AllowlistEntry {
   scope?: AllowlistScope;
 }
 
-
 export interface QualifiedName {
   schema: string;
   name: string;
@@ -123,10 +122,9 @@ export interface EventTriggerDef {
 }
 
 export interface TableConfiguration {
-  custom_root_fields?: Partial<Record<
-    'select' | 'select_by_pk' | 'select_aggregate' | 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'delete' | 'delete_by_pk',
-    string | null
-  >>;
+  custom_root_fields?: Partial<
+    Record<'select' | 'select_by_pk' | 'select_aggregate' | 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'delete' | 'delete_by_pk', string | null>
+  >;
   custom_column_names?: Record<string, string>;
 }
 

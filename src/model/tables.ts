@@ -99,9 +99,7 @@ export interface RolePermissions {
   delete?: DeletePermissionModel;
 }
 
-export type RootFieldName =
-  | 'select' | 'select_by_pk' | 'select_aggregate'
-  | 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'delete' | 'delete_by_pk';
+export type RootFieldName = 'select' | 'select_by_pk' | 'select_aggregate' | 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'delete' | 'delete_by_pk';
 
 export interface TableModel {
   name: QualifiedTable;
@@ -133,9 +131,22 @@ export interface FunctionModel {
 }
 
 export type InconsistentType =
-  | 'table' | 'function' | 'object_relation' | 'array_relation' | 'computed_field'
-  | 'insert_permission' | 'select_permission' | 'update_permission' | 'delete_permission'
-  | 'event_trigger' | 'remote_schema' | 'remote_relationship' | 'action' | 'custom_types' | 'cron_trigger' | 'endpoint'
+  | 'table'
+  | 'function'
+  | 'object_relation'
+  | 'array_relation'
+  | 'computed_field'
+  | 'insert_permission'
+  | 'select_permission'
+  | 'update_permission'
+  | 'delete_permission'
+  | 'event_trigger'
+  | 'remote_schema'
+  | 'remote_relationship'
+  | 'action'
+  | 'custom_types'
+  | 'cron_trigger'
+  | 'endpoint'
   | 'inherited_role';
 
 export interface InconsistentObject {
@@ -186,9 +197,7 @@ export type ColumnOp =
   | { op: 'cast'; to: PgType; ops: ColumnOp[] };
 
 /** What a column operator compares: a column, or a scalar computed field of the row. */
-export type ColumnTarget =
-  | { kind: 'column'; column: ColumnModel }
-  | { kind: 'computed'; field: ComputedFieldModel; type: PgType };
+export type ColumnTarget = { kind: 'column'; column: ColumnModel } | { kind: 'computed'; field: ComputedFieldModel; type: PgType };
 
 export type BoolExp =
   | { kind: 'true' }

@@ -15,10 +15,28 @@ export type NumberText = 'scientific' | 'binary';
 
 /** Operators whose argument is one value compared with a binary SQL operator or a 2-argument function. */
 export type CompareOp =
-  | 'eq' | 'neq' | 'gt' | 'lt' | 'gte' | 'lte'
-  | 'like' | 'nlike' | 'ilike' | 'nilike' | 'similar' | 'nsimilar'
-  | 'contains' | 'contained_in' | 'has_key'
-  | 'st_contains' | 'st_crosses' | 'st_equals' | 'st_intersects' | 'st_overlaps' | 'st_touches' | 'st_within'
+  | 'eq'
+  | 'neq'
+  | 'gt'
+  | 'lt'
+  | 'gte'
+  | 'lte'
+  | 'like'
+  | 'nlike'
+  | 'ilike'
+  | 'nilike'
+  | 'similar'
+  | 'nsimilar'
+  | 'contains'
+  | 'contained_in'
+  | 'has_key'
+  | 'st_contains'
+  | 'st_crosses'
+  | 'st_equals'
+  | 'st_intersects'
+  | 'st_overlaps'
+  | 'st_touches'
+  | 'st_within'
   | 'st_intersects_rast';
 
 /** Operators comparing with another column of the same row (v1 and permissions only). */

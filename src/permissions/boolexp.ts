@@ -23,4 +23,3 @@ export function normalizeTableName(t: unknown): QualifiedTable {
   }
   throw new SvcError(400, 'parse-failed', 'expecting a table name');
 }
-

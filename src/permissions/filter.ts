@@ -81,7 +81,12 @@ export class FilterBuilder {
       } else if (table.columnsByName.has(k)) {
         // the role's view of the column (an inherited role's may carry a guard: compared as the role reads it)
         const c = view ? views!.requireColumn(view, k, perm) : table.columnsByName.get(k)!;
-        items.push({ kind: 'column', target: { kind: 'column', column: c }, ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p, view), nullSafeEq: this.opts.nullSafeEq });
+        items.push({
+          kind: 'column',
+          target: { kind: 'column', column: c },
+          ops: this.columnOps(v, { kind: 'column', column: c }, columnType(c), table, p, view),
+          nullSafeEq: this.opts.nullSafeEq,
+        });
       } else if (table.relationships.has(k)) {
         const rel = table.relationships.get(k)!;
         const target = this.lookup(rel.remoteTable);
@@ -129,7 +134,16 @@ export class FilterBuilder {
   }
 
   /** `key`: the operator as written (`_eq`, `$eq`), for messages */
-  private columnOp(op: string, key: string, arg: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null): ColumnOp {
+  private columnOp(
+    op: string,
+    key: string,
+    arg: unknown,
+    target: ColumnTarget,
+    type: PgType,
+    table: TableModel,
+    path: string,
+    view: TableView | null,
+  ): ColumnOp {
     const compare = COMPARE_BY_NAME.get(op);
     if (compare) {
       const v = COMPARE_OPERATORS[compare].value;

@@ -24,7 +24,8 @@ export const operationNotAllowed = (op: PermType, table: QualifiedTable, role: s
 /** The suffixes upstream appends when a mutation needs select permission. */
 export const SELECT_NEEDED = {
   returning: '; "returning" can only be used if the role has "select" permission on the table',
-  where: (op: 'update' | 'delete') => `; ${q(op)} is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`,
+  where: (op: 'update' | 'delete') =>
+    `; ${q(op)} is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`,
   count: '; "count" is only allowed if the role has "select" permissions on the table',
 };
 
@@ -33,7 +34,10 @@ export const SELECT_NEEDED = {
  * does not exist at all.
  */
 export const columnNotAllowed = (op: PermType, role: string, column: string, path: string) =>
-  permissionDenied(role === ADMIN_ROLE ? `no such column exists : ${q(column)}` : `role ${q(role)} does not have permission to ${op} column ${q(column)}`, path);
+  permissionDenied(
+    role === ADMIN_ROLE ? `no such column exists : ${q(column)}` : `role ${q(role)} does not have permission to ${op} column ${q(column)}`,
+    path,
+  );
 
 export const computedFieldNotAllowed = (role: string, field: string, path: string) =>
   permissionDenied(`role ${q(role)} does not have permission to select computed field ${q(field)}`, path);

@@ -97,7 +97,13 @@ export class RoleViews {
       seen.add(role);
       const p = t.permissions.get(role)?.select;
       if (p) {
-        parts!.push({ filter: p.filterExp, columns: new Set(p.columns), computedFields: new Set(p.computedFields), limit: p.limit, allowAggregations: p.allowAggregations });
+        parts!.push({
+          filter: p.filterExp,
+          columns: new Set(p.columns),
+          computedFields: new Set(p.computedFields),
+          limit: p.limit,
+          allowAggregations: p.allowAggregations,
+        });
       } else {
         for (const r of inherited.get(role) ?? []) walk(r, depth + 1);
       }
@@ -121,7 +127,11 @@ export class RoleViews {
       const guard = RoleViews.guard(parts, (p) => p.columns.has(c.name));
       columns.push(guard ? { ...c, nullable: true, guard } : c);
     }
-    const filter = parts.some((p) => p.filter.kind === 'true') ? TRUE : parts.length === 1 ? parts[0]!.filter : { kind: 'or' as const, items: parts.map((p) => p.filter) };
+    const filter = parts.some((p) => p.filter.kind === 'true')
+      ? TRUE
+      : parts.length === 1
+        ? parts[0]!.filter
+        : { kind: 'or' as const, items: parts.map((p) => p.filter) };
     return {
       table: t,
       role: this.role,

@@ -208,7 +208,15 @@ export function valueAtKeys(v: JVal, path: readonly string[]): JVal | undefined 
   return cur;
 }
 
-const NUMERIC_NAMES: Record<string, string> = { int2: 'Int16', int4: 'Int32', int8: 'Int64', float4: 'Float', float8: 'Double', numeric: 'Scientific', money: 'Scientific' };
+const NUMERIC_NAMES: Record<string, string> = {
+  int2: 'Int16',
+  int4: 'Int32',
+  int8: 'Int64',
+  float4: 'Float',
+  float8: 'Double',
+  numeric: 'Scientific',
+  money: 'Scientific',
+};
 
 /**
  * Whether a JSON value can stand for a value of PostgreSQL type `typname`:

@@ -79,7 +79,8 @@ export function checkIntrospectionBounds(s: IntrospectionQuery['__schema'], byte
         continue;
       }
       if (typeof o.kind !== 'string' || !NAMED_KINDS.has(o.kind)) fail(`the type of ${where} has an unknown kind ${JSON.stringify(o.kind)}`);
-      if (typeof o.name !== 'string' || (mustExist && !names.has(o.name))) fail(`the type of ${where} refers to ${JSON.stringify(o.name)}, which the remote schema does not define`);
+      if (typeof o.name !== 'string' || (mustExist && !names.has(o.name)))
+        fail(`the type of ${where} refers to ${JSON.stringify(o.name)}, which the remote schema does not define`);
       return;
     }
   };

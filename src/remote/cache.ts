@@ -5,7 +5,14 @@
  * remotes, remote relationship validation and dependencies. What fails becomes an inconsistent
  * object; the rest keeps serving.
  */
-import type { IntrospectionInputTypeRef, IntrospectionObjectType, IntrospectionType, IntrospectionTypeRef, IntrospectionInterfaceType, IntrospectionField } from 'graphql';
+import type {
+  IntrospectionInputTypeRef,
+  IntrospectionObjectType,
+  IntrospectionType,
+  IntrospectionTypeRef,
+  IntrospectionInterfaceType,
+  IntrospectionField,
+} from 'graphql';
 import { SvcError } from '../errors.js';
 import { displayName, qualifiedKey, type Metadata, type RemoteRelationshipDef, type RemoteSchemaMetadata, type TableMetadata } from '../model/metadata.js';
 import { buildRoleSchemaAsync } from '../schema/graphql/schema.js';
@@ -58,7 +65,8 @@ async function dbNames(cache: SchemaCache): Promise<Names> {
  * out and every list sorted by name. The type is bounded (src/remote/bounds.ts) before it gets here.
  */
 export function typeSignature(t: IntrospectionType): string {
-  const byName = <T extends { name: string }>(xs: readonly T[] | null | undefined) => (xs ? [...xs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : null);
+  const byName = <T extends { name: string }>(xs: readonly T[] | null | undefined) =>
+    xs ? [...xs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : null;
   const value = (v: { name: string; type: unknown; defaultValue?: unknown }) => ({ name: v.name, type: v.type, defaultValue: v.defaultValue ?? null });
   const o = t as unknown as {
     kind: string;
@@ -297,15 +305,21 @@ function checkValue(v: unknown, type: IntrospectionInputTypeRef, m: RemoteSchema
     return;
   }
   if (named?.kind === 'ENUM') {
-    if (typeof v !== 'string' || !named.enumValues.some((e) => e.name === v)) throw invalid(`expected type ${JSON.stringify(t.name)} but got ${JSON.stringify(JSON.stringify(v))}`);
+    if (typeof v !== 'string' || !named.enumValues.some((e) => e.name === v))
+      throw invalid(`expected type ${JSON.stringify(t.name)} but got ${JSON.stringify(JSON.stringify(v))}`);
     return;
   }
   const ok =
-    t.name === 'Int' ? Number.isInteger(v) :
-    t.name === 'Float' ? typeof v === 'number' :
-    t.name === 'String' ? typeof v === 'string' :
-    t.name === 'Boolean' ? typeof v === 'boolean' :
-    t.name === 'ID' ? typeof v === 'string' || Number.isInteger(v) :
-    typeof v !== 'object';
+    t.name === 'Int'
+      ? Number.isInteger(v)
+      : t.name === 'Float'
+        ? typeof v === 'number'
+        : t.name === 'String'
+          ? typeof v === 'string'
+          : t.name === 'Boolean'
+            ? typeof v === 'boolean'
+            : t.name === 'ID'
+              ? typeof v === 'string' || Number.isInteger(v)
+              : typeof v !== 'object';
   if (!ok) throw invalid(`expected type ${JSON.stringify(t.name)} but got ${JSON.stringify(JSON.stringify(v))}`);
 }

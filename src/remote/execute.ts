@@ -43,10 +43,16 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
   const body = JSON.stringify(variables && Object.keys(variables).length ? { query, variables } : { query });
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, { client: ctx.outbound, timeoutMs: ep.timeoutMs, maxBytes: REMOTE_RESPONSE_MAX, target: 'remote_schema' });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, {
+      client: ctx.outbound,
+      timeoutMs: ep.timeoutMs,
+      maxBytes: REMOTE_RESPONSE_MAX,
+      target: 'remote_schema',
+    });
   } catch (e) {
     if (e instanceof Error && e.name === 'TimeoutError') throw new SvcError(400, 'unexpected', 'ResponseTimeout', '$');
-    if (e instanceof BodyTooLargeError) throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is larger than ${REMOTE_RESPONSE_MAX} bytes`, '$');
+    if (e instanceof BodyTooLargeError)
+      throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is larger than ${REMOTE_RESPONSE_MAX} bytes`, '$');
     throw new SvcError(400, 'unexpected', `HTTP exception occurred while sending the request to ${ep.url}`, '$', { error: describeFetchError(e) });
   }
   // the remote's cookies reach the client, as upstream
@@ -55,10 +61,17 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
   try {
     json = JSON.parse(res.body.toString('utf8'));
   } catch {
-    throw new SvcError(400, 'unexpected', `non-JSON (${res.status}) response from remote server ${JSON.stringify(m.name)}`, '$', { response: res.body.toString('utf8').slice(0, 1000) });
+    throw new SvcError(400, 'unexpected', `non-JSON (${res.status}) response from remote server ${JSON.stringify(m.name)}`, '$', {
+      response: res.body.toString('utf8').slice(0, 1000),
+    });
   }
   if (responseTooDeep(json)) {
-    throw new SvcError(400, 'unexpected', `the response of remote server ${JSON.stringify(m.name)} is nested deeper than ${REMOTE_LIMITS.responseDepth} levels`, '$');
+    throw new SvcError(
+      400,
+      'unexpected',
+      `the response of remote server ${JSON.stringify(m.name)} is nested deeper than ${REMOTE_LIMITS.responseDepth} levels`,
+      '$',
+    );
   }
   if (!json || typeof json !== 'object' || Array.isArray(json) || (!('data' in json) && !('errors' in json))) {
     throw new SvcError(400, 'unexpected', `invalid response (${res.status}) from remote server ${JSON.stringify(m.name)}`, '$', { response: json });
@@ -79,7 +92,11 @@ function remoteOf(ctx: ExecContext, name: string): RemoteSchemaModel {
 }
 
 /** The remote root fields' values (JSON text by response key) and the remotes' errors, as they came. */
-export async function executeRemoteRoots(ctx: ExecContext, plan: RemotePlan, variables: Record<string, unknown>): Promise<{ values: Map<string, string>; errors: unknown[] }> {
+export async function executeRemoteRoots(
+  ctx: ExecContext,
+  plan: RemotePlan,
+  variables: Record<string, unknown>,
+): Promise<{ values: Map<string, string>; errors: unknown[] }> {
   const values = new Map<string, string>();
   const errors: unknown[] = [];
   const answers = await Promise.all(plan.roots.map((g) => send(ctx, remoteOf(ctx, g.remote), g.query, pick(variables, g.variables))));
@@ -162,7 +179,12 @@ function mergeValues(client: ValueNode, configured: ValueNode): ValueNode {
 }
 
 /** The configured arguments of a path step (values substituted), with the client's arguments merged in at the leaf. */
-function argsText(args: Record<string, unknown>, defs: RemoteRelationshipModel['path'][number]['def']['args'], m: RemoteSchemaModel, client: readonly ArgumentNode[]): string {
+function argsText(
+  args: Record<string, unknown>,
+  defs: RemoteRelationshipModel['path'][number]['def']['args'],
+  m: RemoteSchemaModel,
+  client: readonly ArgumentNode[],
+): string {
   const out: string[] = [];
   for (const [k, x] of Object.entries(args)) {
     const text = graphqlLiteral(x, defs.find((a) => a.name === k)?.type, m);
@@ -207,7 +229,12 @@ function followPath(v: unknown, rel: RemoteRelationshipModel): unknown {
  * Fills the remote relationship fields of the database root fields (`texts`: alias → JSON text).
  * Every join site's distinct parent values become aliases of one document per remote schema.
  */
-export async function resolveJoins(ctx: ExecContext, plan: RemotePlan, texts: Map<string, string>, variables: Record<string, unknown>): Promise<Map<string, string>> {
+export async function resolveJoins(
+  ctx: ExecContext,
+  plan: RemotePlan,
+  texts: Map<string, string>,
+  variables: Record<string, unknown>,
+): Promise<Map<string, string>> {
   const parsed = new Map<string, unknown>();
   const holes = new Map<JoinSite, Hole[]>();
   for (const [alias, walker] of plan.joins) {

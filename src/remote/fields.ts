@@ -51,42 +51,56 @@ function namedType(b: RoleSchemaBuilder, m: RemoteSchemaModel, name: string): Gr
       // the remote's description is kept (a scalar the database already registered keeps its own)
       return b.register(name, () => new GraphQLScalarType({ name, description }));
     case 'ENUM':
-      return b.register(name, () =>
-        new GraphQLEnumType({
-          name,
-          description,
-          values: Object.fromEntries(t.enumValues.map((v) => [v.name, { value: v.name, description: v.description ?? undefined, deprecationReason: v.deprecationReason ?? undefined }])),
-        }),
+      return b.register(
+        name,
+        () =>
+          new GraphQLEnumType({
+            name,
+            description,
+            values: Object.fromEntries(
+              t.enumValues.map((v) => [
+                v.name,
+                { value: v.name, description: v.description ?? undefined, deprecationReason: v.deprecationReason ?? undefined },
+              ]),
+            ),
+          }),
       );
     case 'INPUT_OBJECT':
-      return b.register(name, () =>
-        new GraphQLInputObjectType({
-          name,
-          description,
-          fields: () => Object.fromEntries(t.inputFields.map((f) => [f.name, inputValue(b, m, f)])) as Record<string, GraphQLInputFieldConfig>,
-        }),
+      return b.register(
+        name,
+        () =>
+          new GraphQLInputObjectType({
+            name,
+            description,
+            fields: () => Object.fromEntries(t.inputFields.map((f) => [f.name, inputValue(b, m, f)])) as Record<string, GraphQLInputFieldConfig>,
+          }),
       );
     case 'OBJECT':
-      return b.register(name, () =>
-        new GraphQLObjectType({
-          name,
-          description,
-          interfaces: () => t.interfaces.map((i) => namedType(b, m, i.name) as GraphQLInterfaceType),
-          fields: () => Object.fromEntries(t.fields.map((f) => [f.name, outputField(b, m, f)])),
-        }),
+      return b.register(
+        name,
+        () =>
+          new GraphQLObjectType({
+            name,
+            description,
+            interfaces: () => t.interfaces.map((i) => namedType(b, m, i.name) as GraphQLInterfaceType),
+            fields: () => Object.fromEntries(t.fields.map((f) => [f.name, outputField(b, m, f)])),
+          }),
       );
     case 'INTERFACE':
-      return b.register(name, () =>
-        new GraphQLInterfaceType({
-          name,
-          description,
-          interfaces: () => (t.interfaces ?? []).map((i) => namedType(b, m, i.name) as GraphQLInterfaceType),
-          fields: () => Object.fromEntries(t.fields.map((f) => [f.name, outputField(b, m, f)])),
-        }),
+      return b.register(
+        name,
+        () =>
+          new GraphQLInterfaceType({
+            name,
+            description,
+            interfaces: () => (t.interfaces ?? []).map((i) => namedType(b, m, i.name) as GraphQLInterfaceType),
+            fields: () => Object.fromEntries(t.fields.map((f) => [f.name, outputField(b, m, f)])),
+          }),
       );
     case 'UNION':
-      return b.register(name, () =>
-        new GraphQLUnionType({ name, description, types: () => t.possibleTypes.map((p) => namedType(b, m, p.name) as GraphQLObjectType) }),
+      return b.register(
+        name,
+        () => new GraphQLUnionType({ name, description, types: () => t.possibleTypes.map((p) => namedType(b, m, p.name) as GraphQLObjectType) }),
       );
   }
 }
@@ -126,7 +140,12 @@ function args(b: RoleSchemaBuilder, m: RemoteSchemaModel, list: readonly Introsp
 
 /** Fields inside remote types are never parsed by Svc: their selections are forwarded as written. */
 function outputField(b: RoleSchemaBuilder, m: RemoteSchemaModel, f: IntrospectionField): GraphQLFieldConfig<unknown, unknown> {
-  return { type: outputType(b, m, f.type), description: f.description ?? undefined, deprecationReason: f.deprecationReason ?? undefined, args: args(b, m, f.args) };
+  return {
+    type: outputType(b, m, f.type),
+    description: f.description ?? undefined,
+    deprecationReason: f.deprecationReason ?? undefined,
+    args: args(b, m, f.args),
+  };
 }
 
 function rootFields(b: RoleSchemaBuilder, m: RemoteSchemaModel, fields: readonly IntrospectionField[]): Record<string, GraphQLFieldConfig<unknown, unknown>> {

@@ -35,7 +35,7 @@ export function resolveEndpoint(rs: RemoteSchemaMetadata, env: NodeJS.ProcessEnv
     url = env[d.url_from_env];
     if (url === undefined) throw new SvcError(400, 'invalid-params', `environment variable '${d.url_from_env}' not set`);
   }
-  if (url === undefined) throw new SvcError(400, 'invalid-params', 'both `url` and `url_from_env` can\'t be empty');
+  if (url === undefined) throw new SvcError(400, 'invalid-params', "both `url` and `url_from_env` can't be empty");
   try {
     const u = new URL(url);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
@@ -68,7 +68,12 @@ export async function postGraphQL(
 ): Promise<{ status: number; json: unknown; headers: Headers; bytes: number; text: string }> {
   let res;
   try {
-    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, { client, timeoutMs: ep.timeoutMs, maxBytes, target: 'remote_schema' });
+    res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers }, body, {
+      client,
+      timeoutMs: ep.timeoutMs,
+      maxBytes,
+      target: 'remote_schema',
+    });
   } catch (e) {
     if (e instanceof BodyTooLargeError) throw remoteErr(`the response of remote server ${ep.url} is larger than ${maxBytes} bytes`);
     throw remoteErr(`HTTP exception occurred while sending the request to ${ep.url}`, { error: describeFetchError(e) });
@@ -93,7 +98,13 @@ export async function fetchIntrospection(client: OutboundClient, rs: RemoteSchem
   const endpoint = resolveEndpoint(rs);
   const hdrs: Record<string, string> = {};
   for (const h of endpoint.headers) hdrs[h.name] = h.value;
-  const { status, json, bytes, text } = await postGraphQL(client, endpoint, hdrs, JSON.stringify({ query: getIntrospectionQuery() }), REMOTE_LIMITS.introspectionBytes);
+  const { status, json, bytes, text } = await postGraphQL(
+    client,
+    endpoint,
+    hdrs,
+    JSON.stringify({ query: getIntrospectionQuery() }),
+    REMOTE_LIMITS.introspectionBytes,
+  );
   if (status !== 200) throw remoteErr(`non-200 (${status}) response from remote server`, json);
   const data = (json as { data?: { __schema?: unknown } } | null)?.data;
   if (!data || typeof data !== 'object' || !data.__schema || typeof data.__schema !== 'object') {
@@ -122,11 +133,13 @@ function checkIntrospectionShape(s: IntrospectionQuery['__schema']): void {
   if (!Array.isArray(s.types)) throw remoteErr('Error in $.types: expected Array');
   if (!s.queryType || typeof s.queryType.name !== 'string') throw remoteErr('Error in $.queryType: parsing Text failed');
   s.types.forEach((t, i) => {
-    if (!t || typeof t.name !== 'string') throw remoteErr(`Error in $.types[${i}].name: parsing Text failed, expected String, but encountered ${t ? kind(t.name) : 'Null'}`);
+    if (!t || typeof t.name !== 'string')
+      throw remoteErr(`Error in $.types[${i}].name: parsing Text failed, expected String, but encountered ${t ? kind(t.name) : 'Null'}`);
     const pt = (t as { possibleTypes?: Array<{ name?: unknown }> | null }).possibleTypes;
     if (t.kind === 'UNION' && Array.isArray(pt)) {
       pt.forEach((p, j) => {
-        if (typeof p?.name !== 'string') throw remoteErr(`Error in $.types[${i}].possibleTypes[${j}].name: parsing Text failed, expected String, but encountered ${kind(p?.name)}`);
+        if (typeof p?.name !== 'string')
+          throw remoteErr(`Error in $.types[${i}].possibleTypes[${j}].name: parsing Text failed, expected String, but encountered ${kind(p?.name)}`);
       });
     }
   });
@@ -182,18 +195,27 @@ function checkInterfacesAndUnions(s: IntrospectionQuery['__schema']): void {
         const of = obj.fields.find((x) => x.name === f.name);
         if (!of) throw remoteErr(`Interface field '${iface.name}'.${JSON.stringify(f.name)} expected, but '${t.name}' does not provide it`);
         if (!isSubtype(of.type, f.type)) {
-          throw remoteErr(`The type of Object field '${t.name}'.${JSON.stringify(of.name)} (${refText(of.type)}) is not the same type/sub type of Interface field '${iface.name}'.${JSON.stringify(f.name)} (${refText(f.type)})`);
+          throw remoteErr(
+            `The type of Object field '${t.name}'.${JSON.stringify(of.name)} (${refText(of.type)}) is not the same type/sub type of Interface field '${iface.name}'.${JSON.stringify(f.name)} (${refText(f.type)})`,
+          );
         }
         for (const a of f.args) {
           const oa = of.args.find((x) => x.name === a.name);
-          if (!oa) throw remoteErr(`Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) required, but Object field '${t.name}'.${JSON.stringify(of.name)} does not provide it`);
+          if (!oa)
+            throw remoteErr(
+              `Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) required, but Object field '${t.name}'.${JSON.stringify(of.name)} does not provide it`,
+            );
           if (refText(oa.type) !== refText(a.type)) {
-            throw remoteErr(`Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) expects type ${refText(a.type)}, but '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) has type ${refText(oa.type)}`);
+            throw remoteErr(
+              `Interface field argument '${iface.name}'.${JSON.stringify(f.name)}(${JSON.stringify(a.name)}:) expects type ${refText(a.type)}, but '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) has type ${refText(oa.type)}`,
+            );
           }
         }
         for (const oa of of.args) {
           if (oa.type.kind === 'NON_NULL' && !f.args.some((a) => a.name === oa.name)) {
-            throw remoteErr(`Object field argument '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) is of required type ${refText(oa.type)}, but is not provided by Interface field '${iface.name}'.${JSON.stringify(f.name)}`);
+            throw remoteErr(
+              `Object field argument '${t.name}'.${JSON.stringify(of.name)}(${JSON.stringify(oa.name)}:) is of required type ${refText(oa.type)}, but is not provided by Interface field '${iface.name}'.${JSON.stringify(f.name)}`,
+            );
           }
         }
       }

@@ -19,8 +19,8 @@ function parseDefinition(v: unknown, path: string): RemoteSchemaMetadata['defini
   const def: RemoteSchemaMetadata['definition'] = {};
   const url = a.string('url', true);
   const urlFromEnv = a.string('url_from_env', true);
-  if (url !== undefined && urlFromEnv !== undefined) throw new SvcError(400, 'invalid-params', 'both `url` and `url_from_env` can\'t be present', path);
-  if (url === undefined && urlFromEnv === undefined) throw new SvcError(400, 'invalid-params', 'both `url` and `url_from_env` can\'t be empty', path);
+  if (url !== undefined && urlFromEnv !== undefined) throw new SvcError(400, 'invalid-params', "both `url` and `url_from_env` can't be present", path);
+  if (url === undefined && urlFromEnv === undefined) throw new SvcError(400, 'invalid-params', "both `url` and `url_from_env` can't be empty", path);
   if (url !== undefined) def.url = url;
   if (urlFromEnv !== undefined) def.url_from_env = urlFromEnv;
   const headers = a.raw('headers');
@@ -58,7 +58,8 @@ defineOp('add_remote_schema', {
     const definition = parseDefinition(a.required('definition'), a.sub('definition'));
     const comment = a.string('comment', true);
     a.done();
-    if (ctx.state.metadata.remote_schemas.some((r) => r.name === name)) throw alreadyExists(`remote schema with name ${JSON.stringify(name)} already exists`, ctx.path);
+    if (ctx.state.metadata.remote_schemas.some((r) => r.name === name))
+      throw alreadyExists(`remote schema with name ${JSON.stringify(name)} already exists`, ctx.path);
     const rs: RemoteSchemaMetadata = { name, definition, ...(comment !== undefined ? { comment } : {}) };
     const intro = await fetchIntrospection(ctx.outbound, rs).catch((e: unknown) => {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
@@ -147,7 +148,8 @@ defineOp('create_remote_relationship', {
   async run(ctx, args) {
     const { table, def } = parseRemoteRelationship(ctx, args);
     const t = findTable(ctx, table);
-    if (t.remote_relationships.some((r) => r.name === def.name)) throw alreadyExists(`remote relationship with name ${JSON.stringify(def.name)} already exists`, ctx.path);
+    if (t.remote_relationships.some((r) => r.name === def.name))
+      throw alreadyExists(`remote relationship with name ${JSON.stringify(def.name)} already exists`, ctx.path);
     validate(ctx, table, def);
     t.remote_relationships.push(def);
     return SUCCESS;

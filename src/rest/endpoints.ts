@@ -33,9 +33,7 @@ export interface RestEndpoint {
 }
 
 export type RestMatch =
-  | { kind: 'found'; endpoint: RestEndpoint; params: Record<string, string> }
-  | { kind: 'method'; allowed: RestMethod[] }
-  | { kind: 'none' };
+  { kind: 'found'; endpoint: RestEndpoint; params: Record<string, string> } | { kind: 'method'; allowed: RestMethod[] } | { kind: 'none' };
 
 export interface RestRouter {
   /** consistent endpoints, in metadata order */

@@ -117,7 +117,10 @@ function valueJson(v: ValueNode): unknown {
 
 class Builder {
   readonly components: Record<string, Schema> = {};
-  constructor(private readonly schema: GraphQLSchema | undefined, private readonly stringify: boolean) {}
+  constructor(
+    private readonly schema: GraphQLSchema | undefined,
+    private readonly stringify: boolean,
+  ) {}
 
   /** the schema of an input type; input objects and enums become components */
   input(t: GraphQLInputType): Schema {
@@ -128,7 +131,8 @@ class Builder {
   private inputInner(t: GraphQLInputType): Schema {
     if (t instanceof GraphQLList) return { type: 'array', items: this.input(t.ofType as GraphQLInputType) };
     if (t instanceof GraphQLEnumType) {
-      if (!this.components[t.name]) this.components[t.name] = { type: 'string', enum: t.getValues().map((v) => v.name), ...(t.description ? { description: t.description } : {}) };
+      if (!this.components[t.name])
+        this.components[t.name] = { type: 'string', enum: t.getValues().map((v) => v.name), ...(t.description ? { description: t.description } : {}) };
       return { $ref: `#/components/schemas/${t.name}` };
     }
     if (t instanceof GraphQLInputObjectType) {
@@ -202,8 +206,7 @@ class Builder {
 }
 
 /** `/api/rest/authors/{id}` for `authors/:id` */
-export const openApiPath = (ep: RestEndpoint): string =>
-  `/api/rest/${ep.segments.map((s) => ('variable' in s ? `{${s.variable}}` : s.literal)).join('/')}`;
+export const openApiPath = (ep: RestEndpoint): string => `/api/rest/${ep.segments.map((s) => ('variable' in s ? `{${s.variable}}` : s.literal)).join('/')}`;
 
 const memo = new WeakMap<SchemaCache, Record<string, unknown>>();
 

@@ -192,7 +192,19 @@ export class ScheduledEventQueue implements DeliveryQueue {
       return this.sendable(row);
     } catch (e) {
       const id = String(row.id);
-      return { id, url: '', headers: [], body: 'null', timeoutMs: 1, logUrl: '', tries: Number(row.tries) || 0, maxRetries: 0, retryIntervalSec: 0, context: undefined, failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}` };
+      return {
+        id,
+        url: '',
+        headers: [],
+        body: 'null',
+        timeoutMs: 1,
+        logUrl: '',
+        tries: Number(row.tries) || 0,
+        maxRetries: 0,
+        retryIntervalSec: 0,
+        context: undefined,
+        failure: `the event cannot be processed: ${e instanceof Error ? e.message : String(e)}`,
+      };
     }
   }
 
@@ -239,16 +251,26 @@ export class ScheduledEventQueue implements DeliveryQueue {
   }
 
   async renew(db: Db, owner: string, ids: string[], leaseSec: number): Promise<void> {
-    await db.query(`update ${this.source.table} set locked_until = now() + make_interval(secs => $3) where id = any($2::text[]) and locked_by = $1`, [owner, ids, leaseSec]);
+    await db.query(`update ${this.source.table} set locked_until = now() + make_interval(secs => $3) where id = any($2::text[]) and locked_by = $1`, [
+      owner,
+      ids,
+      leaseSec,
+    ]);
   }
 
   async release(db: Db, owner: string, ids: string[]): Promise<void> {
-    await db.query(`update ${this.source.table} set status = 'scheduled', locked_by = null, locked_until = null where id = any($2::text[]) and locked_by = $1 and status = 'locked'`, [owner, ids]);
+    await db.query(
+      `update ${this.source.table} set status = 'scheduled', locked_by = null, locked_until = null where id = any($2::text[]) and locked_by = $1 and status = 'locked'`,
+      [owner, ids],
+    );
   }
 
   /** events due now (or leased), not yet finished */
   async depth(db: Db): Promise<number> {
-    const r = await db.query(`select count(*)::int as n from ${this.source.table} where status in ('scheduled', 'locked') and coalesce(next_retry_at, scheduled_time) <= $1::timestamptz`, [this.now()]);
+    const r = await db.query(
+      `select count(*)::int as n from ${this.source.table} where status in ('scheduled', 'locked') and coalesce(next_retry_at, scheduled_time) <= $1::timestamptz`,
+      [this.now()],
+    );
     return Number((r.rows[0] as { n: unknown }).n);
   }
 }

@@ -34,10 +34,28 @@ export async function syncCronTriggers(conn: Conn, prev: Metadata, next: Metadat
     if (b && b.schedule !== c.schedule) rescheduled.push(c.name);
   }
   for (const c of changed) {
-    await conn.query(UPSERT, [c.name, json(c.webhook), c.schedule, json(c.payload), json({ ...DEFAULT_ST_RETRY_CONF, ...c.retry_conf }), json(c.headers ?? []), c.include_in_metadata, c.comment ?? null]);
+    await conn.query(UPSERT, [
+      c.name,
+      json(c.webhook),
+      c.schedule,
+      json(c.payload),
+      json({ ...DEFAULT_ST_RETRY_CONF, ...c.retry_conf }),
+      json(c.headers ?? []),
+      c.include_in_metadata,
+      c.comment ?? null,
+    ]);
   }
   if (rescheduled.length) {
-    await conn.query("delete from svc_catalog.hdb_cron_events where trigger_name = any($1::text[]) and status = 'scheduled' and tries = 0 and scheduled_time > $2::timestamptz", [rescheduled, new Date(now).toISOString()]);
+    await conn.query(
+      "delete from svc_catalog.hdb_cron_events where trigger_name = any($1::text[]) and status = 'scheduled' and tries = 0 and scheduled_time > $2::timestamptz",
+      [rescheduled, new Date(now).toISOString()],
+    );
   }
-  return changed.length ? topUpCronEvents(conn, now, changed.map((c) => c.name)) : 0;
+  return changed.length
+    ? topUpCronEvents(
+        conn,
+        now,
+        changed.map((c) => c.name),
+      )
+    : 0;
 }

@@ -60,4 +60,3 @@ export function parseActionDefinition(v: unknown, path: string): Record<string, 
   }
   return out;
 }
-

@@ -32,14 +32,25 @@ export function parseTypeExpr(s: string): TypeNode | undefined {
   }
 }
 
-const asTable = (t: QualifiedTable | string): QualifiedTable => (typeof t === 'string' ? { schema: 'public', name: t } : { schema: t.schema ?? 'public', name: t.name });
+const asTable = (t: QualifiedTable | string): QualifiedTable =>
+  typeof t === 'string' ? { schema: 'public', name: t } : { schema: t.schema ?? 'public', name: t.name };
 
 /** Custom types (already validated by schema/customTypes.ts) as a model. */
 export function resolveCustomTypes(ct: CustomTypes, lookup: (t: QualifiedTable) => TableModel | undefined): CustomTypesModel {
   const m = emptyCustomTypes();
-  type Raw = { name: string; description?: string | null; fields?: Array<{ name: string; type: string; description?: string | null }>; values?: CustomEnumType['values'] };
+  type Raw = {
+    name: string;
+    description?: string | null;
+    fields?: Array<{ name: string; type: string; description?: string | null }>;
+    values?: CustomEnumType['values'];
+  };
   const fields = (o: Raw): CustomField[] =>
-    (o.fields ?? []).map((f) => ({ name: f.name, type: f.type, description: f.description ?? null, required: parseTypeExpr(f.type)?.kind === Kind.NON_NULL_TYPE }));
+    (o.fields ?? []).map((f) => ({
+      name: f.name,
+      type: f.type,
+      description: f.description ?? null,
+      required: parseTypeExpr(f.type)?.kind === Kind.NON_NULL_TYPE,
+    }));
   for (const s of (ct.scalars ?? []) as Raw[]) m.scalars.set(s.name, { name: s.name, description: s.description ?? null });
   for (const e of (ct.enums ?? []) as Raw[]) {
     m.enums.set(e.name, {
@@ -72,7 +83,10 @@ export function resolveCustomTypes(ct: CustomTypes, lookup: (t: QualifiedTable) 
 }
 
 class ActionProblem extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
   }
 }
@@ -93,7 +107,8 @@ export function resolveActions(
   const out = new Map<string, ActionModel>();
   for (const a of actions) {
     try {
-      if (typeof a.name !== 'string' || !/^[_A-Za-z][_0-9A-Za-z]*$/.test(a.name)) throw new ActionProblem(`${JSON.stringify(a.name)} is not a valid GraphQL name`, 'parse-failed');
+      if (typeof a.name !== 'string' || !/^[_A-Za-z][_0-9A-Za-z]*$/.test(a.name))
+        throw new ActionProblem(`${JSON.stringify(a.name)} is not a valid GraphQL name`, 'parse-failed');
       if (out.has(a.name)) throw new ActionProblem('multiple declarations exist for the action', 'already-exists');
       let definition: Record<string, unknown>;
       try {
@@ -131,7 +146,8 @@ function resolveAction(a: ActionMetadata, types: CustomTypesModel, pgScalars: Se
     const t = parseTypeExpr(arg.type);
     const base = t ? baseTypeName(t) : arg.type;
     const ok = t && (BUILTIN_SCALARS.has(base) || types.scalars.has(base) || types.enums.has(base) || types.inputObjects.has(base) || pgScalars.has(base));
-    if (!ok) throw new ActionProblem(`the type: ${JSON.stringify(base)} is not defined in custom types or it is not a scalar/enum/input_object`, 'invalid-params');
+    if (!ok)
+      throw new ActionProblem(`the type: ${JSON.stringify(base)} is not defined in custom types or it is not a scalar/enum/input_object`, 'invalid-params');
   }
   const ot = parseTypeExpr(d.output_type);
   const outBase = ot ? baseTypeName(ot) : d.output_type;

@@ -8,7 +8,18 @@ import type { DbIntrospection, FunctionIntrospection } from '../model/introspect
 import { SvcError } from '../errors.js';
 import { isSessionVariable } from '../permissions/boolexp.js';
 import { permissionExp, permissionExpUses } from '../permissions/filter.js';
-import type { BoolExp as FilterExp, ColumnModel, ComputedFieldModel, Dependency, FunctionModel, InconsistentObject, InconsistentType, RelationshipModel, RolePermissions, TableModel } from '../model/tables.js';
+import type {
+  BoolExp as FilterExp,
+  ColumnModel,
+  ComputedFieldModel,
+  Dependency,
+  FunctionModel,
+  InconsistentObject,
+  InconsistentType,
+  RelationshipModel,
+  RolePermissions,
+  TableModel,
+} from '../model/tables.js';
 import { customTypesReason, normalizeCustomTypes, validateCustomTypes } from './customTypes.js';
 import { emptyCustomTypes, resolveActions, resolveCustomTypes } from './actions.js';
 import { qualifiedGqlName } from './graphql/names.js';
@@ -22,7 +33,11 @@ import { envNotSet, unsetVariables } from '../env.js';
 export type EnumRows = Map<string, Array<{ value: string; comment: string | null }>>;
 
 class Inconsistency extends Error {
-  constructor(message: string, public readonly code = 'constraint-violation', public readonly bare = false) {
+  constructor(
+    message: string,
+    public readonly code = 'constraint-violation',
+    public readonly bare = false,
+  ) {
     super(message);
   }
 }
@@ -30,7 +45,13 @@ const fail = (m: string): never => {
   throw new Inconsistency(m);
 };
 
-export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVersion: number, enumRows: EnumRows = new Map(), roleCacheMaxBytes?: number): SchemaCache {
+export function buildSchemaCache(
+  md: Metadata,
+  db: DbIntrospection,
+  resourceVersion: number,
+  enumRows: EnumRows = new Map(),
+  roleCacheMaxBytes?: number,
+): SchemaCache {
   const tables = new Map<string, TableModel>();
   const functions = new Map<string, FunctionModel>();
   const inconsistent: InconsistentObject[] = [];
@@ -271,7 +292,22 @@ export function buildSchemaCache(md: Metadata, db: DbIntrospection, resourceVers
   for (const r of inheritedRoles.keys()) roles.add(r);
 
   const rest = resolveRestEndpoints(md, inconsistent);
-  return { resourceVersion, metadata: md, db, tables, functions, inconsistent, dependencies, roles, inheritedRoles, perRole: new BoundedRoleCache(roleCacheMaxBytes), customTypes, actions, rest, extensions: [] };
+  return {
+    resourceVersion,
+    metadata: md,
+    db,
+    tables,
+    functions,
+    inconsistent,
+    dependencies,
+    roles,
+    inheritedRoles,
+    perRole: new BoundedRoleCache(roleCacheMaxBytes),
+    customTypes,
+    actions,
+    rest,
+    extensions: [],
+  };
 }
 
 /**
@@ -292,7 +328,11 @@ function resolveInheritedRoles(
   const cyclic = new Set(roleCycles(md.inherited_roles).flat());
   for (const r of md.inherited_roles) {
     if (cyclic.has(r.role_name)) {
-      inconsistent.push({ definition: r, reason: `the inherited role ${JSON.stringify(r.role_name)} is on a cycle of inherited roles`, type: 'inherited_role' });
+      inconsistent.push({
+        definition: r,
+        reason: `the inherited role ${JSON.stringify(r.role_name)} is on a cycle of inherited roles`,
+        type: 'inherited_role',
+      });
     } else {
       all.set(r.role_name, r.role_set);
     }
@@ -340,7 +380,10 @@ function mutationPermissionKey(kind: 'insert' | 'update' | 'delete', p: NonNulla
 function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -380,7 +423,8 @@ function validateEnumTable(t: TableModel, rows: Array<{ value: string }> | undef
   else if (pk.length > 1) problems.push(`the table’s primary key must not span multiple columns (${[...pk].sort().join(', ')})`);
   else {
     const col = t.columnsByName.get(pk[0]!)!;
-    if (col.type !== 'text') problems.push(`the table’s primary key (${JSON.stringify(col.name)}) must have type "text", not type ${JSON.stringify(col.formatted)}`);
+    if (col.type !== 'text')
+      problems.push(`the table’s primary key (${JSON.stringify(col.name)}) must have type "text", not type ${JSON.stringify(col.formatted)}`);
     else key = col;
   }
   // without a usable primary key every column counts as an extra one
@@ -388,12 +432,18 @@ function validateEnumTable(t: TableModel, rows: Array<{ value: string }> | undef
   if (others.length === 1 && others[0]!.type !== 'text') {
     problems.push(`the table’s comment column (${JSON.stringify(others[0]!.name)}) must have type "text", not type ${JSON.stringify(others[0]!.formatted)}`);
   } else if (others.length > 1) {
-    const names = others.map((c) => c.name).sort().join(', ');
+    const names = others
+      .map((c) => c.name)
+      .sort()
+      .join(', ');
     problems.push(`the table must have exactly one primary key and optionally one comment column, not ${others.length} columns (${names})`);
   }
   if (key && rows) {
     if (rows.length === 0) problems.push('the table must have at least one row');
-    const bad = rows.map((r) => r.value).filter((v) => !isEnumValueName(v)).sort();
+    const bad = rows
+      .map((r) => r.value)
+      .filter((v) => !isEnumValueName(v))
+      .sort();
     if (bad.length) {
       const q = bad.map((v) => JSON.stringify(v));
       problems.push(
@@ -405,7 +455,9 @@ function validateEnumTable(t: TableModel, rows: Array<{ value: string }> | undef
   }
   if (problems.length === 1) fail(`the table ${JSON.stringify(displayName(t.name))} cannot be used as an enum because ${problems[0]}`);
   if (problems.length > 1) {
-    fail(`the table ${JSON.stringify(displayName(t.name))} cannot be used as an enum for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`);
+    fail(
+      `the table ${JSON.stringify(displayName(t.name))} cannot be used as an enum for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`,
+    );
   }
 }
 
@@ -484,7 +536,9 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
   if (f.overloaded) fail(`function ${fname} is overloaded. Overloaded functions are not supported`);
   const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b');
   if (inArgs.length === 0) {
-    fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${JSON.stringify(displayName(table.name))} because the function ${fname} has no input arguments`);
+    fail(
+      `the computed field ${JSON.stringify(def.name)} cannot be added to table ${JSON.stringify(displayName(table.name))} because the function ${fname} has no input arguments`,
+    );
   }
   const problems: string[] = [];
   if (f.volatility === 'v') problems.push(`the function ${fname} is of type VOLATILE; cannot be added as a computed field`);
@@ -501,7 +555,9 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
       problems.push(`${which} of the function ${fname} is not COMPOSITE type`);
     }
     if (a.typeSchema !== table.name.schema || a.type !== table.name.name) {
-      problems.push(`${which} of the function ${fname} of type ${JSON.stringify(`${a.typeSchema}.${a.type}`)} is not the table to which the computed field is being added`);
+      problems.push(
+        `${which} of the function ${fname} of type ${JSON.stringify(`${a.typeSchema}.${a.type}`)} is not the table to which the computed field is being added`,
+      );
     }
   }
   let sessionArgIndex: number | undefined;
@@ -520,7 +576,9 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
   const tname = JSON.stringify(displayName(table.name));
   if (problems.length === 1) fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${tname} because ${problems[0]}`);
   if (problems.length > 1) {
-    fail(`the computed field ${JSON.stringify(def.name)} cannot be added to table ${tname} for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`);
+    fail(
+      `the computed field ${JSON.stringify(def.name)} cannot be added to table ${tname} for the following reasons:\n${problems.map((p) => `  • ${p}\n`).join('')}`,
+    );
   }
   const firstDefault = inArgs.length - f.defaultArgs;
   return {
@@ -550,10 +608,7 @@ function resolveComputedField(table: TableModel, def: TableMetadata['computed_fi
 const PERMISSION_KINDS = ['insert', 'select', 'update', 'delete'] as const;
 
 function relationshipDefs(tm: TableMetadata) {
-  return [
-    ...tm.object_relationships.map((def) => ['object', def] as const),
-    ...tm.array_relationships.map((def) => ['array', def] as const),
-  ];
+  return [...tm.object_relationships.map((def) => ['object', def] as const), ...tm.array_relationships.map((def) => ['array', def] as const)];
 }
 
 /** The definitions inconsistency reports show (upstream's: the object as stored, with its table). */
@@ -574,7 +629,11 @@ function permissionDefinition(tm: TableMetadata, kind: PermissionKind, def: { ro
   return { role: def.role, comment: def.comment ?? null, permission: normalizePermission(kind, def.permission as Record<string, unknown>), table: tm.table };
 }
 
-export function functionTrackingProblem(f: FunctionIntrospection, sessionArgument: string | undefined, lookup: (t: QualifiedTable) => TableModel | undefined): string | undefined {
+export function functionTrackingProblem(
+  f: FunctionIntrospection,
+  sessionArgument: string | undefined,
+  lookup: (t: QualifiedTable) => TableModel | undefined,
+): string | undefined {
   const name = JSON.stringify(displayName(f));
   if (f.overloaded) return `function ${name} is overloaded. Overloaded functions are not supported`;
   // in the order and words of upstream v1.3's mkFunctionInfo (every reason is listed)
@@ -656,7 +715,9 @@ function resolvePermission(
         const m = table.computedFields.get(cf);
         if (!m) fail(`computed field ${JSON.stringify(cf)} does not exist`);
         if (m!.returns.kind === 'table') {
-          fail(`select permissions on computed field ${JSON.stringify(cf)} are auto-derived from the permissions on its returning table ${JSON.stringify(displayName(m!.returns.table))} and cannot be specified manually`);
+          fail(
+            `select permissions on computed field ${JSON.stringify(cf)} are auto-derived from the permissions on its returning table ${JSON.stringify(displayName(m!.returns.table))} and cannot be specified manually`,
+          );
         }
         deps.computedFields.add(cf);
       }
@@ -692,7 +753,12 @@ function resolvePermission(
 export function normalizePermission(kind: PermissionKind, p: Record<string, any>): Record<string, unknown> {
   switch (kind) {
     case 'select': {
-      const out: Record<string, unknown> = { allow_aggregations: !!p.allow_aggregations, computed_fields: p.computed_fields ?? [], columns: p.columns, filter: p.filter };
+      const out: Record<string, unknown> = {
+        allow_aggregations: !!p.allow_aggregations,
+        computed_fields: p.computed_fields ?? [],
+        columns: p.columns,
+        filter: p.filter,
+      };
       if (p.limit !== undefined && p.limit !== null) out.limit = p.limit;
       return out;
     }

@@ -8,8 +8,18 @@ import type { TableModel } from '../model/tables.js';
 const BUILTIN_SCALARS = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
 const q = (s: string) => JSON.stringify(s);
 
-interface Field { name: string; type: string; description?: string | null; arguments?: unknown }
-interface ObjectType { name: string; description?: string | null; fields: Field[]; relationships?: Array<{ name: string; type: string; remote_table: QualifiedTable | string; field_mapping: Record<string, string> }> | null }
+interface Field {
+  name: string;
+  type: string;
+  description?: string | null;
+  arguments?: unknown;
+}
+interface ObjectType {
+  name: string;
+  description?: string | null;
+  fields: Field[];
+  relationships?: Array<{ name: string; type: string; remote_table: QualifiedTable | string; field_mapping: Record<string, string> }> | null;
+}
 
 /** The definition as Hasura echoes it (nulls for absent members). */
 export function normalizeCustomTypes(ct: CustomTypes): Record<string, unknown> {
@@ -82,7 +92,9 @@ export function validateCustomTypes(ct: CustomTypes, pgScalars: Set<string>, loo
         if (!f) problems.push(`the field ${q(field)} for relationship ${q(r.name)} in object type ${q(o.name)} does not exist`);
         else if (isList(f.type)) problems.push(`the type of the field ${q(field)} for relationship ${q(r.name)} in object type ${q(o.name)} is a list type`);
         if (tm && !tm.columnsByName.has(col)) {
-          problems.push(`the column ${q(col)} of remote table ${q(displayName(table))} for relationship ${q(r.name)} of object type ${q(o.name)} does not exist`);
+          problems.push(
+            `the column ${q(col)} of remote table ${q(displayName(table))} for relationship ${q(r.name)} of object type ${q(o.name)} does not exist`,
+          );
         }
       }
       if (!tm) problems.push(`the remote table ${q(displayName(table))} for relationship ${q(r.name)} of object type ${q(o.name)} does not exist`);

@@ -111,7 +111,14 @@ export function removeRef(md: Metadata, ref: MetadataRef): void {
 }
 
 /** Fails with dependency-error unless cascade; with cascade removes the dependents. */
-export function dropDependents(md: Metadata, cache: SchemaCache, targets: SchemaObjectRef[], cascade: boolean, path: string, ownedBy: QualifiedTable[] = []): void {
+export function dropDependents(
+  md: Metadata,
+  cache: SchemaCache,
+  targets: SchemaObjectRef[],
+  cascade: boolean,
+  path: string,
+  ownedBy: QualifiedTable[] = [],
+): void {
   const deps = dependentsOf(cache, targets, ownedBy);
   if (deps.length === 0) return;
   if (!cascade) throw dependencyError(deps, path);
@@ -176,7 +183,16 @@ function definitionIn(md: Metadata, o: InconsistentObject): string | undefined {
   const name = (o.definition as { name?: unknown } | null)?.name;
   if (!ref) {
     if (o.type === 'inherited_role') return JSON.stringify(md.inherited_roles.find((r) => r.role_name === (o.definition as { role_name?: unknown }).role_name));
-    const list = o.type === 'remote_schema' ? md.remote_schemas : o.type === 'action' ? md.actions : o.type === 'cron_trigger' ? md.cron_triggers : o.type === 'endpoint' ? md.rest_endpoints : undefined;
+    const list =
+      o.type === 'remote_schema'
+        ? md.remote_schemas
+        : o.type === 'action'
+          ? md.actions
+          : o.type === 'cron_trigger'
+            ? md.cron_triggers
+            : o.type === 'endpoint'
+              ? md.rest_endpoints
+              : undefined;
     return JSON.stringify(o.type === 'custom_types' ? md.custom_types : list?.find((x) => x.name === name));
   }
   if (ref.kind === 'function') return JSON.stringify(md.functions.find((f) => sameName(f.function, ref.function)));

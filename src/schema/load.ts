@@ -13,7 +13,14 @@ import { quoteIdent } from '../sql/ident.js';
 import type { SchemaExtension } from './extensions.js';
 
 /** `roleCacheMaxBytes`: the budget of the cache's per-role schemas (the engine's --role-schema-cache-max-bytes) */
-export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersion: number, db: DbIntrospection | undefined, extensions: readonly SchemaExtension[], roleCacheMaxBytes?: number): Promise<SchemaCache> {
+export async function loadSchemaCache(
+  q: Queryable,
+  md: Metadata,
+  resourceVersion: number,
+  db: DbIntrospection | undefined,
+  extensions: readonly SchemaExtension[],
+  roleCacheMaxBytes?: number,
+): Promise<SchemaCache> {
   const intro = db ?? (await introspect(q));
   const enumRows: EnumRows = new Map();
   for (const t of md.tables) {
@@ -26,7 +33,10 @@ export async function loadSchemaCache(q: Queryable, md: Metadata, resourceVersio
       const r = await q.query(
         `select ${quoteIdent(pk)}::text as value, ${comment ? `${quoteIdent(comment.name)}::text` : 'null'} as comment from ${quoteIdent(t.table.schema)}.${quoteIdent(t.table.name)} order by 1`,
       );
-      enumRows.set(qualifiedKey(t.table), r.rows.map((x) => ({ value: x.value, comment: x.comment })));
+      enumRows.set(
+        qualifiedKey(t.table),
+        r.rows.map((x) => ({ value: x.value, comment: x.comment })),
+      );
     } catch {
       /* the builder reports the table as inconsistent */
     }

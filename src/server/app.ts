@@ -45,9 +45,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     logger: false,
     return503OnClosing: true,
     genReqId: (req) => requestIdOf(req),
-    serverFactory: (handler) => createServer((req, res) => {
-      if (!fast.handle(req, res) && !rest.handle(req, res)) handler(req, res);
-    }),
+    serverFactory: (handler) =>
+      createServer((req, res) => {
+        if (!fast.handle(req, res) && !rest.handle(req, res)) handler(req, res);
+      }),
   });
   let closing = false;
   app.addHook('preClose', async () => {
@@ -152,7 +153,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   };
   const ready = async (reply: FastifyReply) => {
     const why = await notReady();
-    reply.code(why ? 503 : 200).type('text/plain').send(why ? `NOT READY: ${why}` : 'OK');
+    reply
+      .code(why ? 503 : 200)
+      .type('text/plain')
+      .send(why ? `NOT READY: ${why}` : 'OK');
     return reply;
   };
   app.get('/readyz', async (_req, reply) => ready(reply));
@@ -162,7 +166,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     try {
       await engine.db.query('select 1');
       const inconsistent = engine.cache.inconsistent.length > 0;
-      reply.code(200).type('text/plain').send(inconsistent ? 'WARN: inconsistent objects in schema' : 'OK');
+      reply
+        .code(200)
+        .type('text/plain')
+        .send(inconsistent ? 'WARN: inconsistent objects in schema' : 'OK');
     } catch {
       reply.code(500).type('text/plain').send('ERROR');
     }
@@ -177,7 +184,11 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     const t = tracing;
     const tp = req.headers.traceparent;
     const ts = req.headers.tracestate;
-    const span = t?.start('POST /v1/query', { 'http.request.method': 'POST', 'url.path': '/v1/query', 'http.route': '/v1/query', 'svc.request_id': req.id }, { kind: 'server', traceparent: typeof tp === 'string' ? tp : null, tracestate: typeof ts === 'string' ? ts : null });
+    const span = t?.start(
+      'POST /v1/query',
+      { 'http.request.method': 'POST', 'url.path': '/v1/query', 'http.route': '/v1/query', 'svc.request_id': req.id },
+      { kind: 'server', traceparent: typeof tp === 'string' ? tp : null, tracestate: typeof ts === 'string' ? ts : null },
+    );
     let session: Session | undefined;
     let opType = 'unknown';
     let error: SvcError | undefined;
@@ -189,7 +200,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
         // the operation's type as a label only once it ran (a known type: bounded cardinality)
         const type = (req.body as { type?: unknown } | undefined)?.type;
         if (typeof type === 'string') opType = type;
-        reply.code(200).type('application/json').send(JSON.stringify(result ?? null));
+        reply
+          .code(200)
+          .type('application/json')
+          .send(JSON.stringify(result ?? null));
       } catch (e) {
         error = toSvcError(e);
         sendQueryError(reply, error, showInternal(session), engine);
@@ -213,7 +227,8 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       session = await resolve(req, reply);
       jsonBody(req);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
-      if (jsonDeeperThan(req.body, config.maxNestingDepth)) throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${config.maxNestingDepth} levels`, '$');
+      if (jsonDeeperThan(req.body, config.maxNestingDepth))
+        throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${config.maxNestingDepth} levels`, '$');
       const result = await gql.explain(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
       reply.code(200).type('application/json').send(JSON.stringify(result));
     } catch (e) {
@@ -231,7 +246,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       const { opts, clean } = parsePgDumpArgs(req.body);
       if (!config.databaseUrl) throw new SvcError(400, 'not-supported', 'pg_dump is not available on the embedded database');
       const out = await runPgDump(config.databaseUrl, opts);
-      reply.code(200).type('application/sql').send(clean ? cleanDump(out) : out);
+      reply
+        .code(200)
+        .type('application/sql')
+        .send(clean ? cleanDump(out) : out);
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }
@@ -244,7 +262,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     try {
       const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
-      reply.code(200).type(metrics.contentType).send(await scrape());
+      reply
+        .code(200)
+        .type(metrics.contentType)
+        .send(await scrape());
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }
@@ -278,7 +299,10 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     try {
       const session = await resolve(req, reply);
       if (!isAdmin(session)) throw new SvcError(400, 'access-denied', 'restricted access : admin only');
-      reply.code(200).type('application/json').send(JSON.stringify(await openApiDocument(engine.cache, config)));
+      reply
+        .code(200)
+        .type('application/json')
+        .send(JSON.stringify(await openApiDocument(engine.cache, config)));
     } catch (e) {
       sendQueryError(reply, toSvcError(e), false, engine);
     }
@@ -308,5 +332,8 @@ type LoggedReply = FastifyReply & { svcError?: SvcError; svcSession?: Session; s
 function sendQueryError(reply: FastifyReply, e: SvcError, showInternal: boolean, engine?: Engine): FastifyReply {
   (reply as LoggedReply).svcError = e;
   if (e.status >= 500 && engine) engine.log.error({ type: 'http-log', code: e.code, err: String(e.internal ?? e.message) }, 'request failed');
-  return reply.code(e.status).type('application/json').send(JSON.stringify(queryErrorBody(e, showInternal)));
+  return reply
+    .code(e.status)
+    .type('application/json')
+    .send(JSON.stringify(queryErrorBody(e, showInternal)));
 }

@@ -98,7 +98,10 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
   let stopping = false;
   let delay = 1_000;
   const bornAt = new Map<Worker, number>();
-  log.info({ type: 'startup', detail: { kind: 'cluster', workers, connections_total: perWorker * workers, connections_per_worker: perWorker } }, `starting ${workers} workers (${perWorker} connections each)`);
+  log.info(
+    { type: 'startup', detail: { kind: 'cluster', workers, connections_total: perWorker * workers, connections_per_worker: perWorker } },
+    `starting ${workers} workers (${perWorker} connections each)`,
+  );
 
   const fork = (first: boolean): Worker => {
     const w = cluster.fork({ [WORKER_POOL_ENV]: String(perWorker), [WORKER_FIRST_ENV]: first ? '1' : '0', [WORKER_COUNT_ENV]: String(workers) });
@@ -129,7 +132,11 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     };
     const timer = setTimeout(() => {
       const b = barriers.get(key);
-      if (b) log.warn({ type: 'cluster', detail: { event: 'metadata-barrier-timeout', version: m.version, waiting: [...b.waiting] } }, `workers ${[...b.waiting].join(', ')} did not confirm metadata version ${m.version} within ${VERSION_BARRIER_MS} ms`);
+      if (b)
+        log.warn(
+          { type: 'cluster', detail: { event: 'metadata-barrier-timeout', version: m.version, waiting: [...b.waiting] } },
+          `workers ${[...b.waiting].join(', ')} did not confirm metadata version ${m.version} within ${VERSION_BARRIER_MS} ms`,
+        );
       reply();
     }, VERSION_BARRIER_MS);
     timer.unref();
@@ -157,7 +164,10 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     bornAt.delete(w);
     if (stopping) return;
     if (lived > 60_000) delay = 1_000;
-    log.error({ type: 'cluster', detail: { event: 'worker-died', pid: w.process.pid, code, signal, lived_ms: lived, restart_in_ms: delay } }, `worker ${w.process.pid} died (${signal ?? `exit code ${code}`}); replacing it in ${delay} ms`);
+    log.error(
+      { type: 'cluster', detail: { event: 'worker-died', pid: w.process.pid, code, signal, lived_ms: lived, restart_in_ms: delay } },
+      `worker ${w.process.pid} died (${signal ?? `exit code ${code}`}); replacing it in ${delay} ms`,
+    );
     const wait = delay;
     delay = Math.min(delay * 2, 30_000);
     setTimeout(() => {
@@ -186,10 +196,13 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     stopping = true;
     log.info({ type: 'shutdown', signal }, `shutting down ${Object.keys(cluster.workers ?? {}).length} workers`);
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    const hard = setTimeout(() => {
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-      process.exit(1);
-    }, config.gracefulShutdownTimeout * 1000 + 10_000);
+    const hard = setTimeout(
+      () => {
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+        process.exit(1);
+      },
+      config.gracefulShutdownTimeout * 1000 + 10_000,
+    );
     hard.unref();
     const check = () => {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
@@ -245,7 +258,10 @@ async function aggregated(registry: client.Registry, pending: Map<number, (text:
  * worker commits is reloaded here at once and confirmed. Between separate instances the sync
  * stays asynchronous (LISTEN/NOTIFY, as upstream).
  */
-export function registerWorkerMetadataSync(engine: { versionBarrier?: (version: number) => Promise<void>; syncTo(version: number): Promise<void> }, log: Logger): void {
+export function registerWorkerMetadataSync(
+  engine: { versionBarrier?: (version: number) => Promise<void>; syncTo(version: number): Promise<void> },
+  log: Logger,
+): void {
   if (!cluster.isWorker || !process.send) return;
   const waiting = new Map<number, () => void>();
   let next = 0;

@@ -63,8 +63,10 @@ export function registerConsole(app: FastifyInstance, config: Config, log: Logge
 
   // the console works without its files only as far as saying why it is missing
   void fs.access(join(dir, 'index.html')).catch(() => {
-    log.warn({ type: 'startup', detail: { kind: 'console', info: { console_assets_dir: dir } } },
-      `console assets not found in ${dir}: build them with \`npm run build:console\` or point --console-assets-dir at them`);
+    log.warn(
+      { type: 'startup', detail: { kind: 'console', info: { console_assets_dir: dir } } },
+      `console assets not found in ${dir}: build them with \`npm run build:console\` or point --console-assets-dir at them`,
+    );
   });
 
   /** the file's bytes (and gzip), re-read when its mtime or size changed; undefined when absent */
@@ -110,8 +112,12 @@ export function registerConsole(app: FastifyInstance, config: Config, log: Logge
   const sendIndex = async (req: FastifyRequest, reply: FastifyReply) => {
     const sent = await send(req, reply, join(dir, 'index.html'), 'no-cache');
     if (sent) return sent;
-    return reply.code(503).type('text/plain; charset=utf-8')
-      .send(`The console is enabled but its files are missing in ${dir}.\nBuild them with \`npm run build:console\` (needs the dev dependencies) or set --console-assets-dir.\n`);
+    return reply
+      .code(503)
+      .type('text/plain; charset=utf-8')
+      .send(
+        `The console is enabled but its files are missing in ${dir}.\nBuild them with \`npm run build:console\` (needs the dev dependencies) or set --console-assets-dir.\n`,
+      );
   };
 
   app.get('/', async (_req, reply) => reply.code(302).header('location', 'console').send());

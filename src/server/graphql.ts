@@ -53,7 +53,9 @@ export const graphqlHandlers: GraphQLHandlers = {
       if (typeof ok === 'boolean') return go(ok);
       // after the await nothing throws to the caller: an error is the response (or, for the
       // websocket's start, the rejection it expects)
-      return ok.then(go).catch((e: unknown) => (opts.rejectPreExec ? Promise.reject(e) : errorResponse(e, { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors })));
+      return ok
+        .then(go)
+        .catch((e: unknown) => (opts.rejectPreExec ? Promise.reject(e) : errorResponse(e, { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors })));
     }
     if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
     return runGraphQL(context(engine, session, headers, opts.signal), req, opts);

@@ -65,7 +65,10 @@ export function negotiateResponseType(accept: string | undefined): string | unde
     }
     if (!Number.isFinite(q)) continue;
     const spec = (name: string) => (t === name ? 3 : t === 'application/*' ? 2 : t === '*/*' ? 1 : 0);
-    for (const [k, name] of [['json', 'application/json'], ['gr', 'application/graphql-response+json']] as const) {
+    for (const [k, name] of [
+      ['json', 'application/json'],
+      ['gr', 'application/graphql-response+json'],
+    ] as const) {
       const sp = spec(name);
       if (sp > best[k].spec) best[k] = { spec: sp, q };
     }
@@ -187,7 +190,17 @@ export function graphqlHttp(
   };
 
   /** one request object of the body → its response text */
-  const runOne = (one: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string, info?: RequestInfo): string | Promise<string> => {
+  const runOne = (
+    one: unknown,
+    session: Session,
+    headers: RequestHeaders,
+    endpoint: GraphQLEndpoint,
+    requestId: string,
+    signal?: CancelToken,
+    get = false,
+    ip?: string,
+    info?: RequestInfo,
+  ): string | Promise<string> => {
     // automatic persisted queries: the text by its hash, or the text checked against its hash and registered
     let register: string | undefined;
     if (one && typeof one === 'object' && !Array.isArray(one) && (one as { extensions?: unknown }).extensions !== undefined) {
@@ -202,7 +215,9 @@ export function graphqlHttp(
         if (query === undefined || query === null) {
           const found = persisted.lookup(hash);
           const withText = (text: string | undefined): string | Promise<string> =>
-            text === undefined ? JSON.stringify(graphqlErrorBody(persistedQueryNotFound(), false)) : runOne({ ...(one as object), query: text, extensions: undefined }, session, headers, endpoint, requestId, signal, get);
+            text === undefined
+              ? JSON.stringify(graphqlErrorBody(persistedQueryNotFound(), false))
+              : runOne({ ...(one as object), query: text, extensions: undefined }, session, headers, endpoint, requestId, signal, get);
           return found instanceof Promise ? found.then(withText) : withText(found);
         } else if (typeof query === 'string') {
           if (sha256Hex(query) !== hash) return JSON.stringify(graphqlErrorBody(persistedQueryMismatch(), false));
@@ -212,7 +227,10 @@ export function graphqlHttp(
     }
     if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
       // upstream's GQLQueryText is a newtype over Text (its aeson parser is Text's)
-      const e = one && typeof one === 'object' && !('query' in one) ? keyNotFound('query', '$') : typeMismatch('Text', 'String', (one as { query?: unknown })?.query, '$.query');
+      const e =
+        one && typeof one === 'object' && !('query' in one)
+          ? keyNotFound('query', '$')
+          : typeMismatch('Text', 'String', (one as { query?: unknown })?.query, '$.query');
       return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
     }
     const bad = requestShapeError(one as Record<string, unknown>, config.maxNestingDepth);
@@ -254,13 +272,25 @@ export function graphqlHttp(
   };
 
   // /v1alpha1/graphql answers errors with HTTP 400 (v1 always answers 200)
-  const single = (v1alpha1: boolean, session: Session, query: unknown) => (out: string): Answer => {
-    const error = firstError(out);
-    if (error?.code === METHOD_NOT_ALLOWED) return { status: 405, body: out, error, session, query };
-    return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
-  };
+  const single =
+    (v1alpha1: boolean, session: Session, query: unknown) =>
+    (out: string): Answer => {
+      const error = firstError(out);
+      if (error?.code === METHOD_NOT_ALLOWED) return { status: 405, body: out, error, session, query };
+      return error ? { status: v1alpha1 ? 400 : 200, body: out, error, session, query } : { status: 200, body: out, session };
+    };
 
-  const withSession = (body: unknown, session: Session, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, signal?: CancelToken, get = false, ip?: string, info?: RequestInfo): Answer | Promise<Answer> => {
+  const withSession = (
+    body: unknown,
+    session: Session,
+    headers: RequestHeaders,
+    endpoint: GraphQLEndpoint,
+    requestId: string,
+    signal?: CancelToken,
+    get = false,
+    ip?: string,
+    info?: RequestInfo,
+  ): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     if (Array.isArray(body)) {
       // API limits' batch limit (issue 36)
@@ -281,7 +311,17 @@ export function graphqlHttp(
    * The response to a body. Without a webhook or JWT to consult and with a
    * cached plan, the only promise on the way is the statement's.
    */
-  const answer = (text: string, headers: RequestHeaders, endpoint: GraphQLEndpoint, requestId: string, rawHeaders?: readonly string[], signal?: CancelToken, search?: string, ip?: string, info?: RequestInfo): Answer | Promise<Answer> => {
+  const answer = (
+    text: string,
+    headers: RequestHeaders,
+    endpoint: GraphQLEndpoint,
+    requestId: string,
+    rawHeaders?: readonly string[],
+    signal?: CancelToken,
+    search?: string,
+    ip?: string,
+    info?: RequestInfo,
+  ): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     const get = search !== undefined;
     // upstream authenticates first, then parses the body (Server/App.hs mkSpockAction); a GET's
@@ -313,7 +353,13 @@ export function graphqlHttp(
   };
 
   /** authentication as a span `svc.auth` (tracing on), with the webhook or JWKS call under it */
-  const authTraced = (t: NonNullable<typeof tracing>, headers: RequestHeaders, rawHeaders: readonly string[] | undefined, v1alpha1: boolean, parsed: (s: Session) => Answer | Promise<Answer>): Answer | Promise<Answer> => {
+  const authTraced = (
+    t: NonNullable<typeof tracing>,
+    headers: RequestHeaders,
+    rawHeaders: readonly string[] | undefined,
+    v1alpha1: boolean,
+    parsed: (s: Session) => Answer | Promise<Answer>,
+  ): Answer | Promise<Answer> => {
     const span = t.start('svc.auth');
     const ok = (s: Session) => {
       span.setAttribute('svc.role', s.role);
@@ -346,7 +392,16 @@ export function graphqlHttp(
     return v1alpha1 && a.error ? { ...a, status: a.error.status } : a;
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, started: bigint, requestId: string, answer: Answer, endpoint?: string, info?: RequestInfo, span?: Span) => {
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    started: bigint,
+    requestId: string,
+    answer: Answer,
+    endpoint?: string,
+    info?: RequestInfo,
+    span?: Span,
+  ) => {
     const { status, body } = answer;
     const headers: Record<string, string | number | string[]> = commonHeaders(req, allowOrigin, requestId);
     headers['content-type'] = answer.type ?? JSON_TYPE;
@@ -427,13 +482,16 @@ export function graphqlHttp(
           if (!res.writableFinished) cancel.cancel();
         });
         const search = q < 0 ? '' : url.slice(q + 1);
-        const r = span ? t!.run(span, () => answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info)) : answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info);
+        const r = span
+          ? t!.run(span, () => answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info))
+          : answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
         req.on('error', () => res.destroy());
         return true;
       }
-      const tooLarge = (e: SvcError) => send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e }, path, info, span);
+      const tooLarge = (e: SvcError) =>
+        send(req, res, started, requestId, { status: 413, body: JSON.stringify({ path: e.path, error: e.message, code: e.code }), error: e }, path, info, span);
       readBoundedBody(req, res, config.bodyLimit, tooLarge, (text) => {
         const done = (r: Answer) => send(req, res, started, requestId, typed(r), path, info, span);
         // the client leaving before the answer cancels the statement in PostgreSQL
@@ -441,7 +499,9 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = span ? t!.run(span, () => answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info)) : answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info);
+        const r = span
+          ? t!.run(span, () => answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info))
+          : answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

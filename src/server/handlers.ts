@@ -18,14 +18,47 @@ export interface SessionResolver {
 
 export interface GraphQLHandlers {
   /** may throw (allow-list) or return a promise that resolves to the response text */
-  run(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts: { v1alpha1: boolean; relay?: boolean; requestId?: string; signal?: CancelToken; legacyErrors?: boolean; rejectPreExec?: boolean; client?: { ip?: string }; info?: { opType: string } }): Promise<string>;
+  run(
+    engine: Engine,
+    session: Session,
+    req: GraphQLRequest,
+    headers: Record<string, string | string[] | undefined>,
+    opts: {
+      v1alpha1: boolean;
+      relay?: boolean;
+      requestId?: string;
+      signal?: CancelToken;
+      legacyErrors?: boolean;
+      rejectPreExec?: boolean;
+      client?: { ip?: string };
+      info?: { opType: string };
+    },
+  ): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;
   /** a subscription's multiplexed live-query plan (null: not multiplexable); may throw like `run` */
-  planLive(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): LiveQueryPlan | null;
+  planLive(
+    engine: Engine,
+    session: Session,
+    req: GraphQLRequest,
+    headers: Record<string, string | string[] | undefined>,
+    opts?: { relay?: boolean },
+  ): LiveQueryPlan | null;
   /**
    * a streaming subscription's plan (`<table>_stream`; null: not one); `now`: synchronously (re-planning
    * after a metadata change); rejects/throws like `run` (the allow-list, errors before execution)
    */
-  planStream(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): Promise<StreamPlan | null>;
-  planStreamNow(engine: Engine, session: Session, req: GraphQLRequest, headers: Record<string, string | string[] | undefined>, opts?: { relay?: boolean }): StreamPlan | null;
+  planStream(
+    engine: Engine,
+    session: Session,
+    req: GraphQLRequest,
+    headers: Record<string, string | string[] | undefined>,
+    opts?: { relay?: boolean },
+  ): Promise<StreamPlan | null>;
+  planStreamNow(
+    engine: Engine,
+    session: Session,
+    req: GraphQLRequest,
+    headers: Record<string, string | string[] | undefined>,
+    opts?: { relay?: boolean },
+  ): StreamPlan | null;
 }

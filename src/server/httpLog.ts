@@ -51,7 +51,14 @@ export function httpLogRecord(e: HttpLogEntry): Record<string, unknown> {
         query: failure && e.query !== undefined ? e.query : null,
         ...(failure && e.rawQuery !== undefined ? { raw_query: e.rawQuery } : {}),
       },
-      http_info: { url: req.url, method: req.method, status: e.status, http_version: `HTTP/${req.httpVersion}`, ip: req.socket.remoteAddress, latency_ms: ms && Math.round(ms * 100) / 100 },
+      http_info: {
+        url: req.url,
+        method: req.method,
+        status: e.status,
+        http_version: `HTTP/${req.httpVersion}`,
+        ip: req.socket.remoteAddress,
+        latency_ms: ms && Math.round(ms * 100) / 100,
+      },
     },
   };
 }

@@ -106,10 +106,13 @@ export function persistedQueryHash(extensions: unknown): string | undefined {
   const path = '$.extensions.persistedQuery';
   if (typeof pq !== 'object' || Array.isArray(pq)) throw new SvcError(400, 'validation-failed', 'persistedQuery must be an object', path);
   const { version, sha256Hash } = pq as { version?: unknown; sha256Hash?: unknown };
-  if (version !== 1) throw new SvcError(400, 'validation-failed', 'PersistedQueryNotSupported: only version 1 of persisted queries is supported', `${path}.version`);
-  if (typeof sha256Hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256Hash)) throw new SvcError(400, 'validation-failed', 'persistedQuery.sha256Hash must be the hex SHA-256 of the query', `${path}.sha256Hash`);
+  if (version !== 1)
+    throw new SvcError(400, 'validation-failed', 'PersistedQueryNotSupported: only version 1 of persisted queries is supported', `${path}.version`);
+  if (typeof sha256Hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256Hash))
+    throw new SvcError(400, 'validation-failed', 'persistedQuery.sha256Hash must be the hex SHA-256 of the query', `${path}.sha256Hash`);
   return sha256Hash.toLowerCase();
 }
 
 export const persistedQueryNotFound = () => new SvcError(200, 'PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound', '$.extensions.persistedQuery');
-export const persistedQueryMismatch = () => new SvcError(400, 'validation-failed', 'provided sha does not match query', '$.extensions.persistedQuery.sha256Hash');
+export const persistedQueryMismatch = () =>
+  new SvcError(400, 'validation-failed', 'provided sha does not match query', '$.extensions.persistedQuery.sha256Hash');

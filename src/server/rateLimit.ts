@@ -58,7 +58,9 @@ export class RateLimiter {
 
   /** The key of a client: its role and the values of the unique parameters. */
   static key(role: string, params: readonly string[]): string {
-    return createHash('sha1').update(JSON.stringify([role, ...params])).digest('base64url');
+    return createHash('sha1')
+      .update(JSON.stringify([role, ...params]))
+      .digest('base64url');
   }
 
   /** Counts one request; false when it is over `max` per minute (then it is not counted). */
@@ -86,7 +88,10 @@ export class RateLimiter {
     } catch (e) {
       if (!this.redisDown) {
         this.redisDown = true;
-        this.log.warn({ type: 'rate-limit', detail: { redis: 'down', error: (e as Error).message } }, 'rate limits: Redis failed, counting per process until it is back');
+        this.log.warn(
+          { type: 'rate-limit', detail: { redis: 'down', error: (e as Error).message } },
+          'rate limits: Redis failed, counting per process until it is back',
+        );
       }
       return this.takeLocal(key, max);
     }

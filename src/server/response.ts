@@ -12,7 +12,11 @@ import { gzip } from 'node:zlib';
 import { corsHeaders } from './cors.js';
 
 /** Step 1: the headers every response carries. */
-export function commonHeaders(req: IncomingMessage, allowOrigin: (origin: string | undefined) => string | undefined, requestId: string): Record<string, string> {
+export function commonHeaders(
+  req: IncomingMessage,
+  allowOrigin: (origin: string | undefined) => string | undefined,
+  requestId: string,
+): Record<string, string> {
   const h = corsHeaders(allowOrigin(req.headers.origin), req.headers['access-control-request-headers'] as string | undefined);
   h['x-request-id'] = requestId;
   return h;

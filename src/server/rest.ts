@@ -71,7 +71,12 @@ const q0 = (url: string): string => {
   return q < 0 ? url : url.slice(0, q);
 };
 
-export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHandlers, allowOrigin: (origin: string | undefined) => string | undefined): RestHttp {
+export function restHttp(
+  engine: Engine,
+  auth: SessionResolver,
+  gql: GraphQLHandlers,
+  allowOrigin: (origin: string | undefined) => string | undefined,
+): RestHttp {
   const config = engine.config;
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
@@ -125,7 +130,17 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
   };
 
   /** The answer to an authenticated call. */
-  const call = async (session: Session, method: string, path: string, search: string, text: string, headers: IncomingMessage['headers'], requestId: string, signal: CancelToken, ip?: string): Promise<Answer> => {
+  const call = async (
+    session: Session,
+    method: string,
+    path: string,
+    search: string,
+    text: string,
+    headers: IncomingMessage['headers'],
+    requestId: string,
+    signal: CancelToken,
+    ip?: string,
+  ): Promise<Answer> => {
     // the path below /api/rest/, split into decoded segments
     const raw = path.split('/');
     if (raw.length > MAX_REST_SEGMENTS) return failed(new SvcError(404, 'not-found', 'Endpoint not found'), session);
@@ -137,7 +152,8 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
     }
     const m = matchRest(engine.cache.rest, segments, method);
     if (m.kind === 'none') return failed(new SvcError(404, 'not-found', 'Endpoint not found'), session);
-    if (m.kind === 'method') return failed(new SvcError(405, 'method-not-allowed', `Allowed methods: ${m.allowed.join(', ')}`), session, undefined, m.allowed.join(', '));
+    if (m.kind === 'method')
+      return failed(new SvcError(405, 'method-not-allowed', `Allowed methods: ${m.allowed.join(', ')}`), session, undefined, m.allowed.join(', '));
     const ep = m.endpoint;
     const opType = ep.operation.operation;
     const typed = (a: Answer): Answer => ({ ...a, opType });
@@ -145,7 +161,8 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
     if (search !== '') {
       const params = new URLSearchParams(search);
       query = [...params];
-      if (query.length > MAX_REST_QUERY_PARAMS) return typed(failed(new SvcError(400, 'bad-request', `more than ${MAX_REST_QUERY_PARAMS} query parameters`), session));
+      if (query.length > MAX_REST_QUERY_PARAMS)
+        return typed(failed(new SvcError(400, 'bad-request', `more than ${MAX_REST_QUERY_PARAMS} query parameters`), session));
     }
     let body: Record<string, unknown> | undefined;
     if (text.trim() !== '') {
@@ -158,7 +175,8 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         return typed(failed(new SvcError(400, 'bad-request', 'the request body must be a JSON object of variables'), session));
       }
-      if (jsonDeeperThan(parsed, config.maxNestingDepth)) return typed(failed(new SvcError(400, 'parse-failed', `the request body is nested deeper than ${config.maxNestingDepth} levels`), session));
+      if (jsonDeeperThan(parsed, config.maxNestingDepth))
+        return typed(failed(new SvcError(400, 'parse-failed', `the request body is nested deeper than ${config.maxNestingDepth} levels`), session));
       body = parsed as Record<string, unknown>;
     }
     let variables: Record<string, unknown>;
@@ -210,46 +228,52 @@ export function restHttp(engine: Engine, auth: SessionResolver, gql: GraphQLHand
       const q = url.indexOf('?');
       const path = q < 0 ? url.slice(PREFIX.length) : url.slice(PREFIX.length, q);
       const search = q < 0 ? '' : url.slice(q + 1);
-      readBoundedBody(req, res, config.bodyLimit, (e) => send(req, res, started, requestId, failed(e), span), (text) => {
-        const cancel = new CancelToken();
-        res.once('close', () => {
-          if (!res.writableFinished) cancel.cancel();
-        });
-        const done = (a: Answer) => send(req, res, started, requestId, a, span);
-        const headers = req.headers as Record<string, string | string[] | undefined>;
-        const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel, req.socket.remoteAddress);
-        let session: Session | undefined;
-        // authentication (tracing on: a span `svc.auth` under the request's, the webhook or JWKS call under it)
-        const go = (): Promise<Answer> => {
-          const as = t?.start('svc.auth');
-          const authed = (s: Session) => {
-            session = s;
-            if (as) {
-              as.setAttribute('svc.role', s.role);
-              as.end();
+      readBoundedBody(
+        req,
+        res,
+        config.bodyLimit,
+        (e) => send(req, res, started, requestId, failed(e), span),
+        (text) => {
+          const cancel = new CancelToken();
+          res.once('close', () => {
+            if (!res.writableFinished) cancel.cancel();
+          });
+          const done = (a: Answer) => send(req, res, started, requestId, a, span);
+          const headers = req.headers as Record<string, string | string[] | undefined>;
+          const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel, req.socket.remoteAddress);
+          let session: Session | undefined;
+          // authentication (tracing on: a span `svc.auth` under the request's, the webhook or JWKS call under it)
+          const go = (): Promise<Answer> => {
+            const as = t?.start('svc.auth');
+            const authed = (s: Session) => {
+              session = s;
+              if (as) {
+                as.setAttribute('svc.role', s.role);
+                as.end();
+              }
+              return withSession(s);
+            };
+            const bad = (e: unknown): Answer => {
+              if (as) {
+                const err = toSvcError(e);
+                t!.fail(as, err.code, err.message);
+                as.end();
+              }
+              return failed(e);
+            };
+            let now: Session | undefined;
+            try {
+              now = auth.resolveNow?.(headers);
+            } catch (e) {
+              return Promise.resolve(bad(e));
             }
-            return withSession(s);
+            if (now) return authed(now);
+            return (as ? t!.run(as, () => auth.resolve(headers, req.rawHeaders)) : auth.resolve(headers, req.rawHeaders)).then(authed, bad);
           };
-          const bad = (e: unknown): Answer => {
-            if (as) {
-              const err = toSvcError(e);
-              t!.fail(as, err.code, err.message);
-              as.end();
-            }
-            return failed(e);
-          };
-          let now: Session | undefined;
-          try {
-            now = auth.resolveNow?.(headers);
-          } catch (e) {
-            return Promise.resolve(bad(e));
-          }
-          if (now) return authed(now);
-          return (as ? t!.run(as, () => auth.resolve(headers, req.rawHeaders)) : auth.resolve(headers, req.rawHeaders)).then(authed, bad);
-        };
-        const answer = span ? t!.run(span, go) : go();
-        answer.then(done, (e) => done(failed(e, session)));
-      });
+          const answer = span ? t!.run(span, go) : go();
+          answer.then(done, (e) => done(failed(e, session)));
+        },
+      );
       req.on('error', () => res.destroy());
       return true;
     },

@@ -37,7 +37,11 @@ export function flushLoggerSync(log: Logger): void {
 }
 
 /** `beforeListen`: runs once the engine is up and before the port is opened; its failure stops the start. */
-export async function startSvc(config: Config, log: Logger = createLogger(config), opts: { beforeListen?: (engine: Engine) => Promise<void> } = {}): Promise<RunningSvc> {
+export async function startSvc(
+  config: Config,
+  log: Logger = createLogger(config),
+  opts: { beforeListen?: (engine: Engine) => Promise<void> } = {},
+): Promise<RunningSvc> {
   // the engine's histograms and outbound client, made first: the authenticator's calls go through it
   const histograms = new Histograms();
   const outbound = Engine.outboundClient(config, histograms);

@@ -86,7 +86,8 @@ function valueJson(v: AttributeValue): string {
     case 'number':
       return Number.isInteger(v) ? `{"intValue":${v}}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"doubleValue":${JSON.stringify(String(v))}}`;
     default:
-      if (Array.isArray(v)) return `{"arrayValue":{"values":[${(v as Array<AttributeValue | null | undefined>).map((x) => (x == null ? '{}' : valueJson(x))).join(',')}]}}`;
+      if (Array.isArray(v))
+        return `{"arrayValue":{"values":[${(v as Array<AttributeValue | null | undefined>).map((x) => (x == null ? '{}' : valueJson(x))).join(',')}]}}`;
       return `{"stringValue":${JSON.stringify(String(v))}}`;
   }
 }
@@ -211,7 +212,8 @@ class Recorded implements Span {
   }
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
     if (this.ended) return this;
-    const isTime = attributesOrTime === undefined || typeof attributesOrTime === 'number' || attributesOrTime instanceof Date || Array.isArray(attributesOrTime);
+    const isTime =
+      attributesOrTime === undefined || typeof attributesOrTime === 'number' || attributesOrTime instanceof Date || Array.isArray(attributesOrTime);
     const attrs = isTime ? undefined : (attributesOrTime as Attributes);
     const at = timeOf(isTime ? (attributesOrTime as TimeInput | undefined) : time);
     this.events = `${this.events ? `${this.events},` : ''}{"timeUnixNano":"${nanos(at)}","name":${JSON.stringify(name)}${attrs ? `,"attributes":[${attributesJson(attrs)}]` : ''}}`;
@@ -271,7 +273,9 @@ class Recorded implements Span {
       }
     }
     let links = '';
-    if (this.links) for (const l of this.links) links += `${links ? ',' : ''}{"traceId":"${l.context.traceId}","spanId":"${l.context.spanId}"${l.context.traceState ? `,"traceState":${JSON.stringify(l.context.traceState.serialize())}` : ''}${l.attributes ? `,"attributes":[${attributesJson(l.attributes)}]` : ''}}`;
+    if (this.links)
+      for (const l of this.links)
+        links += `${links ? ',' : ''}{"traceId":"${l.context.traceId}","spanId":"${l.context.spanId}"${l.context.traceState ? `,"traceState":${JSON.stringify(l.context.traceState.serialize())}` : ''}${l.attributes ? `,"attributes":[${attributesJson(l.attributes)}]` : ''}}`;
     const st = this.status;
     return `{"traceId":"${c.traceId}","spanId":"${c.spanId}"${c.tracestate ? `,"traceState":${JSON.stringify(c.tracestate)}` : ''}${this.parentSpanId ? `,"parentSpanId":"${this.parentSpanId}"` : ''},"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(ORIGIN_MS + this.start)}","endTimeUnixNano":"${nanos(ORIGIN_MS + this.end_)}"${attrs ? `,"attributes":[${attrs}]` : ''}${this.events ? `,"events":[${this.events}]` : ''}${st && st.code ? `,"status":{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : ''}${links ? `,"links":[${links}]` : ''}}`;
   }
@@ -319,7 +323,10 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const sampled = (parent: Ctx | undefined, remote: boolean, traceId: string, name: string, kind: number, attrs: Attributes | undefined): boolean => {
     if (parent && parentBased && !remote) return (parent.traceFlags & 1) === 1;
     // only a parent-based sampler looks at the parent (the ratio and constant samplers do not)
-    const ctx = parent && parentBased ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: remote }) : api.ROOT_CONTEXT;
+    const ctx =
+      parent && parentBased
+        ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: remote })
+        : api.ROOT_CONTEXT;
     const r = sampler.shouldSample(ctx, traceId, name, kind - 1, attrs ?? {}, []);
     if (r.attributes && attrs) Object.assign(attrs, r.attributes);
     return r.decision === SamplingDecision.RECORD_AND_SAMPLED;
@@ -492,10 +499,22 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       await Promise.all([...pending]);
       await delegate.shutdown().catch(() => undefined);
       als.disable();
-      if (dropped) log.warn({ type: 'startup', detail: { kind: 'tracing', dropped_spans: dropped } }, 'spans dropped: the OTLP endpoint was slower than the traffic');
+      if (dropped)
+        log.warn({ type: 'startup', detail: { kind: 'tracing', dropped_spans: dropped } }, 'spans dropped: the OTLP endpoint was slower than the traffic');
     },
   };
   installTracing(impl);
-  log.info({ type: 'startup', detail: { kind: 'tracing', otlp_traces_url: where.url ?? process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`, sql_comment: sqlComment, sampler: samplerName } }, 'OpenTelemetry traces exported over OTLP/HTTP');
+  log.info(
+    {
+      type: 'startup',
+      detail: {
+        kind: 'tracing',
+        otlp_traces_url: where.url ?? process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`,
+        sql_comment: sqlComment,
+        sampler: samplerName,
+      },
+    },
+    'OpenTelemetry traces exported over OTLP/HTTP',
+  );
   return impl;
 }

@@ -70,13 +70,19 @@ export function guardedCall(call: Sql, guard: BoolExp | undefined, alias: string
 export function andSql(items: Sql[]): Sql {
   if (items.length === 0) return raw('true');
   if (items.length === 1) return items[0]!;
-  return join(items.map((i) => sql`(${i})`), ' AND ');
+  return join(
+    items.map((i) => sql`(${i})`),
+    ' AND ',
+  );
 }
 
 export function orSql(items: Sql[]): Sql {
   if (items.length === 0) return raw('false');
   if (items.length === 1) return items[0]!;
-  return join(items.map((i) => sql`(${i})`), ' OR ');
+  return join(
+    items.map((i) => sql`(${i})`),
+    ' OR ',
+  );
 }
 
 export function boolExpSql(e: BoolExp, alias: string, aliases: Aliases): Sql {
@@ -130,7 +136,8 @@ export function encodeValue(value: unknown, t: PgType, array = false, how?: Numb
   if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t, false, how)));
   if (how && t.name === 'numeric' && t.schema === 'pg_catalog') value = numberText(value, how);
   // money does not read exponents
-  if (t.name === 'money' && ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'string')) value = plainDecimalText(String(value)) ?? value;
+  if (t.name === 'money' && ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'string'))
+    value = plainDecimalText(String(value)) ?? value;
   if (t.name === 'json' || t.name === 'jsonb') return JSON.stringify(value);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
@@ -149,7 +156,12 @@ export function refParam(ref: ValueRef, t: PgType, array = false, how?: NumberTe
       return constParam(encodeValue(ref.value, t, array, how));
     case 'variable': {
       const decode = ref.decode;
-      return param({ kind: 'var', name: ref.name, path: ref.path, encode: decode ? (v) => encodeValue(decode(v), t, array, how) : (v) => encodeValue(v, t, array, how) });
+      return param({
+        kind: 'var',
+        name: ref.name,
+        path: ref.path,
+        encode: decode ? (v) => encodeValue(decode(v), t, array, how) : (v) => encodeValue(v, t, array, how),
+      });
     }
     case 'session':
       return param({ kind: 'sessionVar', name: ref.name });
@@ -183,12 +195,15 @@ export function columnOpSql(lhs: Sql, op: ColumnOp, alias: string, nullSafeEq: b
     case 'has_keys_any':
     case 'has_keys_all': {
       const sym = SPECIAL_OPERATORS[op.op].sql!;
-      const arr = Array.isArray(op.values)
-        ? sql`(ARRAY[${join(op.values.map(valueSql), ', ')}]::text[])`
-        : valueSql({ ...op.values, array: true });
+      const arr = Array.isArray(op.values) ? sql`(ARRAY[${join(op.values.map(valueSql), ', ')}]::text[])` : valueSql({ ...op.values, array: true });
       return sql`(${lhs}) ${raw(sym)} ${arr}`;
     }
-    case 'ceq': case 'cneq': case 'cgt': case 'clt': case 'cgte': case 'clte':
+    case 'ceq':
+    case 'cneq':
+    case 'cgt':
+    case 'clt':
+    case 'cgte':
+    case 'clte':
       return sql`(${lhs}) ${raw(COLUMN_COMPARE_OPERATORS[op.op].sql!)} (${aliases ? guardedCol(alias, op.column, aliases) : col(alias, op.column.name)})`;
     case 'st_d_within': {
       const args = [lhs, valueSql(op.from), valueSql(op.distance)];

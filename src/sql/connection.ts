@@ -80,7 +80,10 @@ function concatText(parts: Array<string | Sql>): Sql {
     if (typeof p === 'string' && typeof prev === 'string') merged[merged.length - 1] = prev + p;
     else merged.push(p);
   }
-  return sql`(${join(merged.map((p) => (typeof p === 'string' ? raw(quoteLiteral(p)) : p)), ' || ')})`;
+  return sql`(${join(
+    merged.map((p) => (typeof p === 'string' ? raw(quoteLiteral(p)) : p)),
+    ' || ',
+  )})`;
 }
 
 /**
@@ -118,8 +121,14 @@ function keysetAfter(keys: Key[], inclusive: boolean): Sql {
   if (simple) {
     const o = opSql(op(keys[0]!), inclusive);
     if (keys.length === 1) return sql`(${keys[0]!.expr}) ${o} ${keys[0]!.value!}`;
-    const lhs = join(keys.map((k) => sql`(${k.expr})`), ', ');
-    const rhs = join(keys.map((k) => k.value!), ', ');
+    const lhs = join(
+      keys.map((k) => sql`(${k.expr})`),
+      ', ',
+    );
+    const rhs = join(
+      keys.map((k) => k.value!),
+      ', ',
+    );
     return sql`(${lhs}) ${o} (${rhs})`;
   }
   const gt = (k: Key): Sql => {
@@ -200,7 +209,10 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
       conds = h.conditions(sel, alias, parent);
     } else {
       const inner = h.aliases.next('t');
-      const order = join(items.map((o) => h.orderItem(o, inner)), ', ');
+      const order = join(
+        items.map((o) => h.orderItem(o, inner)),
+        ', ',
+      );
       from = sql`(SELECT ${h.distinct(sel, inner)}* FROM ${h.from(sel.source, inner, parent)} WHERE ${andSql(h.conditions(sel, inner, parent))} ORDER BY ${order}) AS ${ident(alias)}`;
       conds = [];
     }
@@ -218,7 +230,8 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
       expr: exprs[i]!,
       item: before ? flip(c.item) : c.item,
       value: values[i] ?? null,
-      notNull: (c.item.target.kind === 'column' && !c.item.target.column.nullable) || (c.item.target.kind === 'aggregate' && c.item.target.agg.kind === 'count'),
+      notNull:
+        (c.item.target.kind === 'column' && !c.item.target.column.nullable) || (c.item.target.kind === 'aggregate' && c.item.target.agg.kind === 'count'),
     }));
   const orderSql = (exprs: Sql[], backwards: boolean) =>
     join(
@@ -280,7 +293,9 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
   };
   /** the edges' JSON array from one JSON value or row per page row */
   const edgeArray = (item: Sql): Sql =>
-    extra && !last ? sql`coalesce(array_to_json((array_agg(${item}))[1:${raw(String(count))}]), '[]')` : sql`coalesce(json_agg(${item}${backwards})${inPage}, '[]')`;
+    extra && !last
+      ? sql`coalesce(array_to_json((array_agg(${item}))[1:${raw(String(count))}]), '[]')`
+      : sql`coalesce(json_agg(${item}${backwards})${inPage}, '[]')`;
 
   const pageInfo = (fields: PageInfoField[]): Sql =>
     h.objectExpr(
@@ -316,7 +331,12 @@ export function connectionSql<P>(h: ConnectionHost<P>, sel: ConnectionSelect, pa
             return sql`${base64Json(cursorColumn(), cursorBytes)} AS ${ident(f.alias)}`;
           case 'node': {
             const n = h.aliases.next('n');
-            nodes.push(sql`(SELECT ${join(f.fields.map((x) => sql`${column(h.fieldExpr(x, t))} AS ${ident(x.alias)}`), ', ')}) AS ${ident(n)}`);
+            nodes.push(
+              sql`(SELECT ${join(
+                f.fields.map((x) => sql`${column(h.fieldExpr(x, t))} AS ${ident(x.alias)}`),
+                ', ',
+              )}) AS ${ident(n)}`,
+            );
             return sql`${ident(n)} AS ${ident(f.alias)}`;
           }
         }

@@ -169,7 +169,10 @@ class Writer {
 
   affected(): Sql {
     if (this.written.length === 0) return raw('0');
-    return join(this.written.map((c) => sql`(SELECT count(*) FROM ${ident(c)})`), ' + ');
+    return join(
+      this.written.map((c) => sql`(SELECT count(*) FROM ${ident(c)})`),
+      ' + ',
+    );
   }
 
   // ---- insert ---------------------------------------------------------------------
@@ -250,8 +253,21 @@ class Writer {
     });
     let columns = t.columns.filter((c) => values.some((m) => m.has(c.name)));
     if (columns.length === 0) columns = t.columns.slice(0, 1);
-    const tuples = values.map((m) => sql`(${join(columns.map((c) => m.get(c.name) ?? raw('DEFAULT')), ', ')})`);
-    this.emitInsert(ins, rows, sql`(${join(columns.map((c) => ident(c.name)), ', ')}) VALUES ${join(tuples, ', ')}`);
+    const tuples = values.map(
+      (m) =>
+        sql`(${join(
+          columns.map((c) => m.get(c.name) ?? raw('DEFAULT')),
+          ', ',
+        )})`,
+    );
+    this.emitInsert(
+      ins,
+      rows,
+      sql`(${join(
+        columns.map((c) => ident(c.name)),
+        ', ',
+      )}) VALUES ${join(tuples, ', ')}`,
+    );
   }
 
   /**
@@ -259,7 +275,12 @@ class Writer {
    * from rows inserted before (their parent, their object relationships), matched by position.
    * All rows have the same columns.
    */
-  private dependentBatch(ins: Insert, rows: NodeRow[], objs: Array<{ rel: RelationshipModel; at: Placed }>, link: { rel: RelationshipModel; parent: TableModel } | null): void {
+  private dependentBatch(
+    ins: Insert,
+    rows: NodeRow[],
+    objs: Array<{ rel: RelationshipModel; at: Placed }>,
+    link: { rel: RelationshipModel; parent: TableModel } | null,
+  ): void {
     const t = ins.table;
     const v = this.name('v');
     const given = rows[0]!.row.values.map((x) => x.column);
@@ -278,12 +299,28 @@ class Writer {
       for (const [target, source] of mapping) exprs.set(target, sql`(${col(j, 'r')}).${ident(source)}`);
     };
     objs.forEach((o, k) => {
-      const e: RaisedError = { code: 'not-supported', message: `cannot proceed to insert object relation ${JSON.stringify(o.rel.name)} since insert to table ${tableText(o.at.batch.table)} affects zero rows` };
-      depend(o.at.batch, o.rel.mapping.map(([l, r]) => [l, r]), e, (r) => objAtOf(r, k));
+      const e: RaisedError = {
+        code: 'not-supported',
+        message: `cannot proceed to insert object relation ${JSON.stringify(o.rel.name)} since insert to table ${tableText(o.at.batch.table)} affects zero rows`,
+      };
+      depend(
+        o.at.batch,
+        o.rel.mapping.map(([l, r]) => [l, r]),
+        e,
+        (r) => objAtOf(r, k),
+      );
     });
     if (link) {
-      const e: RaisedError = { code: 'not-supported', message: `cannot proceed to insert array relations since insert to table ${tableText(link.parent)} affects zero rows` };
-      depend(rows[0]!.parent!.batch, link.rel.mapping.map(([l, r]) => [r, l]), e, (r) => r.parent!.n);
+      const e: RaisedError = {
+        code: 'not-supported',
+        message: `cannot proceed to insert array relations since insert to table ${tableText(link.parent)} affects zero rows`,
+      };
+      depend(
+        rows[0]!.parent!.batch,
+        link.rel.mapping.map(([l, r]) => [r, l]),
+        e,
+        (r) => r.parent!.n,
+      );
     }
     const columns = t.columns.filter((c) => exprs.has(c.name));
     const names = ['o', ...linkCols.map((_, i) => `l${i}`), ...given.map((_, i) => `c${i}`)];
@@ -291,8 +328,21 @@ class Writer {
       const items = [raw(String(i + 1)), ...linkCols.map((f) => raw(String(f(r)))), ...r.row.values.map((x) => valueSql(x.value))];
       return sql`(${join(items, ', ')})`;
     });
-    const select = sql`SELECT ${join(columns.map((c) => exprs.get(c.name)!), ', ')} FROM (VALUES ${join(tuples, ', ')}) AS ${ident(v)}(${join(names.map((n) => ident(n)), ', ')})${join(joins, '')} WHERE ${andSql(guards)} ORDER BY ${col(v, 'o')}`;
-    this.emitInsert(ins, rows, sql`(${join(columns.map((c) => ident(c.name)), ', ')}) ${select}`);
+    const select = sql`SELECT ${join(
+      columns.map((c) => exprs.get(c.name)!),
+      ', ',
+    )} FROM (VALUES ${join(tuples, ', ')}) AS ${ident(v)}(${join(
+      names.map((n) => ident(n)),
+      ', ',
+    )})${join(joins, '')} WHERE ${andSql(guards)} ORDER BY ${col(v, 'o')}`;
+    this.emitInsert(
+      ins,
+      rows,
+      sql`(${join(
+        columns.map((c) => ident(c.name)),
+        ', ',
+      )}) ${select}`,
+    );
 
     // which related row (of the k-th object relationship) each row takes
     function objAtOf(r: NodeRow, k: number): number {
@@ -379,7 +429,10 @@ class Writer {
 
 function conflictTarget(t: ConflictTarget): Sql {
   if (t.kind === 'constraint') return sql` ON CONSTRAINT ${ident(t.name)}`;
-  return sql` (${join(t.columns.map((c) => ident(c.name)), ', ')})`;
+  return sql` (${join(
+    t.columns.map((c) => ident(c.name)),
+    ', ',
+  )})`;
 }
 
 function updateExpr(i: UpdateItem): Sql {

@@ -78,7 +78,12 @@ export class SelectCompiler {
   tail(sel: SelectBase, alias: string, single = false): Sql {
     const parts: Sql[] = [];
     if (sel.args.orderBy.length > 0) {
-      parts.push(sql` ORDER BY ${join(sel.args.orderBy.map((o) => this.orderItem(o, alias)), ', ')}`);
+      parts.push(
+        sql` ORDER BY ${join(
+          sel.args.orderBy.map((o) => this.orderItem(o, alias)),
+          ', ',
+        )}`,
+      );
     }
     const limit = single ? 1 : minLimit(sel.args.limit, sel.permLimit);
     if (limit !== null) parts.push(raw(` LIMIT ${limit}`));
@@ -89,7 +94,10 @@ export class SelectCompiler {
   distinct(sel: SelectBase, alias: string): Sql {
     const d = sel.args.distinctOn;
     if (!d || d.length === 0) return raw('');
-    return sql`DISTINCT ON (${join(d.map((c) => guardedCol(alias, c, this.aliases)), ', ')}) `;
+    return sql`DISTINCT ON (${join(
+      d.map((c) => guardedCol(alias, c, this.aliases)),
+      ', ',
+    )}) `;
   }
 
   orderItem(o: OrderByItem, alias: string): Sql {
@@ -149,14 +157,23 @@ export class SelectCompiler {
         return connectionSql<Parent>(this, f.select, { alias, corr: { kind: 'relationship', rel: f.rel } });
       case 'remote_join':
         // the join values; src/remote/join.ts replaces them with the remote's answer
-        return sql`json_build_array(${join(f.columns.map((c) => col(alias, c.name)), ', ')})`;
+        return sql`json_build_array(${join(
+          f.columns.map((c) => col(alias, c.name)),
+          ', ',
+        )})`;
     }
   }
 
   /** `SELECT <fields as aliases>` list, or one json column named "root" when aliases don't fit. */
   fieldList(fields: Field[], alias: string): { list: Sql; asRoot: boolean } {
     if (fields.length > 0 && fields.every((f) => Buffer.byteLength(f.alias) <= 63)) {
-      return { list: join(fields.map((f) => sql`${this.fieldExpr(f, alias)} AS ${ident(f.alias)}`), ', '), asRoot: false };
+      return {
+        list: join(
+          fields.map((f) => sql`${this.fieldExpr(f, alias)} AS ${ident(f.alias)}`),
+          ', ',
+        ),
+        asRoot: false,
+      };
     }
     return { list: sql`${this.objectExpr(fields.map((f) => [f.alias, this.fieldExpr(f, alias)]))} AS "root"`, asRoot: true };
   }
@@ -164,7 +181,10 @@ export class SelectCompiler {
   /** A JSON object from (key, value) pairs, keys in order. */
   objectExpr(pairs: Array<[string, Sql]>): Sql {
     if (pairs.length <= 50) {
-      return sql`json_build_object(${join(pairs.map(([k, v]) => sql`${raw(quoteLiteral(k))}, ${v}`), ', ')})`;
+      return sql`json_build_object(${join(
+        pairs.map(([k, v]) => sql`${raw(quoteLiteral(k))}, ${v}`),
+        ', ',
+      )})`;
     }
     // json_build_object takes at most 100 arguments
     const parts = pairs.map(([k, v], i) => sql`${raw(quoteLiteral(`${i ? ',' : ''}${JSON.stringify(k)}:`))} || coalesce(to_json(${v})::text, 'null')`);
@@ -175,7 +195,10 @@ export class SelectCompiler {
   rowJson(fields: Field[], alias: string): Sql {
     if (fields.length > 0 && fields.every((f) => Buffer.byteLength(f.alias) <= 63)) {
       const r = this.aliases.next('e');
-      return sql`(SELECT row_to_json(${ident(r)}) FROM (SELECT ${join(fields.map((f) => sql`${this.fieldExpr(f, alias)} AS ${ident(f.alias)}`), ', ')}) AS ${ident(r)})`;
+      return sql`(SELECT row_to_json(${ident(r)}) FROM (SELECT ${join(
+        fields.map((f) => sql`${this.fieldExpr(f, alias)} AS ${ident(f.alias)}`),
+        ', ',
+      )}) AS ${ident(r)})`;
     }
     return this.objectExpr(fields.map((f) => [f.alias, this.fieldExpr(f, alias)]));
   }
@@ -220,7 +243,13 @@ export class SelectCompiler {
     // the role's row limit bounds the nodes, not the aggregates (Hasura)
     const nodeLimit = sel.permLimit !== null && (sel.args.limit === null || sel.permLimit < sel.args.limit) ? sel.permLimit : null;
     if (nodeLimit !== null && sel.fields.some((f) => f.kind === 'nodes')) {
-      const order = sel.args.orderBy.length > 0 ? sql`ORDER BY ${join(sel.args.orderBy.map((o) => this.orderItem(o, t)), ', ')}` : raw('');
+      const order =
+        sel.args.orderBy.length > 0
+          ? sql`ORDER BY ${join(
+              sel.args.orderBy.map((o) => this.orderItem(o, t)),
+              ', ',
+            )}`
+          : raw('');
       projections.push(sql`row_number() OVER (${order}) AS "rn"`);
     }
     const pairs = sel.fields.map((f): [string, Sql] => {
@@ -312,7 +341,10 @@ export function rootFieldSql(f: RootField, opts: SelectCompileOptions): Sql {
 /** One statement returning every root field's JSON text as columns "0", "1", … */
 export function rootStatementSql(fields: RootField[], opts: SelectCompileOptions): Sql {
   const c = new SelectCompiler(opts);
-  return sql`SELECT ${join(fields.map((f, i) => sql`(${c.root(f)})::text AS ${ident(String(i))}`), ', ')}`;
+  return sql`SELECT ${join(
+    fields.map((f, i) => sql`(${c.root(f)})::text AS ${ident(String(i))}`),
+    ', ',
+  )}`;
 }
 
 /** A root field as a standalone statement (explain): `SELECT <json> AS "root"`. */

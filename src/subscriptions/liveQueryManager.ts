@@ -129,7 +129,6 @@ export function newLiveQueryStats() {
 }
 export type LiveQueryStats = ReturnType<typeof newLiveQueryStats>;
 
-
 const RECENT = 1024;
 
 export function hashText(text: string): string {
@@ -215,7 +214,22 @@ export class LiveQueryManager {
   private join(sub: Sub, plan: LiveQueryPlan): void {
     let c = this.cohorts.get(plan.key);
     if (!c) {
-      c = { key: plan.key, plan, rows: new Map(), byId: new Map(), subscribers: 0, running: false, reads: null, readsAt: -1, seen: undefined, lastStart: -Infinity, due: undefined, again: false, fresh: new Set(), kickSoon: false };
+      c = {
+        key: plan.key,
+        plan,
+        rows: new Map(),
+        byId: new Map(),
+        subscribers: 0,
+        running: false,
+        reads: null,
+        readsAt: -1,
+        seen: undefined,
+        lastStart: -Infinity,
+        due: undefined,
+        again: false,
+        fresh: new Set(),
+        kickSoon: false,
+      };
       this.cohorts.set(plan.key, c);
       this.stats.cohorts++;
     }
@@ -439,7 +453,11 @@ export class LiveQueryManager {
     let result: Array<Record<string, string | null>>;
     // tracing on: one span per batch (not per subscriber), a root of its own, its statement under it
     const t = tracing;
-    const span = t?.start('svc.live_query.poll', { 'svc.live_query.batch_rows': rows.length, 'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0) }, { root: true });
+    const span = t?.start(
+      'svc.live_query.poll',
+      { 'svc.live_query.batch_rows': rows.length, 'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0) },
+      { root: true },
+    );
     try {
       this.stats.batches++;
       const poll = () => (db ?? this.opts.db()).prepared(c.plan.name, c.plan.text, batchParams(rows));

@@ -47,5 +47,12 @@ export function planLiveQuery(ctx: ExecContext, req: GraphQLRequest, opts: RunOp
   let cacheId = cacheIds.get(ctx.cache);
   if (cacheId === undefined) cacheIds.set(ctx.cache, (cacheId = ++nextCacheId));
   const values = JSON.stringify(bindParams(plan.statement.compiled, ctx.session.vars, variables));
-  return { key: `${cacheId}${opts.relay ? 'r' : ''}\u0000${name}\u0000${ctx.session.role}\u0000${req.operationName ?? ''}\u0000${req.query}`, cache: ctx.cache, name, text, values, render: (row) => readResponse(plan, row) };
+  return {
+    key: `${cacheId}${opts.relay ? 'r' : ''}\u0000${name}\u0000${ctx.session.role}\u0000${req.operationName ?? ''}\u0000${req.query}`,
+    cache: ctx.cache,
+    name,
+    text,
+    values,
+    render: (row) => readResponse(plan, row),
+  };
 }

@@ -90,7 +90,6 @@ export function newStreamStats() {
 }
 export type StreamStats = ReturnType<typeof newStreamStats>;
 
-
 export interface StreamManagerOptions {
   /** the engine's counters (/v1/metrics) */
   stats: StreamStats;

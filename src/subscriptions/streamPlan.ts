@@ -146,7 +146,8 @@ export function planStreamNow(ctx: ExecContext, req: GraphQLRequest, opts: RunOp
   const c = compileStream(plan, field.alias, field.spec, { stringifyNumerics: ctx.config.stringifyNumericTypes });
   const ref = field.spec.initial.ref;
   const initial = ref.kind === 'literal' ? ref.value : ref.kind === 'variable' ? valueAtPath(variables[ref.name], ref.path) : ctx.session.vars[ref.name];
-  if (initial === null || initial === undefined) throw validationError('the initial value of the cursor must not be null', '$.selectionSet.' + field.alias + '.args.cursor');
+  if (initial === null || initial === undefined)
+    throw validationError('the initial value of the cursor must not be null', '$.selectionSet.' + field.alias + '.args.cursor');
   const values = bindParams(c.compiled, ctx.session.vars, { ...variables, [CURSOR_VAR]: initial });
   let cacheId = cacheIds.get(ctx.cache);
   if (cacheId === undefined) cacheIds.set(ctx.cache, (cacheId = ++nextCacheId));

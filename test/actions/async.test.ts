@@ -18,7 +18,8 @@ let rx: Receiver;
 
 const admin = { 'x-svc-role': 'admin' };
 const user = (id: string) => ({ 'x-svc-role': 'user', 'x-svc-user-id': id });
-const gql = (q: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = admin) => postGraphql(s.url, { query: q, variables }, headers);
+const gql = (q: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = admin) =>
+  postGraphql(s.url, { query: q, variables }, headers);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function handler(r: Received): Reply {
@@ -32,15 +33,43 @@ function setup(handlerUrl: string) {
   return {
     type: 'bulk',
     args: [
-      { type: 'run_sql', args: { sql: "create table person (id serial primary key, name text not null, owner_id int not null); insert into person (name, owner_id) values ('ann', 1), ('bob', 2);" } },
+      {
+        type: 'run_sql',
+        args: {
+          sql: "create table person (id serial primary key, name text not null, owner_id int not null); insert into person (name, owner_id) values ('ann', 1), ('bob', 2);",
+        },
+      },
       { type: 'track_table', args: { table: 'person' } },
-      { type: 'create_select_permission', args: { table: 'person', role: 'user', permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } } },
+      {
+        type: 'create_select_permission',
+        args: { table: 'person', role: 'user', permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } },
+      },
       {
         type: 'set_custom_types',
-        args: { objects: [{ name: 'Made', fields: [{ name: 'id', type: 'Int!' }], relationships: [{ name: 'person', type: 'object', remote_table: 'person', field_mapping: { id: 'id' } }] }] },
+        args: {
+          objects: [
+            {
+              name: 'Made',
+              fields: [{ name: 'id', type: 'Int!' }],
+              relationships: [{ name: 'person', type: 'object', remote_table: 'person', field_mapping: { id: 'id' } }],
+            },
+          ],
+        },
       },
-      { type: 'create_action', args: { name: 'make', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int!' }], output_type: 'Made', handler: `${handlerUrl}/make` } } },
-      { type: 'create_action', args: { name: 'make_fail', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int' }], output_type: 'Made', handler: `${handlerUrl}/fail` } } },
+      {
+        type: 'create_action',
+        args: {
+          name: 'make',
+          definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int!' }], output_type: 'Made', handler: `${handlerUrl}/make` },
+        },
+      },
+      {
+        type: 'create_action',
+        args: {
+          name: 'make_fail',
+          definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int' }], output_type: 'Made', handler: `${handlerUrl}/fail` },
+        },
+      },
       { type: 'create_action', args: { name: 'make_bad', definition: { kind: 'asynchronous', output_type: 'Made', handler: `${handlerUrl}/bad` } } },
       { type: 'create_action_permission', args: { action: 'make', role: 'user' } },
       { type: 'create_action_permission', args: { action: 'make_fail', role: 'user' } },
@@ -78,10 +107,14 @@ describe('one engine', () => {
     // answered before the handler did (it takes 200 ms)
     const early = await gql(STATUS_QUERY, { id }, user('1'));
     assert.equal(early.body.data.make.id, id);
-    const done = await waitFor('the output', async () => {
-      const r = await gql(STATUS_QUERY, { id }, user('1'));
-      return r.body.data?.make?.output ? r.body : undefined;
-    }, 15_000);
+    const done = await waitFor(
+      'the output',
+      async () => {
+        const r = await gql(STATUS_QUERY, { id }, user('1'));
+        return r.body.data?.make?.output ? r.body : undefined;
+      },
+      15_000,
+    );
     assert.equal(done.data.make.__typename, 'make');
     assert.equal(typeof done.data.make.created_at, 'string');
     assert.deepEqual(done.data.make.output, { __typename: 'Made', id: 1, person: { name: 'ann' } });
@@ -93,16 +126,30 @@ describe('one engine', () => {
     assert.deepEqual((await gql(STATUS_QUERY, { id }, user('2'))).body, { data: { make: null } });
     // admin reads every call
     assert.equal((await gql(STATUS_QUERY, { id })).body.data.make.output.id, 1);
-    const [row] = await sql(s.databaseUrl, 'select status, action_name, input_payload, session_variables, errors from svc_catalog.hdb_action_log where id = $1', [id]);
-    assert.deepEqual(row, { status: 'completed', action_name: 'make', input_payload: { n: 1 }, session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1' }, errors: null });
+    const [row] = await sql(
+      s.databaseUrl,
+      'select status, action_name, input_payload, session_variables, errors from svc_catalog.hdb_action_log where id = $1',
+      [id],
+    );
+    assert.deepEqual(row, {
+      status: 'completed',
+      action_name: 'make',
+      input_payload: { n: 1 },
+      session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1' },
+      errors: null,
+    });
   });
 
   test('a failing handler lands in errors', async () => {
     const id = await create(user('1'), 5, 'make_fail');
-    const r = await waitFor('the errors', async () => {
-      const x = await gql('query ($id: uuid!) { make_fail(id: $id) { output { id } errors } }', { id }, user('1'));
-      return x.body.data?.make_fail?.errors ? x.body : undefined;
-    }, 15_000);
+    const r = await waitFor(
+      'the errors',
+      async () => {
+        const x = await gql('query ($id: uuid!) { make_fail(id: $id) { output { id } errors } }', { id }, user('1'));
+        return x.body.data?.make_fail?.errors ? x.body : undefined;
+      },
+      15_000,
+    );
     assert.deepEqual(r.data.make_fail, { output: null, errors: { path: '$', error: 'cannot make it', code: 'invalid' } });
     const [row] = await sql(s.databaseUrl, 'select status from svc_catalog.hdb_action_log where id = $1', [id]);
     assert.equal(row!.status, 'error');
@@ -111,7 +158,11 @@ describe('one engine', () => {
   test('a response that does not fit the output type lands in errors', async () => {
     const r = await gql('mutation { make_bad }');
     const id = r.body.data.make_bad;
-    const done = await waitFor('the errors', async () => (await gql('query ($id: uuid!) { make_bad(id: $id) { output { id } errors } }', { id })).body.data?.make_bad?.errors, 15_000);
+    const done = await waitFor(
+      'the errors',
+      async () => (await gql('query ($id: uuid!) { make_bad(id: $id) { output { id } errors } }', { id })).body.data?.make_bad?.errors,
+      15_000,
+    );
     assert.deepEqual(done, { path: '$', error: 'unexpected fields in webhook response: wrong', code: 'unexpected' });
   });
 
@@ -126,8 +177,18 @@ describe('one engine', () => {
         ws.once('error', rej);
       });
       ws.send(JSON.stringify({ type: 'connection_init', payload: { headers: user('1') } }));
-      ws.send(JSON.stringify({ type: 'start', id: '1', payload: { query: 'subscription ($id: uuid!) { make(id: $id) { output { id person { name } } errors } }', variables: { id } } }));
-      const data = await waitFor('a data message with the output', async () => messages.find((m) => m.type === 'data' && m.payload?.data?.make?.output), 15_000);
+      ws.send(
+        JSON.stringify({
+          type: 'start',
+          id: '1',
+          payload: { query: 'subscription ($id: uuid!) { make(id: $id) { output { id person { name } } errors } }', variables: { id } },
+        }),
+      );
+      const data = await waitFor(
+        'a data message with the output',
+        async () => messages.find((m) => m.type === 'data' && m.payload?.data?.make?.output),
+        15_000,
+      );
       assert.deepEqual(data.payload, { data: { make: { output: { id: 2, person: null }, errors: null } } });
       assert.ok(!messages.some((m) => m.type === 'error' || m.payload?.errors), JSON.stringify(messages));
     } finally {
@@ -136,8 +197,16 @@ describe('one engine', () => {
   });
 
   test('drop_action with clear_data false keeps the calls; by default they go', async () => {
-    await query(s.url, { type: 'create_action', args: { name: 'kept', definition: { kind: 'asynchronous', output_type: 'Made', handler: `${rx.url}/make` } } }, admin);
-    await query(s.url, { type: 'create_action', args: { name: 'cleared', definition: { kind: 'asynchronous', output_type: 'Made', handler: `${rx.url}/make` } } }, admin);
+    await query(
+      s.url,
+      { type: 'create_action', args: { name: 'kept', definition: { kind: 'asynchronous', output_type: 'Made', handler: `${rx.url}/make` } } },
+      admin,
+    );
+    await query(
+      s.url,
+      { type: 'create_action', args: { name: 'cleared', definition: { kind: 'asynchronous', output_type: 'Made', handler: `${rx.url}/make` } } },
+      admin,
+    );
     for (const f of ['kept', 'cleared']) assert.match((await gql(`mutation { ${f} }`)).body.data[f], UUID);
     await query(s.url, { type: 'drop_action', args: { name: 'kept', clear_data: false } }, admin);
     await query(s.url, { type: 'drop_action', args: { name: 'cleared' } }, admin);
@@ -182,12 +251,20 @@ describe('two processes', () => {
       }),
     );
     assert.equal(new Set(ids).size, N);
-    await waitFor('every call completed', async () => Number((await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_action_log where status = 'completed'"))[0]!.n) === N, 60_000, 100);
+    await waitFor(
+      'every call completed',
+      async () => Number((await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_action_log where status = 'completed'"))[0]!.n) === N,
+      60_000,
+      100,
+    );
     const seen = new Map<number, number>();
     for (const r of rx.requests) seen.set(r.body.input.n, (seen.get(r.body.input.n) ?? 0) + 1);
     t.diagnostic(`${rx.requests.length} handler calls for ${N} action ids`);
     assert.equal(seen.size, N);
-    assert.deepEqual([...seen.values()].filter((n) => n > 1), []);
+    assert.deepEqual(
+      [...seen.values()].filter((n) => n > 1),
+      [],
+    );
     const leased = await sql(db.url, 'select count(*)::int as n from svc_catalog.hdb_action_log where locked_by is not null');
     assert.deepEqual(leased, [{ n: 0 }]);
   });

@@ -66,7 +66,10 @@ const noSecret = (h: Record<string, unknown>) => {
 };
 
 describe('the admin secret never leaves Svc', () => {
-  for (const [label, headers] of [['X-Svc-Access-Key', viaAccessKey], ['X-Svc-Admin-Secret', viaAdminSecret]] as const) {
+  for (const [label, headers] of [
+    ['X-Svc-Access-Key', viaAccessKey],
+    ['X-Svc-Admin-Secret', viaAdminSecret],
+  ] as const) {
     test(`synchronous action (${label})`, async () => {
       rx.requests.splice(0);
       const r = await postGraphql(s.url, { query: 'mutation { sync_call { id } }' }, headers);
@@ -74,7 +77,7 @@ describe('the admin secret never leaves Svc', () => {
       const h = rx.requests[0]!.headers;
       noSecret(h);
       assert.equal(h['x-custom'], 'c', 'other client headers are forwarded');
-      assert.equal(h.authorization, 'Bearer client-token', 'the client\'s Authorization is forwarded, as upstream');
+      assert.equal(h.authorization, 'Bearer client-token', "the client's Authorization is forwarded, as upstream");
     });
 
     test(`asynchronous action: not stored, not forwarded (${label})`, async () => {
@@ -99,7 +102,11 @@ describe('the admin secret never leaves Svc', () => {
 
     test(`remote schema (${label})`, async () => {
       remote.reset();
-      const r = await postGraphql(s.url, { query: '{ a: echoHeader(name: "x-svc-access-key") b: echoHeader(name: "x-svc-admin-secret") c: echoHeader(name: "x-custom") }' }, headers);
+      const r = await postGraphql(
+        s.url,
+        { query: '{ a: echoHeader(name: "x-svc-access-key") b: echoHeader(name: "x-svc-admin-secret") c: echoHeader(name: "x-custom") }' },
+        headers,
+      );
       assert.deepEqual(r.body, { data: { a: null, b: null, c: 'c' } }, r.text);
       noSecret(remote.requests[0]!.headers);
     });

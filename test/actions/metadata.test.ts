@@ -45,26 +45,64 @@ async function rejected(body: unknown, status: number, code: string, error: stri
 
 describe('bad input: clear 400s, nothing stored', () => {
   test('an output type that is an input type, or not defined', async () => {
-    await rejected(create('bad', def({ output_type: 'ThingInput' })), 400, 'constraint-violation', 'in action "bad"; the type: "ThingInput" is not an object type defined in custom types');
-    await rejected(create('bad', def({ output_type: '[Nope]' })), 400, 'constraint-violation', 'in action "bad"; the type: "Nope" is not an object type defined in custom types');
+    await rejected(
+      create('bad', def({ output_type: 'ThingInput' })),
+      400,
+      'constraint-violation',
+      'in action "bad"; the type: "ThingInput" is not an object type defined in custom types',
+    );
+    await rejected(
+      create('bad', def({ output_type: '[Nope]' })),
+      400,
+      'constraint-violation',
+      'in action "bad"; the type: "Nope" is not an object type defined in custom types',
+    );
   });
 
   test('arguments of unknown types or of object types', async () => {
-    await rejected(create('bad', def({ arguments: [{ name: 'a', type: 'Nope!' }] })), 400, 'constraint-violation', 'in action "bad"; the type: "Nope" is not defined in custom types or it is not a scalar/enum/input_object');
-    await rejected(create('bad', def({ arguments: [{ name: 'a', type: 'Thing' }] })), 400, 'constraint-violation', /the type: "Thing" is not defined in custom types/);
+    await rejected(
+      create('bad', def({ arguments: [{ name: 'a', type: 'Nope!' }] })),
+      400,
+      'constraint-violation',
+      'in action "bad"; the type: "Nope" is not defined in custom types or it is not a scalar/enum/input_object',
+    );
+    await rejected(
+      create('bad', def({ arguments: [{ name: 'a', type: 'Thing' }] })),
+      400,
+      'constraint-violation',
+      /the type: "Thing" is not defined in custom types/,
+    );
   });
 
-  test('an output type named like a table\'s type', async () => {
+  test("an output type named like a table's type", async () => {
     await run({ type: 'run_sql', args: { sql: 'create table "Clash" (id int primary key)' } });
     await run({ type: 'track_table', args: { table: 'Clash' } });
     await run({ type: 'set_custom_types', args: { ...TYPES, objects: [...TYPES.objects, { name: 'Clash', fields: [{ name: 'id', type: 'Int!' }] }] } });
-    await rejected(create('bad', def({ output_type: 'Clash' })), 400, 'constraint-violation', 'in action "bad"; the custom type "Clash" has the name of a table\'s GraphQL type');
+    await rejected(
+      create('bad', def({ output_type: 'Clash' })),
+      400,
+      'constraint-violation',
+      'in action "bad"; the custom type "Clash" has the name of a table\'s GraphQL type',
+    );
     await run({ type: 'set_custom_types', args: TYPES });
   });
 
   test('duplicate names', async () => {
     await rejected(create('good', def()), 400, 'already-exists', 'action with name "good" already exists');
-    await rejected(create('bad', def({ arguments: [{ name: 'a', type: 'Int' }, { name: 'a', type: 'String' }] })), 400, 'invalid-params', 'the argument "a" is defined more than once');
+    await rejected(
+      create(
+        'bad',
+        def({
+          arguments: [
+            { name: 'a', type: 'Int' },
+            { name: 'a', type: 'String' },
+          ],
+        }),
+      ),
+      400,
+      'invalid-params',
+      'the argument "a" is defined more than once',
+    );
   });
 
   test('malformed definitions', async () => {
@@ -77,8 +115,18 @@ describe('bad input: clear 400s, nothing stored', () => {
   test('permissions: unknown actions, twice, dropping what is not there', async () => {
     await rejected({ type: 'create_action_permission', args: { action: 'nope', role: 'user' } }, 400, 'not-exists', 'action with name "nope" does not exist');
     await run({ type: 'create_action_permission', args: { action: 'good', role: 'user' } });
-    await rejected({ type: 'create_action_permission', args: { action: 'good', role: 'user' } }, 400, 'already-exists', 'permission for role: "user" is already defined on "good"');
-    await rejected({ type: 'drop_action_permission', args: { action: 'good', role: 'other' } }, 400, 'not-exists', 'permission for role: "other" is not defined on "good"');
+    await rejected(
+      { type: 'create_action_permission', args: { action: 'good', role: 'user' } },
+      400,
+      'already-exists',
+      'permission for role: "user" is already defined on "good"',
+    );
+    await rejected(
+      { type: 'drop_action_permission', args: { action: 'good', role: 'other' } },
+      400,
+      'not-exists',
+      'permission for role: "other" is not defined on "good"',
+    );
     await run({ type: 'drop_action_permission', args: { action: 'good', role: 'user' } });
   });
 
@@ -95,7 +143,12 @@ describe('bad input: clear 400s, nothing stored', () => {
     await run({ type: 'run_sql', args: { sql: 'create table thing (id int primary key)' } });
     await run({ type: 'track_table', args: { table: 'thing' } });
     const objects = [{ ...TYPES.objects[0], relationships: [{ name: 'id', type: 'object', remote_table: 'thing', field_mapping: { id: 'id' } }] }];
-    await rejected({ type: 'set_custom_types', args: { ...TYPES, objects } }, 400, 'constraint-violation', 'validation for the given custom types failed because the relationship "id" of object type "Thing" has the name of one of its fields');
+    await rejected(
+      { type: 'set_custom_types', args: { ...TYPES, objects } },
+      400,
+      'constraint-violation',
+      'validation for the given custom types failed because the relationship "id" of object type "Thing" has the name of one of its fields',
+    );
   });
 
   test('a bulk is all-or-nothing', async () => {
@@ -113,7 +166,15 @@ describe('export and replace', () => {
       md.actions.find((a: { name: string }) => a.name === 'good'),
       {
         name: 'good',
-        definition: { arguments: [{ name: 'input', type: 'ThingInput!' }], output_type: 'Thing', headers: [], forward_client_headers: false, handler: 'http://127.0.0.1:1/x', type: 'mutation', kind: 'synchronous' },
+        definition: {
+          arguments: [{ name: 'input', type: 'ThingInput!' }],
+          output_type: 'Thing',
+          headers: [],
+          forward_client_headers: false,
+          handler: 'http://127.0.0.1:1/x',
+          type: 'mutation',
+          kind: 'synchronous',
+        },
         permissions: [{ role: 'user', comment: 'c' }],
       },
     );
@@ -123,7 +184,10 @@ describe('export and replace', () => {
     await run({ type: 'replace_metadata', args: md });
     assert.deepEqual(await exported(), md);
     const r = await postGraphql(s.url, { query: '{ __schema { mutationType { fields { name } } } }' }, { 'x-svc-role': 'user' });
-    assert.deepEqual(r.body.data.__schema.mutationType.fields.map((f: { name: string }) => f.name), ['good']);
+    assert.deepEqual(
+      r.body.data.__schema.mutationType.fields.map((f: { name: string }) => f.name),
+      ['good'],
+    );
     // an action whose type is missing is refused by replace_metadata too
     const broken = { ...md, actions: [...md.actions, { name: 'broken', definition: def({ output_type: 'Nope' }) }] };
     const bad = await raw({ type: 'replace_metadata', args: broken });

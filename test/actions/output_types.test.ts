@@ -25,10 +25,21 @@ before(async () => {
         args: {
           scalars: [{ name: 'Blob' }],
           enums: [{ name: 'Color', values: [{ value: 'RED' }, { value: 'GREEN' }] }],
-          objects: [{ name: 'Out', fields: [
-            { name: 'n', type: 'Int!' }, { name: 'f', type: 'Float' }, { name: 's', type: 'String' }, { name: 'b', type: 'Boolean' },
-            { name: 'i', type: 'ID' }, { name: 'c', type: 'Color' }, { name: 'l', type: '[Int!]' }, { name: 'blob', type: 'Blob' },
-          ] }],
+          objects: [
+            {
+              name: 'Out',
+              fields: [
+                { name: 'n', type: 'Int!' },
+                { name: 'f', type: 'Float' },
+                { name: 's', type: 'String' },
+                { name: 'b', type: 'Boolean' },
+                { name: 'i', type: 'ID' },
+                { name: 'c', type: 'Color' },
+                { name: 'l', type: '[Int!]' },
+                { name: 'blob', type: 'Blob' },
+              ],
+            },
+          ],
         },
       },
       { type: 'create_action', args: { name: 'call', definition: { kind: 'synchronous', output_type: 'Out', handler: `${rx.url}/call` } } },
@@ -47,11 +58,13 @@ const call = async (body: unknown) => {
   return (await postGraphql(s.url, { query: 'mutation { call { n f s b i c l blob } }' })).body;
 };
 
-describe('the handler\'s answer against the output type', () => {
+describe("the handler's answer against the output type", () => {
   test('values that fit are answered as they came', async () => {
     const ok = { n: 1, f: 1.5, s: 'x', b: true, i: 'abc', c: 'RED', l: [1, 2], blob: { any: ['json'] } };
     assert.deepEqual(await call(ok), { data: { call: ok } });
-    assert.deepEqual(await call({ n: -2147483648, f: 3, i: 7 }), { data: { call: { n: -2147483648, f: 3, s: null, b: null, i: 7, c: null, l: null, blob: null } } });
+    assert.deepEqual(await call({ n: -2147483648, f: 3, i: 7 }), {
+      data: { call: { n: -2147483648, f: 3, s: null, b: null, i: 7, c: null, l: null, blob: null } },
+    });
   });
 
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
@@ -75,13 +88,17 @@ describe('the handler\'s answer against the output type', () => {
     });
   }
 
-  test('an asynchronous action\'s wrong answer is stored as its error', async () => {
+  test("an asynchronous action's wrong answer is stored as its error", async () => {
     answer = JSON.stringify({ n: 'notanint' });
     const id = (await postGraphql(s.url, { query: 'mutation { call_async }' })).body.data.call_async;
-    const r = await waitFor('the action\'s outcome', async () => {
-      const x = (await postGraphql(s.url, { query: `query { call_async(id: "${id}") { output { n } errors } }` })).body;
-      return x.data?.call_async?.errors ? x : undefined;
-    }, 10_000);
+    const r = await waitFor(
+      "the action's outcome",
+      async () => {
+        const x = (await postGraphql(s.url, { query: `query { call_async(id: "${id}") { output { n } errors } }` })).body;
+        return x.data?.call_async?.errors ? x : undefined;
+      },
+      10_000,
+    );
     assert.equal(r.data.call_async.output, null);
     assert.match(r.data.call_async.errors.error, /type Int! for field "n"/);
   });

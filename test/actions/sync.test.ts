@@ -21,7 +21,8 @@ let closedPort: number;
 const admin = { 'x-svc-role': 'admin' };
 const user1 = { 'x-svc-role': 'user', 'x-svc-user-id': '1' };
 const run = (body: unknown) => query(s.url, body, admin);
-const gql = (q: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = admin) => postGraphql(s.url, { query: q, variables }, headers);
+const gql = (q: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = admin) =>
+  postGraphql(s.url, { query: q, variables }, headers);
 
 /** the person ids' owners, as the handler of `people` answers them */
 const OWNER: Record<number, number> = { 1: 1, 2: 2, 3: 1 };
@@ -57,22 +58,47 @@ before(async () => {
   await run({
     type: 'bulk',
     args: [
-      { type: 'run_sql', args: { sql: "create table person (id serial primary key, name text not null, owner_id int not null); insert into person (name, owner_id) values ('ann', 1), ('bob', 2), ('cid', 1);" } },
+      {
+        type: 'run_sql',
+        args: {
+          sql: "create table person (id serial primary key, name text not null, owner_id int not null); insert into person (name, owner_id) values ('ann', 1), ('bob', 2), ('cid', 1);",
+        },
+      },
       { type: 'track_table', args: { table: 'person' } },
-      { type: 'create_select_permission', args: { table: 'person', role: 'user', permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } } },
+      {
+        type: 'create_select_permission',
+        args: { table: 'person', role: 'user', permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } },
+      },
       {
         type: 'set_custom_types',
         args: {
           scalars: [{ name: 'Payload' }],
           enums: [{ name: 'Color', values: [{ value: 'RED' }, { value: 'GREEN' }] }],
           input_objects: [
-            { name: 'PersonInput', fields: [{ name: 'name', type: 'String!' }, { name: 'tags', type: '[String!]' }] },
-            { name: 'Wrapper', fields: [{ name: 'person', type: 'PersonInput!' }, { name: 'color', type: 'Color' }] },
+            {
+              name: 'PersonInput',
+              fields: [
+                { name: 'name', type: 'String!' },
+                { name: 'tags', type: '[String!]' },
+              ],
+            },
+            {
+              name: 'Wrapper',
+              fields: [
+                { name: 'person', type: 'PersonInput!' },
+                { name: 'color', type: 'Color' },
+              ],
+            },
           ],
           objects: [
             {
               name: 'PersonRef',
-              fields: [{ name: 'id', type: 'Int!' }, { name: 'note', type: 'String' }, { name: 'color', type: 'Color' }, { name: 'owner', type: 'Int' }],
+              fields: [
+                { name: 'id', type: 'Int!' },
+                { name: 'note', type: 'String' },
+                { name: 'color', type: 'Color' },
+                { name: 'owner', type: 'Int' },
+              ],
               relationships: [
                 { name: 'person', type: 'object', remote_table: 'person', field_mapping: { id: 'id' } },
                 { name: 'same_owner', type: 'array', remote_table: 'person', field_mapping: { owner: 'owner_id' } },
@@ -82,18 +108,34 @@ before(async () => {
         },
       },
       action('echo_person', {
-        arguments: [{ name: 'id', type: 'Int!' }, { name: 'note', type: 'String' }, { name: 'color', type: 'Color' }, { name: 'wrapper', type: 'Wrapper' }, { name: 'ids', type: '[Int!]' }],
+        arguments: [
+          { name: 'id', type: 'Int!' },
+          { name: 'note', type: 'String' },
+          { name: 'color', type: 'Color' },
+          { name: 'wrapper', type: 'Wrapper' },
+          { name: 'ids', type: '[Int!]' },
+        ],
         output_type: 'PersonRef',
         handler: '{{SVC_TEST_ACTION_BASE}}/echo',
       }),
       action('people', { type: 'query', arguments: [{ name: 'ids', type: '[Int!]!' }], output_type: '[PersonRef]', handler: `${rx.url}/people` }),
-      action('probe', { arguments: [{ name: 'n', type: 'Int' }, { name: 'extra', type: 'Payload' }], output_type: 'PersonRef', handler: `${rx.url}/probe` }),
+      action('probe', {
+        arguments: [
+          { name: 'n', type: 'Int' },
+          { name: 'extra', type: 'Payload' },
+        ],
+        output_type: 'PersonRef',
+        handler: `${rx.url}/probe`,
+      }),
       action('slow', { output_type: 'PersonRef', handler: `${rx.url}/slow`, timeout: 1 }),
       action('unreachable', { output_type: 'PersonRef', handler: `http://127.0.0.1:${closedPort}/x` }),
       action('with_headers', {
         output_type: 'PersonRef',
         handler: `${rx.url}/headers`,
-        headers: [{ name: 'x-static', value: 'v' }, { name: 'x-env', value_from_env: 'SVC_TEST_ACTION_HEADER' }],
+        headers: [
+          { name: 'x-static', value: 'v' },
+          { name: 'x-env', value_from_env: 'SVC_TEST_ACTION_HEADER' },
+        ],
         forward_client_headers: true,
       }),
       { type: 'create_action_permission', args: { action: 'people', role: 'user' } },
@@ -130,7 +172,10 @@ describe('the handler call', () => {
       session_variables: { 'x-svc-role': 'admin' },
     });
     // the same query with other values (the plan is cached; the values are not)
-    const again = await gql('mutation ($note: String, $w: Wrapper) { echo_person(id: 8, note: $note, color: GREEN, wrapper: $w, ids: [1, 2]) { id note } }', { note: null, w: null });
+    const again = await gql('mutation ($note: String, $w: Wrapper) { echo_person(id: 8, note: $note, color: GREEN, wrapper: $w, ids: [1, 2]) { id note } }', {
+      note: null,
+      w: null,
+    });
     assert.deepEqual(again.body, { data: { echo_person: { id: 8, note: null } } });
     assert.deepEqual(rx.requests[1]!.body.input, { id: 8, note: null, color: 'GREEN', wrapper: null, ids: [1, 2] });
   });
@@ -138,17 +183,28 @@ describe('the handler call', () => {
   test('session variables (lower-cased) are sent; an argument not given is left out', async () => {
     const r = await gql('mutation { probe { id } }', {}, { 'X-Svc-Role': 'user', 'X-Svc-User-Id': '1', 'X-Svc-Org': 'o' });
     assert.deepEqual(r.body, { data: { probe: { id: 1 } } });
-    assert.deepEqual(rx.requests[0]!.body, { action: { name: 'probe' }, input: {}, session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1', 'x-svc-org': 'o' } });
+    assert.deepEqual(rx.requests[0]!.body, {
+      action: { name: 'probe' },
+      input: {},
+      session_variables: { 'x-svc-role': 'user', 'x-svc-user-id': '1', 'x-svc-org': 'o' },
+    });
   });
 
   test('a custom scalar takes any JSON value, literal or variable', async () => {
     const r = await gql('mutation ($p: Payload) { a: probe(extra: {x: [1, "y"], z: null}) { id } b: probe(extra: $p) { id } }', { p: [{ deep: true }] });
     assert.deepEqual(r.body, { data: { a: { id: 1 }, b: { id: 1 } } });
-    assert.deepEqual(rx.requests.map((x) => x.body.input), [{ extra: { x: [1, 'y'], z: null } }, { extra: [{ deep: true }] }]);
+    assert.deepEqual(
+      rx.requests.map((x) => x.body.input),
+      [{ extra: { x: [1, 'y'], z: null } }, { extra: [{ deep: true }] }],
+    );
   });
 
   test('configured headers (value and value_from_env) and forwarded client headers, minus hop-by-hop ones and the admin secret', async () => {
-    const r = await gql('mutation { with_headers { id } }', {}, { ...admin, 'x-custom': 'c', 'proxy-authorization': 'p', 'x-static': 'from-client', 'x-svc-admin-secret': 'nope' });
+    const r = await gql(
+      'mutation { with_headers { id } }',
+      {},
+      { ...admin, 'x-custom': 'c', 'proxy-authorization': 'p', 'x-static': 'from-client', 'x-svc-admin-secret': 'nope' },
+    );
     assert.deepEqual(r.body, { data: { with_headers: { id: 1 } } });
     const h = rx.requests[0]!.headers;
     assert.equal(h['x-static'], 'v');
@@ -172,16 +228,30 @@ describe('the handler call', () => {
 });
 
 describe('the output', () => {
-  test('a query action with a list output: relationships to a table, in one statement, under the role\'s row filter', async () => {
+  test("a query action with a list output: relationships to a table, in one statement, under the role's row filter", async () => {
     const q = 'query { people(ids: [1, 2, 3]) { id person { name } same_owner(order_by: {id: asc}) { id name } } }';
     const r = await gql(q, {}, user1);
     assert.deepEqual(r.body, {
       data: {
         people: [
-          { id: 1, person: { name: 'ann' }, same_owner: [{ id: 1, name: 'ann' }, { id: 3, name: 'cid' }] },
+          {
+            id: 1,
+            person: { name: 'ann' },
+            same_owner: [
+              { id: 1, name: 'ann' },
+              { id: 3, name: 'cid' },
+            ],
+          },
           // person 2 belongs to user 2: not visible to user 1
           { id: 2, person: null, same_owner: [] },
-          { id: 3, person: { name: 'cid' }, same_owner: [{ id: 1, name: 'ann' }, { id: 3, name: 'cid' }] },
+          {
+            id: 3,
+            person: { name: 'cid' },
+            same_owner: [
+              { id: 1, name: 'ann' },
+              { id: 3, name: 'cid' },
+            ],
+          },
         ],
       },
     });
@@ -195,7 +265,7 @@ describe('the output', () => {
   });
 
   test('a mutation with an action and a database mutation runs both in order', async () => {
-    const r = await gql("mutation { probe { id } insert_person_one(object: {name: \"dan\", owner_id: 3}) { name } }");
+    const r = await gql('mutation { probe { id } insert_person_one(object: {name: "dan", owner_id: 3}) { name } }');
     assert.deepEqual(r.body, { data: { probe: { id: 1 }, insert_person_one: { name: 'dan' } } });
     await run({ type: 'run_sql', args: { sql: "delete from person where name = 'dan'" } });
   });
@@ -222,7 +292,10 @@ describe('the output', () => {
     assert.deepEqual(e.extensions.internal.request.body, { action: { name: 'probe' }, input: {}, session_variables: { 'x-svc-role': 'admin' } });
     assert.equal(e.extensions.internal.request.url, `${rx.url}/probe`);
     await failing({ status: 200, body: '{"id": null}' }, { message: 'expecting not null value for field "id"', code: 'unexpected' });
-    await failing({ status: 200, body: '{"id": 1, "extra": 2, "more": 3}' }, { message: 'unexpected fields in webhook response: extra, more', code: 'unexpected' });
+    await failing(
+      { status: 200, body: '{"id": 1, "extra": 2, "more": 3}' },
+      { message: 'unexpected fields in webhook response: extra, more', code: 'unexpected' },
+    );
     await failing({ status: 200, body: '[{"id": 1}]' }, { message: 'expecting object for action webhook response but got array', code: 'unexpected' });
     await failing({ status: 200, body: '"text"' }, { message: 'expecting object or array of objects for action webhook response', code: 'parse-failed' });
     await failing({ status: 200, body: 'not json' }, { message: /^not a valid json response from webhook/, code: 'unexpected' });
@@ -240,7 +313,10 @@ describe('remote relationships under the output', () => {
     const remote = await startGraphQLServer({ '/graphql': { schema: actionsRemoteJoinSchema() } });
     try {
       await run({ type: 'add_remote_schema', args: { name: 'messages', definition: { url: `${remote.url}/graphql` } } });
-      await run({ type: 'create_remote_relationship', args: { name: 'welcome', table: 'person', svc_fields: ['id'], remote_schema: 'messages', remote_field: { message: { arguments: { id: '$id' } } } } });
+      await run({
+        type: 'create_remote_relationship',
+        args: { name: 'welcome', table: 'person', svc_fields: ['id'], remote_schema: 'messages', remote_field: { message: { arguments: { id: '$id' } } } },
+      });
       remote.reset();
       const r = await gql('query { people(ids: [1, 2, 3]) { id person { name welcome { name msg } } } }');
       assert.deepEqual(r.body, {
@@ -307,7 +383,10 @@ describe('visibility per role', () => {
     assert.equal(denied.body.errors[0].extensions.code, 'validation-failed');
     assert.equal(rx.requests.length, 0);
     const types = await gql('{ __schema { mutationType { fields { name } } queryType { fields { name } } } }', {}, user1);
-    assert.deepEqual(types.body.data.__schema.mutationType.fields.map((f: { name: string }) => f.name), ['probe']);
+    assert.deepEqual(
+      types.body.data.__schema.mutationType.fields.map((f: { name: string }) => f.name),
+      ['probe'],
+    );
     assert.ok(types.body.data.__schema.queryType.fields.some((f: { name: string }) => f.name === 'people'));
     const sub = await gql('{ __schema { subscriptionType { fields { name } } } }', {}, user1);
     assert.ok(!sub.body.data.__schema.subscriptionType.fields.some((f: { name: string }) => f.name === 'people'), 'query actions are not subscriptions');
@@ -320,14 +399,18 @@ describe('--dev-mode', () => {
   test('every role sees the debugging info', async () => {
     const dev = await startTestServer({ devMode: true });
     try {
-      await query(dev.url, {
-        type: 'bulk',
-        args: [
-          { type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'id', type: 'Int!' }] }] } },
-          action('probe', { output_type: 'Out', handler: `${rx.url}/probe` }),
-          { type: 'create_action_permission', args: { action: 'probe', role: 'user' } },
-        ],
-      }, admin);
+      await query(
+        dev.url,
+        {
+          type: 'bulk',
+          args: [
+            { type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'id', type: 'Int!' }] }] } },
+            action('probe', { output_type: 'Out', handler: `${rx.url}/probe` }),
+            { type: 'create_action_permission', args: { action: 'probe', role: 'user' } },
+          ],
+        },
+        admin,
+      );
       rx.respond = () => ({ status: 500, body: '{"trace": "x"}' });
       const r = await postGraphql(dev.url, { query: 'mutation { probe { id } }' }, user1);
       assert.equal(r.body.errors[0].message, 'internal error');

@@ -30,7 +30,13 @@ describe('no admin secret', () => {
   });
 
   test('junk header names and non-string values from a websocket payload are tolerated', async () => {
-    const s = await auth.resolve({ ':authority': 'x', 'bad name': 'x', 'x-svc-n': 5 as unknown as string, 'x-svc-o': {} as unknown as string, 'x-svc-u': undefined });
+    const s = await auth.resolve({
+      ':authority': 'x',
+      'bad name': 'x',
+      'x-svc-n': 5 as unknown as string,
+      'x-svc-o': {} as unknown as string,
+      'x-svc-u': undefined,
+    });
     assert.deepEqual(s.vars, { 'x-svc-n': '5', 'x-svc-role': 'admin' });
     assert.deepEqual((await auth.resolve(undefined as never)).vars, { 'x-svc-role': 'admin' });
   });
@@ -74,7 +80,12 @@ describe('admin secret', () => {
   });
 
   test('x-svc-admin-secret wins over x-svc-access-key', async () => {
-    await rejectsWith(auth.resolve({ 'x-svc-admin-secret': 'bad', 'x-svc-access-key': 's3cret' }), 401, 'access-denied', 'invalid x-svc-admin-secret/x-svc-access-key');
+    await rejectsWith(
+      auth.resolve({ 'x-svc-admin-secret': 'bad', 'x-svc-access-key': 's3cret' }),
+      401,
+      'access-denied',
+      'invalid x-svc-admin-secret/x-svc-access-key',
+    );
   });
 
   test('missing secret without other modes is rejected', async () => {
@@ -99,13 +110,37 @@ describe('unauthorized role', () => {
 
 describe('configuration errors', () => {
   const cases: [string, AuthOptions, string][] = [
-    ['webhook without secret', { ...base, authHook: 'http://127.0.0.1:1/' }, 'Fatal Error : --auth-hook (SVC_GRAPHQL_AUTH_HOOK) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set'],
-    ['jwt without secret', { ...base, jwtSecret: { type: 'HS256', key: HS_KEY } }, 'Fatal Error : --jwt-secret (SVC_GRAPHQL_JWT_SECRET) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set'],
-    ['webhook and jwt', { ...base, adminSecret: 's', authHook: 'http://127.0.0.1:1/', jwtSecret: { type: 'HS256', key: HS_KEY } }, 'Fatal Error: Both webhook and JWT mode cannot be enabled at the same time'],
-    ['unauthorized role without secret', { ...base, unauthorizedRole: 'anon' }, 'Fatal Error: --unauthorized-role (SVC_GRAPHQL_UNAUTHORIZED_ROLE) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set and is not allowed when --auth-hook (SVC_GRAPHQL_AUTH_HOOK) is set'],
-    ['unauthorized role with webhook', { ...base, adminSecret: 's', authHook: 'http://127.0.0.1:1/', unauthorizedRole: 'anon' }, 'Fatal Error: --unauthorized-role (SVC_GRAPHQL_UNAUTHORIZED_ROLE) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set and is not allowed when --auth-hook (SVC_GRAPHQL_AUTH_HOOK) is set'],
+    [
+      'webhook without secret',
+      { ...base, authHook: 'http://127.0.0.1:1/' },
+      'Fatal Error : --auth-hook (SVC_GRAPHQL_AUTH_HOOK) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set',
+    ],
+    [
+      'jwt without secret',
+      { ...base, jwtSecret: { type: 'HS256', key: HS_KEY } },
+      'Fatal Error : --jwt-secret (SVC_GRAPHQL_JWT_SECRET) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set',
+    ],
+    [
+      'webhook and jwt',
+      { ...base, adminSecret: 's', authHook: 'http://127.0.0.1:1/', jwtSecret: { type: 'HS256', key: HS_KEY } },
+      'Fatal Error: Both webhook and JWT mode cannot be enabled at the same time',
+    ],
+    [
+      'unauthorized role without secret',
+      { ...base, unauthorizedRole: 'anon' },
+      'Fatal Error: --unauthorized-role (SVC_GRAPHQL_UNAUTHORIZED_ROLE) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set and is not allowed when --auth-hook (SVC_GRAPHQL_AUTH_HOOK) is set',
+    ],
+    [
+      'unauthorized role with webhook',
+      { ...base, adminSecret: 's', authHook: 'http://127.0.0.1:1/', unauthorizedRole: 'anon' },
+      'Fatal Error: --unauthorized-role (SVC_GRAPHQL_UNAUTHORIZED_ROLE) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set and is not allowed when --auth-hook (SVC_GRAPHQL_AUTH_HOOK) is set',
+    ],
     ['hook not a URL', { ...base, adminSecret: 's', authHook: 'not a url' }, 'Fatal Error: --auth-hook (SVC_GRAPHQL_AUTH_HOOK): not a URL: not a url'],
-    ['hook not http', { ...base, adminSecret: 's', authHook: 'file:///etc/passwd' }, 'Fatal Error: --auth-hook (SVC_GRAPHQL_AUTH_HOOK): expected an http(s) URL'],
+    [
+      'hook not http',
+      { ...base, adminSecret: 's', authHook: 'file:///etc/passwd' },
+      'Fatal Error: --auth-hook (SVC_GRAPHQL_AUTH_HOOK): expected an http(s) URL',
+    ],
   ];
   for (const [name, opts, message] of cases) {
     test(name, () => {
@@ -133,7 +168,11 @@ describe('describe()', () => {
     });
   });
   test('jwt, namespace path and stringified claims', () => {
-    const a = new Authenticator({ ...base, adminSecret: 's', jwtSecret: { type: 'HS256', key: HS_KEY, claims_namespace_path: '$.svc.claims', claims_format: 'stringified_json' } });
+    const a = new Authenticator({
+      ...base,
+      adminSecret: 's',
+      jwtSecret: { type: 'HS256', key: HS_KEY, claims_namespace_path: '$.svc.claims', claims_format: 'stringified_json' },
+    });
     assert.deepEqual(a.describe().jwt, { claims_namespace_path: '$.svc.claims', claims_format: 'stringified_json' });
   });
 });

@@ -47,7 +47,14 @@ beforeEach(() => {
 });
 
 async function mk(jwt: Partial<JwtConfigRaw> = {}, extra: Partial<AuthOptions> = {}): Promise<Authenticator> {
-  const a = new Authenticator({ adminSecret: 's', authHookMode: 'GET', jwtSecret: { jwk_url: server.url, ...jwt }, now: clock.now, jwksMinRefetchMs: 10_000, ...extra });
+  const a = new Authenticator({
+    adminSecret: 's',
+    authHookMode: 'GET',
+    jwtSecret: { jwk_url: server.url, ...jwt },
+    now: clock.now,
+    jwksMinRefetchMs: 10_000,
+    ...extra,
+  });
   opened.push(a);
   await a.ready();
   return a;
@@ -190,7 +197,12 @@ describe('JWK set', () => {
   test('alg none is rejected in JWK mode too', async () => {
     const a = await mk();
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    await rejectsWith(a.resolve({ authorization: `Bearer ${b64({ alg: 'none', kid: 'k1' })}.${b64(claims())}.` }), 400, 'invalid-jwt', 'Could not verify JWT: JWSError JWSNoSignatures');
+    await rejectsWith(
+      a.resolve({ authorization: `Bearer ${b64({ alg: 'none', kid: 'k1' })}.${b64(claims())}.` }),
+      400,
+      'invalid-jwt',
+      'Could not verify JWT: JWSError JWSNoSignatures',
+    );
   });
 });
 

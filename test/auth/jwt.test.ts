@@ -87,7 +87,12 @@ describe('HS256', () => {
       vars: { 'x-svc-role': 'admin' },
       hasAdminCredentials: true,
     });
-    await rejectsWith(auth.resolve({ 'x-svc-admin-secret': 'bad', ...bearer(await sign(claims(), hsKey, 'HS256')) }), 401, 'access-denied', 'invalid x-svc-admin-secret/x-svc-access-key');
+    await rejectsWith(
+      auth.resolve({ 'x-svc-admin-secret': 'bad', ...bearer(await sign(claims(), hsKey, 'HS256')) }),
+      401,
+      'access-denied',
+      'invalid x-svc-admin-secret/x-svc-access-key',
+    );
   });
 
   test('missing Authorization header', async () => {
@@ -102,7 +107,12 @@ describe('HS256', () => {
       hasAdminCredentials: false,
     });
     // a present but bad token is not downgraded to the unauthorized role
-    await rejectsWith(a.resolve({ authorization: 'Bearer x.y.z' }), 400, 'invalid-jwt', 'Could not verify JWT: JWSError (JSONDecodeError "Error in $: invalid JOSE header")');
+    await rejectsWith(
+      a.resolve({ authorization: 'Bearer x.y.z' }),
+      400,
+      'invalid-jwt',
+      'Could not verify JWT: JWSError (JSONDecodeError "Error in $: invalid JOSE header")',
+    );
   });
 
   test('malformed Authorization header', async () => {
@@ -121,7 +131,12 @@ describe('malformed and hostile tokens', () => {
 
   test('wrong number of parts', async () => {
     await rejectsWith(auth.resolve(bearer('abc')), 400, 'invalid-jwt', e('JWSError (CompactDecodeError Invalid number of parts: Expected 3 parts; got 1)'));
-    await rejectsWith(auth.resolve(bearer('a.b.c.d.e')), 400, 'invalid-jwt', e('JWSError (CompactDecodeError Invalid number of parts: Expected 3 parts; got 5)'));
+    await rejectsWith(
+      auth.resolve(bearer('a.b.c.d.e')),
+      400,
+      'invalid-jwt',
+      e('JWSError (CompactDecodeError Invalid number of parts: Expected 3 parts; got 5)'),
+    );
   });
 
   test('not base64url', async () => {
@@ -131,9 +146,24 @@ describe('malformed and hostile tokens', () => {
   });
 
   test('header not JSON / not an object / no alg', async () => {
-    await rejectsWith(auth.resolve(bearer(`${b64('nope')}.${b64('{}')}.c2ln`)), 400, 'invalid-jwt', e('JWSError (JSONDecodeError "Error in $: invalid JOSE header")'));
-    await rejectsWith(auth.resolve(bearer(`${b64('[1]')}.${b64('{}')}.c2ln`)), 400, 'invalid-jwt', e('JWSError (JSONDecodeError "Error in $: expected Object, but encountered Array")'));
-    await rejectsWith(auth.resolve(bearer(`${b64('{"typ":"JWT"}')}.${b64('{}')}.c2ln`)), 400, 'invalid-jwt', e('JWSError (JSONDecodeError "Error in $: key \\"alg\\" not found")'));
+    await rejectsWith(
+      auth.resolve(bearer(`${b64('nope')}.${b64('{}')}.c2ln`)),
+      400,
+      'invalid-jwt',
+      e('JWSError (JSONDecodeError "Error in $: invalid JOSE header")'),
+    );
+    await rejectsWith(
+      auth.resolve(bearer(`${b64('[1]')}.${b64('{}')}.c2ln`)),
+      400,
+      'invalid-jwt',
+      e('JWSError (JSONDecodeError "Error in $: expected Object, but encountered Array")'),
+    );
+    await rejectsWith(
+      auth.resolve(bearer(`${b64('{"typ":"JWT"}')}.${b64('{}')}.c2ln`)),
+      400,
+      'invalid-jwt',
+      e('JWSError (JSONDecodeError "Error in $: key \\"alg\\" not found")'),
+    );
   });
 
   test('3 MB token is refused before any decoding', async () => {
@@ -147,7 +177,12 @@ describe('malformed and hostile tokens', () => {
     const payload = b64(JSON.stringify(claims()));
     for (const alg of ['none', 'None', 'NONE']) {
       for (const sig of ['', 'c2ln']) {
-        await rejectsWith(auth.resolve(bearer(`${b64(JSON.stringify({ alg, typ: 'JWT' }))}.${payload}.${sig}`)), 400, 'invalid-jwt', e('JWSError JWSNoSignatures'));
+        await rejectsWith(
+          auth.resolve(bearer(`${b64(JSON.stringify({ alg, typ: 'JWT' }))}.${payload}.${sig}`)),
+          400,
+          'invalid-jwt',
+          e('JWSError JWSNoSignatures'),
+        );
       }
     }
   });
@@ -178,7 +213,10 @@ describe('malformed and hostile tokens', () => {
   });
 
   test('payload that is not a JSON object', async () => {
-    for (const [payload, type] of [['[]', 'Array'], ['"x"', 'String']] as const) {
+    for (const [payload, type] of [
+      ['[]', 'Array'],
+      ['"x"', 'String'],
+    ] as const) {
       const t = await new CompactSign(Buffer.from(payload)).setProtectedHeader({ alg: 'HS256' }).sign(hsKey);
       await rejectsWith(auth.resolve(bearer(t)), 400, 'invalid-jwt', e(`JWTClaimsSetDecodeError "Error in $: expected Object, but encountered ${type}"`));
     }
@@ -187,8 +225,18 @@ describe('malformed and hostile tokens', () => {
   });
 
   test('registered claims of the wrong type', async () => {
-    await rejectsWith(auth.resolve(bearer(await sign(claims({}, { exp: 'tomorrow' }), hsKey, 'HS256'))), 400, 'invalid-jwt', e('JWTClaimsSetDecodeError "Error in $.exp: expected NumericDate, encountered String"'));
-    await rejectsWith(auth.resolve(bearer(await sign(claims({}, { aud: 5 }), hsKey, 'HS256'))), 400, 'invalid-jwt', e('JWTClaimsSetDecodeError "Error in $.aud: expected a string or a list of strings"'));
+    await rejectsWith(
+      auth.resolve(bearer(await sign(claims({}, { exp: 'tomorrow' }), hsKey, 'HS256'))),
+      400,
+      'invalid-jwt',
+      e('JWTClaimsSetDecodeError "Error in $.exp: expected NumericDate, encountered String"'),
+    );
+    await rejectsWith(
+      auth.resolve(bearer(await sign(claims({}, { aud: 5 }), hsKey, 'HS256'))),
+      400,
+      'invalid-jwt',
+      e('JWTClaimsSetDecodeError "Error in $.aud: expected a string or a list of strings"'),
+    );
   });
 });
 
@@ -248,15 +296,45 @@ describe('claims', () => {
   });
 
   test('role claims missing', async () => {
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-allowed-roles': undefined })), 400, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-allowed-roles');
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-default-role': undefined })), 400, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-default-role');
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-allowed-roles': undefined })),
+      400,
+      'jwt-missing-role-claims',
+      'JWT claim does not contain x-svc-allowed-roles',
+    );
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-default-role': undefined })),
+      400,
+      'jwt-missing-role-claims',
+      'JWT claim does not contain x-svc-default-role',
+    );
   });
 
   test('role claims of the wrong shape', async () => {
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-allowed-roles': 'user' })), 400, 'jwt-invalid-claims', 'invalid x-svc-allowed-roles; should be a list of roles: parsing [] failed, expected Array, but encountered String');
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-allowed-roles': ['user', 3] })), 400, 'jwt-invalid-claims', 'invalid x-svc-allowed-roles; should be a list of roles: parsing String failed, expected String, but encountered Number');
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-default-role': ['user'] })), 400, 'jwt-invalid-claims', 'invalid x-svc-default-role; should be a single role name: parsing String failed, expected String, but encountered Array');
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-default-role': '' })), 400, 'jwt-invalid-claims', 'invalid x-svc-default-role; should be a single role name: empty string not allowed');
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-allowed-roles': 'user' })),
+      400,
+      'jwt-invalid-claims',
+      'invalid x-svc-allowed-roles; should be a list of roles: parsing [] failed, expected Array, but encountered String',
+    );
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-allowed-roles': ['user', 3] })),
+      400,
+      'jwt-invalid-claims',
+      'invalid x-svc-allowed-roles; should be a list of roles: parsing String failed, expected String, but encountered Number',
+    );
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-default-role': ['user'] })),
+      400,
+      'jwt-invalid-claims',
+      'invalid x-svc-default-role; should be a single role name: parsing String failed, expected String, but encountered Array',
+    );
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-default-role': '' })),
+      400,
+      'jwt-invalid-claims',
+      'invalid x-svc-default-role; should be a single role name: empty string not allowed',
+    );
   });
 
   test('default role outside the allowed roles', async () => {
@@ -264,8 +342,18 @@ describe('claims', () => {
   });
 
   test('x-svc-* claims must be strings', async () => {
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-user-id': 1 })), 400, 'jwt-invalid-claims', 'x-svc-* claims: parsing Text failed, expected String, but encountered Number');
-    await rejectsWith(auth.resolve(await tok({ 'x-svc-ids': ['1'] })), 400, 'jwt-invalid-claims', 'x-svc-* claims: parsing Text failed, expected String, but encountered Array');
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-user-id': 1 })),
+      400,
+      'jwt-invalid-claims',
+      'x-svc-* claims: parsing Text failed, expected String, but encountered Number',
+    );
+    await rejectsWith(
+      auth.resolve(await tok({ 'x-svc-ids': ['1'] })),
+      400,
+      'jwt-invalid-claims',
+      'x-svc-* claims: parsing Text failed, expected String, but encountered Array',
+    );
   });
 
   test('claim names are case-insensitive; other claims are ignored', async () => {
@@ -284,8 +372,18 @@ describe('claims', () => {
     const inner = { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user', 'x-svc-user-id': '9' };
     const s = await a.resolve(bearer(await sign({ ...claims(), [NS]: JSON.stringify(inner) }, hsKey, 'HS256')));
     assert.deepEqual(s.vars, { 'x-svc-user-id': '9', 'x-svc-role': 'user' });
-    await rejectsWith(a.resolve(bearer(await sign(claims(), hsKey, 'HS256'))), 400, 'jwt-invalid-claims', 'expecting a string when claims_format is stringified_json');
-    await rejectsWith(a.resolve(bearer(await sign({ ...claims(), [NS]: '{bad' }, hsKey, 'HS256'))), 400, 'jwt-invalid-claims', `expecting stringified json at: 'claims_namespace ${NS}', but found: {bad`);
+    await rejectsWith(
+      a.resolve(bearer(await sign(claims(), hsKey, 'HS256'))),
+      400,
+      'jwt-invalid-claims',
+      'expecting a string when claims_format is stringified_json',
+    );
+    await rejectsWith(
+      a.resolve(bearer(await sign({ ...claims(), [NS]: '{bad' }, hsKey, 'HS256'))),
+      400,
+      'jwt-invalid-claims',
+      `expecting stringified json at: 'claims_namespace ${NS}', but found: {bad`,
+    );
   });
 
   test('claims_namespace', async () => {
@@ -322,9 +420,26 @@ describe('claims', () => {
     });
     const s = await a.resolve(bearer(await sign({ sub: 'u1', user: { roles: ['user', 'editor'] } }, hsKey, 'HS256')));
     assert.deepEqual(s, { role: 'user', vars: { 'x-svc-user-id': 'u1', 'x-svc-org': 'acme', 'x-svc-role': 'user' }, hasAdminCredentials: false });
-    await rejectsWith(a.resolve(bearer(await sign({ sub: 'u1' }, hsKey, 'HS256'))), 400, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-allowed-roles');
-    await rejectsWith(a.resolve(bearer(await sign({ user: { roles: ['user'] } }, hsKey, 'HS256'))), 400, 'jwt-invalid-claims', 'JWT claim from claims_map, x-svc-user-id not found');
-    assert.deepEqual(a.describe().jwt, { claims_map: { 'x-svc-allowed-roles': { path: '$.user.roles' }, 'x-svc-default-role': { path: '$.user.role', default: 'user' }, 'x-svc-user-id': { path: '$.sub' }, 'X-Svc-Org': 'acme' } });
+    await rejectsWith(
+      a.resolve(bearer(await sign({ sub: 'u1' }, hsKey, 'HS256'))),
+      400,
+      'jwt-missing-role-claims',
+      'JWT claim does not contain x-svc-allowed-roles',
+    );
+    await rejectsWith(
+      a.resolve(bearer(await sign({ user: { roles: ['user'] } }, hsKey, 'HS256'))),
+      400,
+      'jwt-invalid-claims',
+      'JWT claim from claims_map, x-svc-user-id not found',
+    );
+    assert.deepEqual(a.describe().jwt, {
+      claims_map: {
+        'x-svc-allowed-roles': { path: '$.user.roles' },
+        'x-svc-default-role': { path: '$.user.role', default: 'user' },
+        'x-svc-user-id': { path: '$.sub' },
+        'X-Svc-Org': 'acme',
+      },
+    });
   });
 });
 
@@ -349,9 +464,24 @@ describe('asymmetric keys', () => {
   test('RS256 with an SPKI public key', async () => {
     const a = mk({ type: 'RS256', key: spki(rsa.publicKey) });
     assert.equal((await a.resolve(bearer(await sign(claims(), rsa.privateKey, 'RS256')))).role, 'user');
-    await rejectsWith(a.resolve(bearer(await sign(claims(), otherRsa.privateKey, 'RS256'))), 400, 'invalid-jwt', 'Could not verify JWT: JWSError JWSInvalidSignature');
-    await rejectsWith(a.resolve(bearer(await sign(claims(), rsa.privateKey, 'RS512'))), 400, 'invalid-jwt', 'Could not verify JWT: JWSError JWSInvalidSignature');
-    await rejectsWith(a.resolve(bearer(await sign(claims(), rsa.privateKey, 'PS256'))), 400, 'invalid-jwt', 'Could not verify JWT: JWSError JWSInvalidSignature');
+    await rejectsWith(
+      a.resolve(bearer(await sign(claims(), otherRsa.privateKey, 'RS256'))),
+      400,
+      'invalid-jwt',
+      'Could not verify JWT: JWSError JWSInvalidSignature',
+    );
+    await rejectsWith(
+      a.resolve(bearer(await sign(claims(), rsa.privateKey, 'RS512'))),
+      400,
+      'invalid-jwt',
+      'Could not verify JWT: JWSError JWSInvalidSignature',
+    );
+    await rejectsWith(
+      a.resolve(bearer(await sign(claims(), rsa.privateKey, 'PS256'))),
+      400,
+      'invalid-jwt',
+      'Could not verify JWT: JWSError JWSInvalidSignature',
+    );
   });
 
   test('RS384 with a PKCS#1 public key', async () => {
@@ -379,7 +509,12 @@ describe('asymmetric keys', () => {
   test('Ed25519 (EdDSA)', async () => {
     const a = mk({ type: 'Ed25519', key: spki(ed.publicKey) });
     assert.equal((await a.resolve(bearer(await sign(claims(), ed.privateKey, 'EdDSA')))).role, 'user');
-    await rejectsWith(a.resolve(bearer(await sign(claims(), ec.privateKey, 'ES256'))), 400, 'invalid-jwt', 'Could not verify JWT: JWSError JWSInvalidSignature');
+    await rejectsWith(
+      a.resolve(bearer(await sign(claims(), ec.privateKey, 'ES256'))),
+      400,
+      'invalid-jwt',
+      'Could not verify JWT: JWSError JWSInvalidSignature',
+    );
   });
 });
 
@@ -394,17 +529,41 @@ describe('configuration errors', () => {
     ['none type', { type: 'none', key: HS_KEY }, 'Invalid JWK: Key type: none is not supported'],
     ['HMAC key too small', { type: 'HS256', key: 'short' }, 'Invalid JWK: Key size too small'],
     ['HS512 key too small', { type: 'HS512', key: HS_KEY }, 'Invalid JWK: Key size too small'],
-    ['private key instead of public', { type: 'RS256', key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) }, 'Invalid JWK: Could not decode PEM: expected a public key or an X509 certificate, not a private key'],
-    ['RSA key too short', { type: 'RS256', key: spki(rsa1024.publicKey) }, 'Invalid JWK: key type RS256 needs an RSA key of at least 2048 bits, got rsa 1024-bit'],
-    ['EC type with an RSA key', { type: 'ES256', key: spki(rsa.publicKey) }, 'Invalid JWK: key type ES256 needs an EC key on the curve of ES256, got rsa 2048-bit'],
-    ['both namespace options', { type: 'HS256', key: HS_KEY, claims_namespace: 'a', claims_namespace_path: '$.a' }, 'claims_namespace and claims_namespace_path both cannot be set'],
-    ['bad namespace path', { type: 'HS256', key: HS_KEY, claims_namespace_path: '$.a[x' }, 'invalid JSON path claims_namespace_path error: expected an index or a quoted key at position 4'],
+    [
+      'private key instead of public',
+      { type: 'RS256', key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) },
+      'Invalid JWK: Could not decode PEM: expected a public key or an X509 certificate, not a private key',
+    ],
+    [
+      'RSA key too short',
+      { type: 'RS256', key: spki(rsa1024.publicKey) },
+      'Invalid JWK: key type RS256 needs an RSA key of at least 2048 bits, got rsa 1024-bit',
+    ],
+    [
+      'EC type with an RSA key',
+      { type: 'ES256', key: spki(rsa.publicKey) },
+      'Invalid JWK: key type ES256 needs an EC key on the curve of ES256, got rsa 2048-bit',
+    ],
+    [
+      'both namespace options',
+      { type: 'HS256', key: HS_KEY, claims_namespace: 'a', claims_namespace_path: '$.a' },
+      'claims_namespace and claims_namespace_path both cannot be set',
+    ],
+    [
+      'bad namespace path',
+      { type: 'HS256', key: HS_KEY, claims_namespace_path: '$.a[x' },
+      'invalid JSON path claims_namespace_path error: expected an index or a quoted key at position 4',
+    ],
     ['bad claims_format', { type: 'HS256', key: HS_KEY, claims_format: 'yaml' }, 'claims_format: expected "json" or "stringified_json", got "yaml"'],
     ['bad audience', { type: 'HS256', key: HS_KEY, audience: 5 }, 'audience: expected a string or a list of strings'],
     ['bad skew', { type: 'HS256', key: HS_KEY, allowed_skew: -1 }, 'allowed_skew: expected a non-negative number of seconds'],
     ['bad header type', { type: 'HS256', key: HS_KEY, header: { type: 'Query' } }, "header: expected 'type' is 'Authorization', 'Cookie' or 'CustomHeader'"],
     ['cookie without name', { type: 'HS256', key: HS_KEY, header: { type: 'Cookie' } }, 'header: key "name" not found or not a valid header/cookie name'],
-    ['claims_map without default role', { type: 'HS256', key: HS_KEY, claims_map: { 'x-svc-allowed-roles': ['a'] } }, 'claims_map: x-svc-default-role is expected but not found'],
+    [
+      'claims_map without default role',
+      { type: 'HS256', key: HS_KEY, claims_map: { 'x-svc-allowed-roles': ['a'] } },
+      'claims_map: x-svc-default-role is expected but not found',
+    ],
     ['jwk_url not http', { jwk_url: 'ftp://x/' }, 'jwk_url: expected an http(s) URL'],
   ];
   for (const [name, cfg, msg] of cases) {
@@ -413,6 +572,9 @@ describe('configuration errors', () => {
     });
   }
   test('bad PEM', () => {
-    assert.throws(() => mk({ type: 'RS256', key: 'not a pem' }), (e: Error) => e.message.startsWith(`${P}Invalid JWK: Could not decode PEM: `));
+    assert.throws(
+      () => mk({ type: 'RS256', key: 'not a pem' }),
+      (e: Error) => e.message.startsWith(`${P}Invalid JWK: Could not decode PEM: `),
+    );
   });
 });

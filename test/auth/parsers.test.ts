@@ -17,7 +17,14 @@ test('parseMaxAge', () => {
 test('parseExpires: strict "%a, %d %b %Y %T GMT"', () => {
   assert.equal(parseExpires('Mon, 30 Mar 2020 13:25:18 GMT'), Date.UTC(2020, 2, 30, 13, 25, 18));
   assert.equal(parseExpires('Sun, 1 Mar 2020 00:00:00 GMT'), Date.UTC(2020, 2, 1));
-  for (const bad of ['Mon, 30 03 2020 13:25:18 UTC', 'Mon, 30 Mar 2020 13:25:18 UTC', '2020-03-30T13:25:18Z', 'Mon, 31 Feb 2020 13:25:18 GMT', 'Mon, 30 Mar 2020 25:00:00 GMT', '']) {
+  for (const bad of [
+    'Mon, 30 03 2020 13:25:18 UTC',
+    'Mon, 30 Mar 2020 13:25:18 UTC',
+    '2020-03-30T13:25:18Z',
+    'Mon, 31 Feb 2020 13:25:18 GMT',
+    'Mon, 30 Mar 2020 25:00:00 GMT',
+    '',
+  ]) {
     assert.equal(parseExpires(bad), undefined, bad);
   }
 });

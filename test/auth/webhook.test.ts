@@ -43,7 +43,13 @@ describe('GET mode', () => {
 
   test('forwards client headers except the ignored list (and hop-by-hop headers)', async () => {
     const auth = mk();
-    const client: Record<string, string> = { authorization: 'Bearer abc', 'x-svc-role': 'editor', 'x-custom': 'v', 'keep-alive': 'timeout=5', 'transfer-encoding': 'chunked' };
+    const client: Record<string, string> = {
+      authorization: 'Bearer abc',
+      'x-svc-role': 'editor',
+      'x-custom': 'v',
+      'keep-alive': 'timeout=5',
+      'transfer-encoding': 'chunked',
+    };
     for (const h of WEBHOOK_IGNORED_HEADERS) client[h] = h === 'content-length' ? '10' : 'client-value';
     await auth.resolve(client);
     assert.equal(hook.requests.length, 1);
@@ -95,7 +101,10 @@ describe('GET mode', () => {
       ['<html>', 'Invalid response from authorization hook: Error in $: Failed reading: not a valid json value'],
       ['', 'Invalid response from authorization hook: Error in $: not enough input'],
       ['["x"]', 'Invalid response from authorization hook: Error in $: parsing HashMap ~Text failed, expected Object, but encountered Array'],
-      ['{"X-Svc-Role":"user","X-Svc-User-Id":25}', "Invalid response from authorization hook: Error in $['X-Svc-User-Id']: parsing Text failed, expected String, but encountered Number"],
+      [
+        '{"X-Svc-Role":"user","X-Svc-User-Id":25}',
+        "Invalid response from authorization hook: Error in $['X-Svc-User-Id']: parsing Text failed, expected String, but encountered Number",
+      ],
     ];
     for (const [body, message] of bodies) {
       hook.handler = (_q, res) => {
@@ -117,9 +126,7 @@ describe('GET mode', () => {
     const t0 = Date.now();
     await rejectsWith(mk({ hookTimeoutMs: 150 }, log).resolve({}), 500, 'unexpected', 'webhook authentication request failed');
     assert.ok(Date.now() - t0 < 5000);
-    assert.deepEqual(log.lines, [
-      { type: 'webhook-log', detail: { url: hook.url, method: 'GET', status: null, message: 'timed out' } },
-    ]);
+    assert.deepEqual(log.lines, [{ type: 'webhook-log', detail: { url: hook.url, method: 'GET', status: null, message: 'timed out' } }]);
   });
 
   test('a hook that streams a huge body is cut off', async () => {

@@ -66,7 +66,8 @@ describe('bench scenarios: generated SQL, one statement per cached request, same
     await server?.close();
   });
 
-  const ask = (s: (typeof SCENARIOS)[number]) => postGraphql(server.url, { query: loadQueries(s).hasura, variables: s.variables, operationName: s.id }, s.headers);
+  const ask = (s: (typeof SCENARIOS)[number]) =>
+    postGraphql(server.url, { query: loadQueries(s).hasura, variables: s.variables, operationName: s.id }, s.headers);
 
   test('the SQL of every read scenario is the snapshot', async () => {
     const got: Record<string, string> = {};
@@ -113,7 +114,10 @@ describe('bench scenarios: generated SQL, one statement per cached request, same
         assert.equal(stats.misses - misses, 0, `${s.id}: no planning when repeated`);
         assert.equal(stats.hits - hits, N, `${s.id}: one plan-cache hit per request`);
         assert.equal(seen.length, N, `${s.id}: one statement per request, got ${JSON.stringify(seen)}`);
-        assert.ok(seen.every((x) => x === seen[0] && x.startsWith('prepared:svc_')), `${s.id}: the same named prepared statement: ${JSON.stringify(seen)}`);
+        assert.ok(
+          seen.every((x) => x === seen[0] && x.startsWith('prepared:svc_')),
+          `${s.id}: the same named prepared statement: ${JSON.stringify(seen)}`,
+        );
       }
     } finally {
       for (const [m, f] of originals) db[m] = f;

@@ -33,8 +33,14 @@ const SETUP = {
     { type: 'add_computed_field', args: { table: 'item', name: 'upper', definition: { function: 'item_upper' } } },
     { type: 'add_computed_field', args: { table: 'item', name: 'dyn', definition: { function: 'item_dyn' } } },
     // role user: its own items (reads x-svc-user-id); role guest: every item (reads no session variable)
-    { type: 'create_select_permission', args: { table: 'item', role: 'user', permission: { columns: ['id', 'name', 'owner'], filter: { owner: { _eq: 'X-Svc-User-Id' } } } } },
-    { type: 'create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id', 'label'], filter: { item: { owner: { _eq: 'X-Svc-User-Id' } } } } } },
+    {
+      type: 'create_select_permission',
+      args: { table: 'item', role: 'user', permission: { columns: ['id', 'name', 'owner'], filter: { owner: { _eq: 'X-Svc-User-Id' } } } },
+    },
+    {
+      type: 'create_select_permission',
+      args: { table: 'tag', role: 'user', permission: { columns: ['id', 'label'], filter: { item: { owner: { _eq: 'X-Svc-User-Id' } } } } },
+    },
     { type: 'create_select_permission', args: { table: 'item', role: 'guest', permission: { columns: ['id', 'name'], filter: {} } } },
   ],
 };
@@ -155,7 +161,11 @@ describe('@cached: in-process cache', () => {
     const reads: Array<{ q: string; vars: () => Record<string, unknown>; headers: Record<string, string> }> = [
       { q: ITEMS, vars: () => ({}), headers: {} },
       { q: 'query P($id: Int!) @cached { item_by_pk(id: $id) { id name tags { label } } }', vars: () => ({ id: 1 + rnd(4) }), headers: {} },
-      { q: 'query U @cached { item(order_by: {id: asc}) { id name tags(order_by: {id: asc}) { label } } }', vars: () => ({}), headers: { 'x-svc-role': 'user', 'x-svc-user-id': 'u1' } },
+      {
+        q: 'query U @cached { item(order_by: {id: asc}) { id name tags(order_by: {id: asc}) { label } } }',
+        vars: () => ({}),
+        headers: { 'x-svc-role': 'user', 'x-svc-user-id': 'u1' },
+      },
       { q: 'query T @cached { tag_aggregate { aggregate { count } } }', vars: () => ({}), headers: {} },
     ];
     let hits = 0;
@@ -168,7 +178,10 @@ describe('@cached: in-process cache', () => {
         const name = `n${step}`;
         const item = 1 + rnd(3);
         if (how === 0) {
-          const m = table === 'item' ? `mutation { update_item_by_pk(pk_columns: {id: ${id}}, _set: {name: "${name}"}) { id } }` : `mutation { insert_tag_one(object: {id: ${id}, item_id: ${item}, label: "${name}"}) { id } }`;
+          const m =
+            table === 'item'
+              ? `mutation { update_item_by_pk(pk_columns: {id: ${id}}, _set: {name: "${name}"}) { id } }`
+              : `mutation { insert_tag_one(object: {id: ${id}, item_id: ${item}, label: "${name}"}) { id } }`;
           await gql(s, { query: m });
         } else {
           const sql = table === 'item' ? `update item set name = '${name}' where id = ${id}` : `insert into tag values (${id}, ${item}, '${name}')`;
@@ -200,7 +213,10 @@ describe('@cached: in-process cache', () => {
       const r = await gql(s, { query: q });
       assert.equal(r.cache, 'miss', q);
       const name = (await client.query('select name from item where id = 2')).rows[0].name;
-      assert.equal(r.body.data[q.includes('item_view') ? 'item_view' : 'item'][1][q.includes('upper') ? 'upper' : 'name'], q.includes('upper') ? name.toUpperCase() : name);
+      assert.equal(
+        r.body.data[q.includes('item_view') ? 'item_view' : 'item'][1][q.includes('upper') ? 'upper' : 'name'],
+        q.includes('upper') ? name.toUpperCase() : name,
+      );
     }
     const dyn = await gql(s, { query: 'query @cached { item { dyn } }' });
     assert.equal(dyn.cache, 'bypass');
@@ -217,7 +233,14 @@ describe('@cached: in-process cache', () => {
   test('introspection lists @cached; a query without it gets no cache headers', async () => {
     const r = await gql(s, { query: '{ __schema { directives { name locations args { name defaultValue type { name } } } } }' });
     const cached = r.body.data.__schema.directives.find((d: { name: string }) => d.name === 'cached');
-    assert.deepEqual(cached, { name: 'cached', locations: ['QUERY'], args: [{ name: 'ttl', defaultValue: '60', type: { name: 'Int' } }, { name: 'refresh', defaultValue: 'false', type: { name: 'Boolean' } }] });
+    assert.deepEqual(cached, {
+      name: 'cached',
+      locations: ['QUERY'],
+      args: [
+        { name: 'ttl', defaultValue: '60', type: { name: 'Int' } },
+        { name: 'refresh', defaultValue: 'false', type: { name: 'Boolean' } },
+      ],
+    });
     const plain = await gql(s, { query: '{ item { id } }' });
     assert.equal(plain.cache, null);
     assert.equal(plain.cacheControl, null);
@@ -274,7 +297,11 @@ describe('@cached: strict mode (--query-cache-strict)', () => {
     for (let i = 0; i < 60; i++) {
       const cached = await gql(s, { query: ITEMS });
       if (cached.cache === 'hit') hits++;
-      assert.deepEqual(cached.body.data.item.map((r: { name: string }) => r.name), (await client.query('select name from item order by id')).rows.map((r) => r.name), `step ${i} (${cached.cache})`);
+      assert.deepEqual(
+        cached.body.data.item.map((r: { name: string }) => r.name),
+        (await client.query('select name from item order by id')).rows.map((r) => r.name),
+        `step ${i} (${cached.cache})`,
+      );
       // every other step: a write through pg, committed before the next request is sent
       if (i % 2 === 1) await client.query(`update item set name = 's${i}' where id = ${1 + (i % 3)}`);
     }

@@ -57,7 +57,7 @@ describe('@cached with Redis: two Svc processes share one cache', () => {
     await db?.drop();
   });
 
-  test("an entry stored by A is a hit on B, under the same key", async () => {
+  test('an entry stored by A is a hit on B, under the same key', async () => {
     const first = await gql(a.url, { query: ITEMS });
     assert.equal(first.cache, 'miss');
     // (B's start-up counts every table as changed once when its catalog read ends: until then it may miss)
@@ -70,8 +70,11 @@ describe('@cached with Redis: two Svc processes share one cache', () => {
     assert.deepEqual(onB!.body, first.body);
   });
 
-  test("a mutation through either process invalidates for the other before its response", async () => {
-    for (const [writer, reader, name] of [[a, b, 'm1'], [b, a, 'm2']] as const) {
+  test('a mutation through either process invalidates for the other before its response', async () => {
+    for (const [writer, reader, name] of [
+      [a, b, 'm1'],
+      [b, a, 'm2'],
+    ] as const) {
       // (the NOTIFY of the previous write may still be arriving: read until a hit)
       await waitFor('a hit', async () => (await gql(reader.url, { query: ITEMS })).cache === 'hit');
       await gql(writer.url, { query: `mutation { update_item_by_pk(pk_columns: {id: 1}, _set: {name: "${name}"}) { id } }` });
@@ -253,7 +256,12 @@ describe('@cached with Redis, strict mode, two Svc processes', () => {
   let client: pg.Client;
   before(async () => {
     db = await createTestDatabase();
-    const env = cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_REDIS_URL: REDIS, SVC_GRAPHQL_QUERY_CACHE_STRICT: 'true', SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup' });
+    const env = cleanEnv({
+      SVC_GRAPHQL_DATABASE_URL: db.url,
+      SVC_GRAPHQL_REDIS_URL: REDIS,
+      SVC_GRAPHQL_QUERY_CACHE_STRICT: 'true',
+      SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup',
+    });
     a = await startSvcProcess([], env);
     await query(a.url, SETUP);
     b = await startSvcProcess([], env);

@@ -56,7 +56,12 @@ describe('table changes on PostgreSQL', () => {
       {
         type: 'bulk',
         args: [
-          { type: 'run_sql', args: { sql: 'create table a (id int primary key, v text); create table b (id int primary key); create table untracked (id int); create view av as select * from a;' } },
+          {
+            type: 'run_sql',
+            args: {
+              sql: 'create table a (id int primary key, v text); create table b (id int primary key); create table untracked (id int); create view av as select * from a;',
+            },
+          },
           { type: 'track_table', args: { table: 'a' } },
           { type: 'track_table', args: { table: 'b' } },
           { type: 'track_table', args: { table: 'av' } },
@@ -158,10 +163,16 @@ describe('table changes on PostgreSQL', () => {
 
   test('triggers follow untrack, track and renames by run_sql', async () => {
     await query(s.url, { type: 'untrack_table', args: { table: 'b' } }, admin);
-    assert.deepEqual((await installedChangeTriggers(s.engine.db)).map((t) => t.name), ['a']);
+    assert.deepEqual(
+      (await installedChangeTriggers(s.engine.db)).map((t) => t.name),
+      ['a'],
+    );
     await waitFor('b unwatched', async () => !s.engine.changes.watched('public.b') || undefined);
     await query(s.url, { type: 'run_sql', args: { sql: 'alter table a rename to a2' } }, admin);
-    assert.deepEqual((await installedChangeTriggers(s.engine.db)).map((t) => t.name), ['a2']);
+    assert.deepEqual(
+      (await installedChangeTriggers(s.engine.db)).map((t) => t.name),
+      ['a2'],
+    );
     await waitFor('a2 watched', async () => s.engine.changes.watched('public.a2') || undefined);
     const got = nextChange(s, has('public.a2'));
     await sql(s.databaseUrl, "insert into a2 values (2000, 'r')");
@@ -169,7 +180,11 @@ describe('table changes on PostgreSQL', () => {
     // dropped and created again by run_sql: the new table is tracked (same name) and gets a trigger
     await query(s.url, { type: 'run_sql', args: { sql: 'drop view av; drop table a2; create table a2 (id int primary key, v text)', cascade: true } }, admin);
     const tracked = (await query(s.url, { type: 'export_metadata', args: {} }, admin)).tables.map((t: any) => t.table.name);
-    if (tracked.includes('a2')) assert.deepEqual((await installedChangeTriggers(s.engine.db)).map((t) => t.name), ['a2']);
+    if (tracked.includes('a2'))
+      assert.deepEqual(
+        (await installedChangeTriggers(s.engine.db)).map((t) => t.name),
+        ['a2'],
+      );
     else assert.deepEqual(await installedChangeTriggers(s.engine.db), []);
   });
 
@@ -179,7 +194,10 @@ describe('table changes on PostgreSQL', () => {
     const v = s.engine.changes.version('public.c');
     const r0 = s.engine.changes.stats.reconnects;
     const all = nextChange(s, (t) => t === 'all', 15_000);
-    const killed = await sql(s.databaseUrl, `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()`);
+    const killed = await sql(
+      s.databaseUrl,
+      `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()`,
+    );
     assert.equal(killed.rows[0].n, 1, 'one LISTEN connection (metadata sync and table changes share it)');
     await all;
     await waitFor('reconnected', async () => (s.engine.changes.stats.reconnects > r0 && s.engine.changes.listening()) || undefined, 15_000);
@@ -219,9 +237,10 @@ describe('partitions and --table-change-triggers', () => {
     await s?.close();
   });
 
-  const key = (t: { schema: string; name: string; roots?: Array<{ schema: string; name: string }> }) => [t.name, ...(t.roots ?? []).map((r) => r.name).sort()].join('>');
+  const key = (t: { schema: string; name: string; roots?: Array<{ schema: string; name: string }> }) =>
+    [t.name, ...(t.roots ?? []).map((r) => r.name).sort()].join('>');
 
-  test("a write straight into a partition (at any depth) signals every tracked ancestor", async () => {
+  test('a write straight into a partition (at any depth) signals every tracked ancestor', async () => {
     const installed = (await installedChangeTriggers(s.engine.db)).map(key).sort();
     assert.deepEqual(installed, ['ev', 'ev_2025>ev', 'ev_2026>ev', 'ev_2026_a>ev>ev_2026']);
     const v = s.engine.changes.version('public.ev');
@@ -268,7 +287,16 @@ describe('table changes on the embedded PGlite', () => {
   let dir: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-changes-'));
-    const config = { ...defaultConfig(), port: 0, host: '127.0.0.1', logLevel: 'error' as const, enabledLogTypes: [], dataDir: dir, databaseUrl: undefined, adminSecret: SECRET };
+    const config = {
+      ...defaultConfig(),
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: 'error' as const,
+      enabledLogTypes: [],
+      dataDir: dir,
+      databaseUrl: undefined,
+      adminSecret: SECRET,
+    };
     const svc = await startSvc(config, createLogger(config, devnull()));
     s = { url: svc.url, port: svc.port, engine: svc.engine, databaseUrl: '', close: () => svc.close() };
   });
@@ -277,7 +305,17 @@ describe('table changes on the embedded PGlite', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   test('notify mode; a GraphQL write bumps its table', async () => {
-    await query(s.url, { type: 'bulk', args: [{ type: 'run_sql', args: { sql: 'create table p (id int primary key)' } }, { type: 'track_table', args: { table: 'p' } }] }, admin);
+    await query(
+      s.url,
+      {
+        type: 'bulk',
+        args: [
+          { type: 'run_sql', args: { sql: 'create table p (id int primary key)' } },
+          { type: 'track_table', args: { table: 'p' } },
+        ],
+      },
+      admin,
+    );
     assert.equal(s.engine.changes.mode, 'notify');
     await waitFor('watched', async () => s.engine.changes.watched('public.p') || undefined);
     const got = nextChange(s, has('public.p'));

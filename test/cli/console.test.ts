@@ -35,7 +35,7 @@ describe('svc console', () => {
     tmp?.remove();
   });
 
-  test('the console\'s files: index.html for every /console path, assets, nothing outside the directory', async () => {
+  test("the console's files: index.html for every /console path, assets, nothing outside the directory", async () => {
     for (const path of ['/console', '/console/data/schema/public']) {
       const r = await fetch(front.url + path);
       assert.equal(r.status, 200);
@@ -49,8 +49,13 @@ describe('svc console', () => {
     }
   });
 
-  test('requests pass through with the project\'s admin secret; the browser\'s own secret wins', async () => {
-    const post = (headers: Record<string, string>) => fetch(`${front.url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ type: 'export_metadata', args: {} }) });
+  test("requests pass through with the project's admin secret; the browser's own secret wins", async () => {
+    const post = (headers: Record<string, string>) =>
+      fetch(`${front.url}/v1/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ type: 'export_metadata', args: {} }),
+      });
     const ok = await post({});
     assert.equal(ok.status, 200);
     assert.deepEqual(await ok.json(), { version: 2, tables: [] });
@@ -58,20 +63,23 @@ describe('svc console', () => {
     assert.equal(wrong.status, 401);
     const health = await fetch(`${front.url}/healthz`);
     assert.equal(await health.text(), 'OK');
-    const p = await (await fetch(`${front.url}/apis/project`)).json() as { directory: string; endpoint: string };
+    const p = (await (await fetch(`${front.url}/apis/project`)).json()) as { directory: string; endpoint: string };
     assert.equal(p.directory, tmp.dir);
     assert.equal(p.endpoint, server.url);
   });
 
   /** a raw request (fetch does not let Host be set) */
-  const raw = (method: string, path: string, headers: Record<string, string>, body?: string) => new Promise<{ status: number; text: string }>((res, rej) => {
-    const req = request(`${front.url}${path}`, { method, headers }, (r) => {
-      let text = '';
-      r.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => res({ status: r.statusCode ?? 0, text }));
+  const raw = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; text: string }>((res, rej) => {
+      const req = request(`${front.url}${path}`, { method, headers }, (r) => {
+        let text = '';
+        r.setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => res({ status: r.statusCode ?? 0, text }));
+      });
+      req.on('error', rej);
+      req.end(body);
     });
-    req.on('error', rej);
-    req.end(body);
-  });
 
   test('other sites get nothing: another Host is refused, another Origin gets no admin secret, /apis/migrate takes same-origin JSON only', async () => {
     const body = JSON.stringify({ type: 'export_metadata', args: {} });
@@ -89,7 +97,7 @@ describe('svc console', () => {
     assert.equal(row!.t, null);
   });
 
-  test('websockets pass through (GraphiQL\'s subscriptions)', async () => {
+  test("websockets pass through (GraphiQL's subscriptions)", async () => {
     const ws = new WebSocket(`${front.url.replace('http', 'ws')}/v1/graphql`, 'graphql-transport-ws');
     try {
       const ack = await new Promise<unknown>((res, rej) => {

@@ -15,8 +15,18 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from './helpers.js';
 
 test('helpers: the operations and SQL of a request; a name from the SQL', () => {
-  const body = { type: 'bulk', args: [{ type: 'run_sql', args: { sql: 'create table a (id int)' } }, { type: 'bulk', args: [{ type: 'track_table', args: { table: 'a' } }] }, { type: 'run_sql', args: { sql: 'select 1', read_only: true } }] };
-  assert.deepEqual(opsOf(body).map((o) => o.type), ['run_sql', 'track_table', 'run_sql']);
+  const body = {
+    type: 'bulk',
+    args: [
+      { type: 'run_sql', args: { sql: 'create table a (id int)' } },
+      { type: 'bulk', args: [{ type: 'track_table', args: { table: 'a' } }] },
+      { type: 'run_sql', args: { sql: 'select 1', read_only: true } },
+    ],
+  };
+  assert.deepEqual(
+    opsOf(body).map((o) => o.type),
+    ['run_sql', 'track_table', 'run_sql'],
+  );
   assert.deepEqual(sqlOf(body), ['create table a (id int)']);
   assert.equal(nameFromSql('-- new\ncreate table "public"."author" (id int); select 1'), 'create_table_public_author');
   assert.equal(nameFromSql('alter table "public"."a" add column "b" text'), 'alter_table_public_a_add_column_b');
@@ -29,11 +39,19 @@ describe('svc serve --project-dir: /apis/migrate', () => {
   const SECRET = 'project-secret';
   const admin = { 'x-svc-admin-secret': SECRET };
   const post = async (body: unknown, headers: Record<string, string> = admin) => {
-    const r = await fetch(`${server.url}/apis/migrate`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    return { status: r.status, body: await r.json() as any };
+    const r = await fetch(`${server.url}/apis/migrate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as any };
   };
-  const migrations = () => readdirSync(join(tmp.dir, 'migrations')).filter((f) => /^\d+_/.test(f)).sort();
-  const rows = async () => (await sql<{ v: string }>(server.databaseUrl, `select version::text as v from svc_catalog.schema_migrations order by 1`)).map((r) => r.v);
+  const migrations = () =>
+    readdirSync(join(tmp.dir, 'migrations'))
+      .filter((f) => /^\d+_/.test(f))
+      .sort();
+  const rows = async () =>
+    (await sql<{ v: string }>(server.databaseUrl, `select version::text as v from svc_catalog.schema_migrations order by 1`)).map((r) => r.v);
 
   before(async () => {
     tmp = tempDir('svc-project-api-');
@@ -60,7 +78,13 @@ describe('svc serve --project-dir: /apis/migrate', () => {
 
   test('SQL with tracking: a migration (up.sql, the given down.sql) marked applied with the change; the metadata files', async () => {
     const r = await post({
-      request: { type: 'bulk', args: [{ type: 'run_sql', args: { sql: 'create table author (id serial primary key, name text)' } }, { type: 'track_table', args: { table: 'author' } }] },
+      request: {
+        type: 'bulk',
+        args: [
+          { type: 'run_sql', args: { sql: 'create table author (id serial primary key, name text)' } },
+          { type: 'track_table', args: { table: 'author' } },
+        ],
+      },
       name: 'create_table_public_author',
       down_sql: 'drop table author;',
     });
@@ -70,14 +94,26 @@ describe('svc serve --project-dir: /apis/migrate', () => {
     assert.match(dir!, /^\d+_create_table_public_author$/);
     assert.equal(r.body.migration.id, dir);
     assert.deepEqual(r.body.migration.files, [`migrations/${dir}/up.sql`, `migrations/${dir}/down.sql`]);
-    assert.deepEqual(r.body.metadata_files, ['metadata/version.yaml', 'metadata/tables.yaml', 'metadata/functions.yaml', 'metadata/remote_schemas.yaml', 'metadata/query_collections.yaml', 'metadata/allow_list.yaml', 'metadata/actions.yaml', 'metadata/actions.graphql', 'metadata/cron_triggers.yaml', 'metadata/rest_endpoints.yaml', 'metadata/inherited_roles.yaml']);
+    assert.deepEqual(r.body.metadata_files, [
+      'metadata/version.yaml',
+      'metadata/tables.yaml',
+      'metadata/functions.yaml',
+      'metadata/remote_schemas.yaml',
+      'metadata/query_collections.yaml',
+      'metadata/allow_list.yaml',
+      'metadata/actions.yaml',
+      'metadata/actions.graphql',
+      'metadata/cron_triggers.yaml',
+      'metadata/rest_endpoints.yaml',
+      'metadata/inherited_roles.yaml',
+    ]);
     assert.equal(readFileSync(join(tmp.dir, 'migrations', dir!, 'up.sql'), 'utf8'), 'create table author (id serial primary key, name text);\n');
     assert.equal(readFileSync(join(tmp.dir, 'migrations', dir!, 'down.sql'), 'utf8'), 'drop table author;\n');
     assert.equal(readFileSync(join(tmp.dir, 'metadata', 'tables.yaml'), 'utf8'), '- table:\n    schema: public\n    name: author\n');
     assert.deepEqual(await rows(), [dir!.split('_')[0]]);
   });
 
-  test('refused SQL: the error as /v1/query gives it (PostgreSQL\'s message for admin), no migration files, no row', async () => {
+  test("refused SQL: the error as /v1/query gives it (PostgreSQL's message for admin), no migration files, no row", async () => {
     const before = await rows();
     const r = await post({ request: { type: 'run_sql', args: { sql: 'alter table author add column x int; select * from no_such_table' } } });
     assert.equal(r.status, 400);
@@ -93,14 +129,18 @@ describe('svc serve --project-dir: /apis/migrate', () => {
     const r = await post({ request: { type: 'run_sql', args: { sql: 'alter table author add column bio text' } } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.match(r.body.migration.id, /^\d+_alter_table_author_add_column_bio_text$/);
-    assert.equal(readFileSync(join(tmp.dir, r.body.migration.directory, 'down.sql'), 'utf8'),
-      '-- Could not auto-generate a down migration.\n-- Please write an appropriate down migration for the SQL below:\n-- alter table author add column bio text;\n');
+    assert.equal(
+      readFileSync(join(tmp.dir, r.body.migration.directory, 'down.sql'), 'utf8'),
+      '-- Could not auto-generate a down migration.\n-- Please write an appropriate down migration for the SQL below:\n-- alter table author add column bio text;\n',
+    );
     assert.deepEqual(r.body.metadata_files, []);
   });
 
   test('metadata only, and SQL that is not a migration: no migration, the metadata files follow', async () => {
     const n = migrations().length;
-    const r = await post({ request: { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: {} } } } });
+    const r = await post({
+      request: { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: {} } } },
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body, { result: { message: 'success' }, migration: null, metadata_files: ['metadata/tables.yaml'] });
     assert.match(readFileSync(join(tmp.dir, 'metadata', 'tables.yaml'), 'utf8'), /select_permissions:\n {2}- role: user/);

@@ -45,9 +45,15 @@ export function tempDir(prefix = 'svc-cli-'): { dir: string; remove(): void } {
 
 /** `svc console` in `project` on any free port; resolves once it prints its address. */
 export function startSvcConsole(project: string, extra: string[] = []): Promise<{ url: string; child: ChildProcess; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, 'console', '--console-port', '0', '--address', '127.0.0.1', '--no-browser', ...extra], {
-    cwd: project, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), MAIN, 'console', '--console-port', '0', '--address', '127.0.0.1', '--no-browser', ...extra],
+    {
+      cwd: project,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const closed = new Promise<void>((res) => child.on('close', () => res()));
   return new Promise((res, rej) => {
@@ -61,7 +67,8 @@ export function startSvcConsole(project: string, extra: string[] = []): Promise<
       if (m) {
         clearTimeout(t);
         res({
-          url: m[1]!, child,
+          url: m[1]!,
+          child,
           close: async () => {
             if (child.exitCode === null) child.kill('SIGTERM');
             const k = setTimeout(() => child.kill('SIGKILL'), 5_000);

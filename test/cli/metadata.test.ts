@@ -31,7 +31,10 @@ before(async () => {
   [dbA, dbB] = await Promise.all([createTestDatabase(), createTestDatabase()]);
   remote = await startGraphQLServer({ '/': { schema: messagesSchema() } });
   const env = cleanEnv();
-  const [sa, sb] = await Promise.all([startSvcProcess(['--database-url', dbA.url, '--enabled-log-types', 'startup'], env), startSvcProcess(['--database-url', dbB.url, '--enabled-log-types', 'startup', '--admin-secret', SECRET], env)]);
+  const [sa, sb] = await Promise.all([
+    startSvcProcess(['--database-url', dbA.url, '--enabled-log-types', 'startup'], env),
+    startSvcProcess(['--database-url', dbB.url, '--enabled-log-types', 'startup', '--admin-secret', SECRET], env),
+  ]);
   a = sa;
   b = sb;
   tmp = tempDir();
@@ -50,7 +53,12 @@ const inProject = (extra: Record<string, string> = {}) => ({ cwd: project, env: 
 const SECRET = 's3cret';
 const onB = (extra: Record<string, string> = {}) => inProject({ SVC_GRAPHQL_ADMIN_SECRET: SECRET, ...extra });
 const asAdmin = { 'x-svc-admin-secret': SECRET };
-const files = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
+const files = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+  );
 const exportOf = (url: string) => query(url, { type: 'export_metadata', args: {} }, url === b.url ? asAdmin : {});
 
 let mdA: any;
@@ -67,9 +75,33 @@ test('export: every kind of metadata object into the metadata directory', async 
   assert.match(r.stdout, /exported the metadata to metadata\/ \(11 files\)/);
   assert.equal(r.stderr, '', 'no warning: everything round-trips');
   const f = files(join(project, 'metadata'));
-  assert.deepEqual(Object.keys(f), ['actions.graphql', 'actions.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'functions.yaml', 'inherited_roles.yaml', 'query_collections.yaml', 'remote_schemas.yaml', 'rest_endpoints.yaml', 'tables.yaml', 'version.yaml']);
+  assert.deepEqual(Object.keys(f), [
+    'actions.graphql',
+    'actions.yaml',
+    'allow_list.yaml',
+    'cron_triggers.yaml',
+    'functions.yaml',
+    'inherited_roles.yaml',
+    'query_collections.yaml',
+    'remote_schemas.yaml',
+    'rest_endpoints.yaml',
+    'tables.yaml',
+    'version.yaml',
+  ]);
   assert.equal(f['version.yaml'], 'version: 2\n');
-  for (const s of ['object_relationships', 'array_relationships', 'computed_fields', 'remote_relationships', 'insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions', 'event_triggers', 'custom_root_fields', 'X-Svc-User-Id']) {
+  for (const s of [
+    'object_relationships',
+    'array_relationships',
+    'computed_fields',
+    'remote_relationships',
+    'insert_permissions',
+    'select_permissions',
+    'update_permissions',
+    'delete_permissions',
+    'event_triggers',
+    'custom_root_fields',
+    'X-Svc-User-Id',
+  ]) {
     assert.ok(f['tables.yaml']!.includes(s), `tables.yaml has ${s}`);
   }
   assert.match(f['functions.yaml']!, /name: search_articles/);
@@ -80,7 +112,10 @@ test('export: every kind of metadata object into the metadata directory', async 
   assert.match(f['query_collections.yaml']!, /query: \|-?\n\s+query articles \{/, 'GraphQL as a literal block');
   assert.equal(f['allow_list.yaml'], '- collection: app\n');
   assert.match(f['actions.graphql']!, /type Query \{\n {2}stats\(since: Timestamp, mood: Mood\): \[Stats!\]!\n\}/);
-  assert.match(f['actions.graphql']!, /type Mutation \{\n {2}export_all: Stats\n {2}login\(\n {4}"credentials"\n {4}input: LoginInput!\n {2}\): LoginOutput\n\}/);
+  assert.match(
+    f['actions.graphql']!,
+    /type Mutation \{\n {2}export_all: Stats\n {2}login\(\n {4}"credentials"\n {4}input: LoginInput!\n {2}\): LoginOutput\n\}/,
+  );
   assert.match(f['actions.graphql']!, /"no longer"\n {2}GRUMPY @deprecated/);
   assert.match(f['actions.yaml']!, /- name: login\n {2}definition:\n/);
   assert.doesNotMatch(f['actions.yaml']!, /output_type|arguments/, 'types live in actions.graphql');
@@ -91,19 +126,29 @@ test('apply onto a fresh database: the second server exports the identical metad
   // without its admin secret, or with a wrong one, the server refuses the CLI: exit 4, nothing done
   const none = await svc(['migrate', 'status', '--endpoint', b.url], inProject());
   assert.equal(none.code, 4, none.stderr);
-  assert.match(none.stderr, /refused the admin credentials: x-svc-admin-secret\/x-svc-access-key required, but not found\n {2}the server has an admin secret: give it with --admin-secret/);
+  assert.match(
+    none.stderr,
+    /refused the admin credentials: x-svc-admin-secret\/x-svc-access-key required, but not found\n {2}the server has an admin secret: give it with --admin-secret/,
+  );
   const wrong = await svc(['migrate', 'status', '--endpoint', b.url, '--admin-secret', 'nope'], onB());
   assert.equal(wrong.code, 4, wrong.stderr);
   assert.match(wrong.stderr, /the admin secret is not the server's/);
   await svcOk(['migrate', 'apply', '--endpoint', b.url], onB());
   const applied = await svcOk(['metadata', 'apply', '--endpoint', b.url], onB());
-  assert.match(applied.stdout, /metadata applied \(changed: tables\.yaml, functions\.yaml, remote_schemas\.yaml, query_collections\.yaml, allow_list\.yaml, actions\.yaml, actions\.graphql, cron_triggers\.yaml, inherited_roles\.yaml\)/);
+  assert.match(
+    applied.stdout,
+    /metadata applied \(changed: tables\.yaml, functions\.yaml, remote_schemas\.yaml, query_collections\.yaml, allow_list\.yaml, actions\.yaml, actions\.graphql, cron_triggers\.yaml, inherited_roles\.yaml\)/,
+  );
   assert.deepEqual(await exportOf(b.url), mdA);
   await svcOk(['metadata', 'export', '--endpoint', b.url], onB({ SVC_GRAPHQL_METADATA_DIRECTORY: 'metadata_b' }));
   assert.deepEqual(files(join(project, 'metadata_b')), files(join(project, 'metadata')));
   // and the objects work there: the remote relationship, the computed field
   await query(b.url, { type: 'run_sql', args: { sql: "insert into profiles values (1, 2); insert into author (name) values ('Ada')" } }, asAdmin);
-  const g = await fetch(`${b.url}/v1/graphql`, { method: 'POST', headers: asAdmin, body: JSON.stringify({ query: '{ profiles { id message { msg } } authors { full_name } }' }) }).then((r) => r.json());
+  const g = await fetch(`${b.url}/v1/graphql`, {
+    method: 'POST',
+    headers: asAdmin,
+    body: JSON.stringify({ query: '{ profiles { id message { msg } } authors { full_name } }' }),
+  }).then((r) => r.json());
   assert.deepEqual(g, { data: { profiles: [{ id: 1, message: { msg: 'You lose!' } }], authors: [{ full_name: 'Ada!' }] } });
   // applying again sends nothing
   assert.match((await svcOk(['metadata', 'apply', '--endpoint', b.url], onB())).stdout, /already has this metadata/);
@@ -122,7 +167,10 @@ test('diff exits 0, then 1 after a change on the server; apply repairs it', asyn
   const j = await svc(['metadata', 'diff', '--endpoint', b.url, '-o', 'json'], onB());
   assert.equal(j.code, 1);
   assert.equal(j.json().identical, false);
-  assert.deepEqual(j.json().files.map((x: { file: string }) => x.file), ['tables.yaml']);
+  assert.deepEqual(
+    j.json().files.map((x: { file: string }) => x.file),
+    ['tables.yaml'],
+  );
   const dry = await svcOk(['metadata', 'apply', '--dry-run', '--endpoint', b.url], onB());
   assert.match(dry.stdout, /1 file differs/);
   assert.equal((await exportOf(b.url)).tables.find((t: any) => t.table.name === 'article').select_permissions, undefined, 'dry run changed nothing');
@@ -165,7 +213,10 @@ test('inconsistency status / list / drop, reload, clear', async () => {
     assert.equal(st.code, 1, st.stderr);
     assert.match(st.stdout, /metadata is inconsistent/);
     const list = await svcOk(['metadata', 'inconsistency', 'list', '--endpoint', b.url, '-o', 'json'], onB());
-    assert.ok(list.json().inconsistent_objects.some((o: { type: string }) => o.type === 'remote_schema'), list.stdout);
+    assert.ok(
+      list.json().inconsistent_objects.some((o: { type: string }) => o.type === 'remote_schema'),
+      list.stdout,
+    );
     const text = await svcOk(['metadata', 'inconsistency', 'ls', '--endpoint', b.url], onB());
     assert.match(text.stdout, /TYPE\s+NAME\s+REASON\n.*remote_schema\s+msgs/);
     await svcOk(['metadata', 'inconsistency', 'drop', '--endpoint', b.url], onB());

@@ -36,11 +36,28 @@ after(async () => {
   tmp?.remove();
 });
 
-const inProject = { get cwd() { return project; } };
-const migrationDirs = () => readdirSync(join(project, 'migrations')).filter((f) => /^\d+_/.test(f)).sort();
-const rows = async () => (await sql<{ version: string; dirty: boolean }>(db.url, 'select version::text, dirty from svc_catalog.schema_migrations order by version')).map((r) => `${r.version}:${r.dirty}`);
+const inProject = {
+  get cwd() {
+    return project;
+  },
+};
+const migrationDirs = () =>
+  readdirSync(join(project, 'migrations'))
+    .filter((f) => /^\d+_/.test(f))
+    .sort();
+const rows = async () =>
+  (await sql<{ version: string; dirty: boolean }>(db.url, 'select version::text, dirty from svc_catalog.schema_migrations order by version')).map(
+    (r) => `${r.version}:${r.dirty}`,
+  );
 const tableExists = async (name: string) => (await sql<{ t: string | null }>(db.url, 'select to_regclass($1)::text as t', [name]))[0]!.t !== null;
-const status = async () => (await svcOk(['migrate', 'status', '-o', 'json'], inProject)).json().migrations as Array<{ version: string; name: string; source_status: string; database_status: string; dirty: boolean }>;
+const status = async () =>
+  (await svcOk(['migrate', 'status', '-o', 'json'], inProject)).json().migrations as Array<{
+    version: string;
+    name: string;
+    source_status: string;
+    database_status: string;
+    dirty: boolean;
+  }>;
 const versionOf = (dir: string) => dir.split('_')[0]!;
 
 test('svc init creates a config v2 project', async () => {
@@ -48,7 +65,19 @@ test('svc init creates a config v2 project', async () => {
   assert.match(r.stdout, /created the project proj/);
   assert.equal(readFileSync(join(project, 'config.yaml'), 'utf8').split('\n')[0], 'version: 2');
   assert.match(readFileSync(join(project, 'config.yaml'), 'utf8'), new RegExp(`endpoint: ${url.replace(/[.]/g, '\\.')}`));
-  for (const f of ['version.yaml', 'tables.yaml', 'functions.yaml', 'actions.yaml', 'actions.graphql', 'remote_schemas.yaml', 'query_collections.yaml', 'allow_list.yaml', 'cron_triggers.yaml', 'rest_endpoints.yaml', 'inherited_roles.yaml']) {
+  for (const f of [
+    'version.yaml',
+    'tables.yaml',
+    'functions.yaml',
+    'actions.yaml',
+    'actions.graphql',
+    'remote_schemas.yaml',
+    'query_collections.yaml',
+    'allow_list.yaml',
+    'cron_triggers.yaml',
+    'rest_endpoints.yaml',
+    'inherited_roles.yaml',
+  ]) {
     assert.ok(existsSync(join(project, 'metadata', f)), f);
   }
   assert.ok(existsSync(join(project, 'migrations')));
@@ -59,8 +88,24 @@ test('svc init creates a config v2 project', async () => {
 });
 
 test('create two migrations, apply, status, down 1, status, apply again', async () => {
-  await svcOk(['migrate', 'create', 'create_author', '--up-sql', 'create table author (id serial primary key, name text not null);', '--down-sql', 'drop table author;'], inProject);
-  const r = await svcOk(['migrate', 'create', 'add_book', '--up-sql', 'create table book (id serial primary key, title text, author_id int references author (id));', '--down-sql', 'drop table book;', '-o', 'json'], inProject);
+  await svcOk(
+    ['migrate', 'create', 'create_author', '--up-sql', 'create table author (id serial primary key, name text not null);', '--down-sql', 'drop table author;'],
+    inProject,
+  );
+  const r = await svcOk(
+    [
+      'migrate',
+      'create',
+      'add_book',
+      '--up-sql',
+      'create table book (id serial primary key, title text, author_id int references author (id));',
+      '--down-sql',
+      'drop table book;',
+      '-o',
+      'json',
+    ],
+    inProject,
+  );
   assert.equal(r.json().name, 'add_book');
   const dirs = migrationDirs();
   assert.equal(dirs.length, 2);
@@ -70,16 +115,31 @@ test('create two migrations, apply, status, down 1, status, apply again', async 
   assert.equal(readFileSync(join(project, 'migrations', dirs[1]!, 'down.sql'), 'utf8'), 'drop table book;\n');
 
   let st = await status();
-  assert.deepEqual(st.map((m) => [m.name, m.source_status, m.database_status]), [['create_author', 'present', 'not present'], ['add_book', 'present', 'not present']]);
+  assert.deepEqual(
+    st.map((m) => [m.name, m.source_status, m.database_status]),
+    [
+      ['create_author', 'present', 'not present'],
+      ['add_book', 'present', 'not present'],
+    ],
+  );
 
   const applied = await svcOk(['migrate', 'apply'], inProject);
   assert.match(applied.stdout, /applied \d+_create_author \(up\)/);
   assert.match(applied.stdout, /2 migrations applied/);
   assert.ok(await tableExists('book'));
-  assert.deepEqual(await rows(), dirs.map((d) => `${versionOf(d)}:false`));
+  assert.deepEqual(
+    await rows(),
+    dirs.map((d) => `${versionOf(d)}:false`),
+  );
 
   st = await status();
-  assert.deepEqual(st.map((m) => [m.name, m.source_status, m.database_status, m.dirty]), [['create_author', 'present', 'present', false], ['add_book', 'present', 'present', false]]);
+  assert.deepEqual(
+    st.map((m) => [m.name, m.source_status, m.database_status, m.dirty]),
+    [
+      ['create_author', 'present', 'present', false],
+      ['add_book', 'present', 'present', false],
+    ],
+  );
   const text = await svcOk(['migrate', 'status'], inProject);
   assert.match(text.stdout, /VERSION\s+NAME\s+SOURCE STATUS\s+DATABASE STATUS/);
 
@@ -87,20 +147,32 @@ test('create two migrations, apply, status, down 1, status, apply again', async 
   assert.match((await svcOk(['migrate', 'apply'], inProject)).stdout, /nothing to apply/);
 
   const down = await svcOk(['migrate', 'apply', '--down', '1', '-o', 'json'], inProject);
-  assert.deepEqual(down.json().applied.map((a: { name: string; direction: string }) => [a.name, a.direction]), [['add_book', 'down']]);
+  assert.deepEqual(
+    down.json().applied.map((a: { name: string; direction: string }) => [a.name, a.direction]),
+    [['add_book', 'down']],
+  );
   assert.equal(await tableExists('book'), false);
   assert.ok(await tableExists('author'));
   st = await status();
-  assert.deepEqual(st.map((m) => m.database_status), ['present', 'not present']);
+  assert.deepEqual(
+    st.map((m) => m.database_status),
+    ['present', 'not present'],
+  );
 
   await svcOk(['migrate', 'apply'], inProject);
   assert.ok(await tableExists('book'));
   st = await status();
-  assert.deepEqual(st.map((m) => m.database_status), ['present', 'present']);
+  assert.deepEqual(
+    st.map((m) => m.database_status),
+    ['present', 'present'],
+  );
 });
 
-test('a failing migration leaves nothing half-applied, names the file and PostgreSQL\'s message', async () => {
-  await svcOk(['migrate', 'create', 'bad', '--up-sql', 'create table half_done (id int);\ninsert into author (name) values (\'x\');\ncreate tabel broken (id int);'], inProject);
+test("a failing migration leaves nothing half-applied, names the file and PostgreSQL's message", async () => {
+  await svcOk(
+    ['migrate', 'create', 'bad', '--up-sql', "create table half_done (id int);\ninsert into author (name) values ('x');\ncreate tabel broken (id int);"],
+    inProject,
+  );
   const bad = migrationDirs().find((d) => d.endsWith('_bad'))!;
   const before = await rows();
   const r = await svc(['migrate', 'apply'], inProject);
@@ -139,12 +211,28 @@ test('--version, --type, --skip-execution, --goto', async () => {
   // --goto the first migration: everything after it rolled back, newest first
   const first = versionOf(migrationDirs()[0]!);
   const g = await svcOk(['migrate', 'apply', '--goto', first, '-o', 'json'], inProject);
-  assert.deepEqual(g.json().applied.map((a: { name: string; direction: string }) => `${a.name}:${a.direction}`), ['mark_only:down', 'add_book:down']);
-  assert.deepEqual((await status()).map((m) => m.database_status), ['present', 'not present', 'not present']);
+  assert.deepEqual(
+    g.json().applied.map((a: { name: string; direction: string }) => `${a.name}:${a.direction}`),
+    ['mark_only:down', 'add_book:down'],
+  );
+  assert.deepEqual(
+    (await status()).map((m) => m.database_status),
+    ['present', 'not present', 'not present'],
+  );
   await svcOk(['migrate', 'apply', '--up', '1'], inProject);
-  assert.deepEqual((await status()).map((m) => m.database_status), ['present', 'present', 'not present']);
+  assert.deepEqual(
+    (await status()).map((m) => m.database_status),
+    ['present', 'present', 'not present'],
+  );
   await svcOk(['migrate', 'apply', '--up', 'all'], inProject);
-  rmSync(join(project, 'migrations', migrationDirs().find((d) => d.endsWith('_mark_only'))!), { recursive: true });
+  rmSync(
+    join(
+      project,
+      'migrations',
+      migrationDirs().find((d) => d.endsWith('_mark_only'))!,
+    ),
+    { recursive: true },
+  );
   await svcOk(['migrate', 'apply', '--version', v, '--type', 'down', '--skip-execution'], inProject);
   await sql(db.url, 'drop table never_run');
 });
@@ -173,8 +261,14 @@ test('one migration applied by two parties at once runs once: the other sees the
 });
 
 test('squash --delete-source: one migration replaces the sources, in the files and on the server', async () => {
-  await svcOk(['migrate', 'create', 'add_bio', '--up-sql', 'alter table author add column bio text;', '--down-sql', 'alter table author drop column bio;'], inProject);
-  await svcOk(['migrate', 'create', 'add_isbn', '--up-sql', 'alter table book add column isbn text;', '--down-sql', 'alter table book drop column isbn;'], inProject);
+  await svcOk(
+    ['migrate', 'create', 'add_bio', '--up-sql', 'alter table author add column bio text;', '--down-sql', 'alter table author drop column bio;'],
+    inProject,
+  );
+  await svcOk(
+    ['migrate', 'create', 'add_isbn', '--up-sql', 'alter table book add column isbn text;', '--down-sql', 'alter table book drop column isbn;'],
+    inProject,
+  );
   await svcOk(['migrate', 'apply'], inProject);
   const from = versionOf(migrationDirs().find((d) => d.endsWith('_add_bio'))!);
   const r = await svcOk(['migrate', 'squash', '--from', from, '--name', 'bio_isbn', '--delete-source', '-o', 'json'], inProject);
@@ -182,19 +276,35 @@ test('squash --delete-source: one migration replaces the sources, in the files a
   assert.equal(out.squashed.length, 2);
   assert.equal(out.marked_applied, true);
   const dirs = migrationDirs();
-  assert.deepEqual(dirs.map((d) => d.replace(/^\d+_/, '')), ['create_author', 'add_book', 'bio_isbn']);
+  assert.deepEqual(
+    dirs.map((d) => d.replace(/^\d+_/, '')),
+    ['create_author', 'add_book', 'bio_isbn'],
+  );
   const sq = join(project, 'migrations', dirs[2]!);
   const up = readFileSync(join(sq, 'up.sql'), 'utf8');
   const down = readFileSync(join(sq, 'down.sql'), 'utf8');
   assert.ok(up.indexOf('add column bio') < up.indexOf('add column isbn'), up);
   assert.ok(down.indexOf('drop column isbn') < down.indexOf('drop column bio'), down);
   const st = await status();
-  assert.deepEqual(st.map((m) => [m.name, m.source_status, m.database_status]), [['create_author', 'present', 'present'], ['add_book', 'present', 'present'], ['bio_isbn', 'present', 'present']]);
+  assert.deepEqual(
+    st.map((m) => [m.name, m.source_status, m.database_status]),
+    [
+      ['create_author', 'present', 'present'],
+      ['add_book', 'present', 'present'],
+      ['bio_isbn', 'present', 'present'],
+    ],
+  );
   // the squashed migration rolls back and applies like any other
   await svcOk(['migrate', 'apply', '--down', '1'], inProject);
-  assert.deepEqual(await sql(db.url, "select column_name from information_schema.columns where table_name in ('author', 'book') and column_name in ('bio', 'isbn')"), []);
+  assert.deepEqual(
+    await sql(db.url, "select column_name from information_schema.columns where table_name in ('author', 'book') and column_name in ('bio', 'isbn')"),
+    [],
+  );
   await svcOk(['migrate', 'apply'], inProject);
-  assert.equal((await sql(db.url, "select column_name from information_schema.columns where table_name in ('author', 'book') and column_name in ('bio', 'isbn')")).length, 2);
+  assert.equal(
+    (await sql(db.url, "select column_name from information_schema.columns where table_name in ('author', 'book') and column_name in ('bio', 'isbn')")).length,
+    2,
+  );
 });
 
 test('up.yaml / down.yaml steps (/v1/query requests) run with the SQL in the same transaction', async () => {
@@ -205,7 +315,8 @@ test('up.yaml / down.yaml steps (/v1/query requests) run with the SQL in the sam
   writeFileSync(join(dir, 'down.yaml'), '- type: untrack_table\n  args:\n    table: tag\n');
   writeFileSync(join(dir, 'down.sql'), 'drop table tag;\n');
   await svcOk(['migrate', 'apply'], inProject);
-  const tracked = async () => (await query(url, { type: 'export_metadata', args: {} })).tables?.some((t: { table: { name: string } }) => t.table.name === 'tag') ?? false;
+  const tracked = async () =>
+    (await query(url, { type: 'export_metadata', args: {} })).tables?.some((t: { table: { name: string } }) => t.table.name === 'tag') ?? false;
   assert.equal(await tracked(), true);
   // down: untrack (down.yaml) before the drop (down.sql)
   await svcOk(['migrate', 'apply', '--down', '1'], inProject);
@@ -215,7 +326,10 @@ test('up.yaml / down.yaml steps (/v1/query requests) run with the SQL in the sam
   writeFileSync(join(dir, 'up.yaml'), '- type: track_table\n  args:\n    table: no_such_table\n');
   const r = await svc(['migrate', 'apply'], inProject);
   assert.equal(r.code, 5, r.stderr);
-  assert.match(r.stderr, /file: migrations\/9999999999999_tags\/up\.yaml\n {2}error: no such table\/view exists in postgres : "no_such_table" \(not-exists\)\n/);
+  assert.match(
+    r.stderr,
+    /file: migrations\/9999999999999_tags\/up\.yaml\n {2}error: no such table\/view exists in postgres : "no_such_table" \(not-exists\)\n/,
+  );
   assert.equal(await tableExists('tag'), false);
   rmSync(dir, { recursive: true });
 });
@@ -224,7 +338,10 @@ test('seeds: create and apply, all or nothing', async () => {
   writeFileSync(join(tmp.dir, 'authors.sql'), "insert into author (name) values ('Ada'), ('Brian');\n");
   await svcOk(['seed', 'create', 'authors', '--sql-from-file', join(tmp.dir, 'authors.sql')], inProject);
   await svcOk(['seed', 'apply'], inProject);
-  assert.deepEqual((await sql<{ name: string }>(db.url, 'select name from author order by name')).map((r) => r.name), ['Ada', 'Brian']);
+  assert.deepEqual(
+    (await sql<{ name: string }>(db.url, 'select name from author order by name')).map((r) => r.name),
+    ['Ada', 'Brian'],
+  );
   const dumped = await svcOk(['seed', 'create', 'author_rows', '--from-table', 'author', '-o', 'json'], inProject);
   assert.match(readFileSync(dumped.json().file, 'utf8'), /INSERT INTO public\.author/);
   rmSync(dumped.json().file);

@@ -65,21 +65,43 @@ test('two instances started together on one empty database apply each migration 
   const db = await createTestDatabase();
   dbs.push(db);
   const dir = writeTree(join(tmp.dir, 'good'), GOOD);
-  const args = ['--database-url', db.url, '--migrations-dir', join(dir, 'migrations'), '--metadata-dir', join(dir, 'metadata'), '--enabled-log-types', 'startup'];
+  const args = [
+    '--database-url',
+    db.url,
+    '--migrations-dir',
+    join(dir, 'migrations'),
+    '--metadata-dir',
+    join(dir, 'metadata'),
+    '--enabled-log-types',
+    'startup',
+  ];
   const started = await Promise.allSettled([startSvcProcess(args, cleanEnv(), 120_000), startSvcProcess(args, cleanEnv(), 120_000)]);
   for (const s of started) if (s.status === 'fulfilled') procs.push(s.value.proc);
   for (const s of started) if (s.status === 'rejected') throw s.reason;
   const [a, b] = started.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof startSvcProcess>>>).value);
 
-  assert.deepEqual(await sql(db.url, 'select n, count(*)::int as c from runs group by n order by n'), [{ n: 1, c: 1 }, { n: 2, c: 1 }, { n: 3, c: 1 }]);
-  assert.deepEqual(await sql(db.url, 'select version::int as v, dirty from svc_catalog.schema_migrations order by version'), [{ v: 1, dirty: false }, { v: 2, dirty: false }, { v: 3, dirty: false }]);
+  assert.deepEqual(await sql(db.url, 'select n, count(*)::int as c from runs group by n order by n'), [
+    { n: 1, c: 1 },
+    { n: 2, c: 1 },
+    { n: 3, c: 1 },
+  ]);
+  assert.deepEqual(await sql(db.url, 'select version::int as v, dirty from svc_catalog.schema_migrations order by version'), [
+    { v: 1, dirty: false },
+    { v: 2, dirty: false },
+    { v: 3, dirty: false },
+  ]);
   // the logs agree: three migrations applied, by one process or the other
-  const appliedLines = [a!, b!].flatMap((s) => s.proc.output().split('\n')).filter((l) => l.includes('"kind":"migration_applied"') && l.includes('"concurrent":false'));
+  const appliedLines = [a!, b!]
+    .flatMap((s) => s.proc.output().split('\n'))
+    .filter((l) => l.includes('"kind":"migration_applied"') && l.includes('"concurrent":false'));
   assert.equal(appliedLines.length, 3, [a!.proc.output(), b!.proc.output()].join('\n----\n'));
   // both serve the metadata
   for (const s of [a!, b!]) {
     const md = await query(s.url, { type: 'export_metadata', args: {} });
-    assert.deepEqual(md.tables.map((t: { table: { name: string } }) => t.table.name), ['author', 'book']);
+    assert.deepEqual(
+      md.tables.map((t: { table: { name: string } }) => t.table.name),
+      ['author', 'book'],
+    );
     const g = await fetch(`${s.url}/v1/graphql`, { method: 'POST', body: JSON.stringify({ query: '{ author { books { id } } }' }) }).then((r) => r.json());
     assert.deepEqual(g, { data: { author: [] } });
   }
@@ -112,8 +134,14 @@ test('a failing migration stops the start and leaves nothing of it', { timeout: 
   });
   const r = await failedStart(['--database-url', db.url, '--migrations-dir', join(dir, 'migrations')]);
   assert.equal(r.code, 1, r.output);
-  assert.match(r.output, /svc: failed to start: applying the migrations failed: migration 2_bad \(up\) failed\n {2}file: .*migrations\/2_bad\/up\.sql\n {2}error: syntax error at or near "tabel" \(SQLSTATE 42601\)/);
-  assert.deepEqual(await sql(db.url, "select to_regclass('ok_table')::text as a, to_regclass('half_done')::text as b, to_regclass('never_reached')::text as c"), [{ a: 'ok_table', b: null, c: null }]);
+  assert.match(
+    r.output,
+    /svc: failed to start: applying the migrations failed: migration 2_bad \(up\) failed\n {2}file: .*migrations\/2_bad\/up\.sql\n {2}error: syntax error at or near "tabel" \(SQLSTATE 42601\)/,
+  );
+  assert.deepEqual(
+    await sql(db.url, "select to_regclass('ok_table')::text as a, to_regclass('half_done')::text as b, to_regclass('never_reached')::text as c"),
+    [{ a: 'ok_table', b: null, c: null }],
+  );
   assert.deepEqual(await sql(db.url, 'select version::int as v from svc_catalog.schema_migrations'), [{ v: 1 }]);
 });
 
@@ -127,7 +155,10 @@ test('metadata the server refuses stops the start; the metadata is unchanged', {
   });
   const r = await failedStart(['--database-url', db.url, '--migrations-dir', join(dir, 'migrations'), '--metadata-dir', join(dir, 'metadata')]);
   assert.equal(r.code, 1, r.output);
-  assert.match(r.output, /svc: failed to start: applying the metadata failed: the server refused the metadata: cannot continue due to inconsistent metadata \(unexpected at \$\.args\)\n {2}inconsistent table public\.no_such_table: no such table\/view exists in postgres: "no_such_table"/);
+  assert.match(
+    r.output,
+    /svc: failed to start: applying the metadata failed: the server refused the metadata: cannot continue due to inconsistent metadata \(unexpected at \$\.args\)\n {2}inconsistent table public\.no_such_table: no such table\/view exists in postgres: "no_such_table"/,
+  );
   assert.deepEqual(await sql(db.url, "select metadata::jsonb -> 'tables' as t from svc_catalog.svc_metadata"), [{ t: [] }]);
   // a metadata directory that is not one is refused before anything is touched
   const r2 = await failedStart(['--database-url', db.url, '--metadata-dir', join(dir, 'migrations')]);

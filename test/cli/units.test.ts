@@ -20,7 +20,8 @@ import { tempDir } from './helpers.js';
 
 function lcs(a: string[], b: string[]): number {
   const dp = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) dp[i]![j] = a[i - 1] === b[j - 1] ? dp[i - 1]![j - 1]! + 1 : Math.max(dp[i - 1]![j]!, dp[i]![j - 1]!);
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) dp[i]![j] = a[i - 1] === b[j - 1] ? dp[i - 1]![j - 1]! + 1 : Math.max(dp[i - 1]![j]!, dp[i]![j - 1]!);
   return dp[a.length]![b.length]!;
 }
 
@@ -34,8 +35,14 @@ test('diffLines: both sides come back and the edit script is minimal (random cas
     const a = Array.from({ length: rnd(14) }, () => 'abcde'[rnd(5)]!);
     const b = Array.from({ length: rnd(14) }, () => 'abcde'[rnd(5)]!);
     const ops = diffLines(a, b);
-    assert.deepEqual(ops.filter((o) => o.kind !== '+').map((o) => o.line), a);
-    assert.deepEqual(ops.filter((o) => o.kind !== '-').map((o) => o.line), b);
+    assert.deepEqual(
+      ops.filter((o) => o.kind !== '+').map((o) => o.line),
+      a,
+    );
+    assert.deepEqual(
+      ops.filter((o) => o.kind !== '-').map((o) => o.line),
+      b,
+    );
     assert.equal(ops.filter((o) => o.kind !== ' ').length, a.length + b.length - 2 * lcs(a, b), `${a.join('')} → ${b.join('')}`);
   }
 });
@@ -47,7 +54,27 @@ test('unifiedDiff: hunks as GNU diff -u writes them (checked by hand against dif
   const after = before.replace('l3\n', 'l3\nnew\n').replace('l15\n', '');
   assert.equal(
     unifiedDiff(before, after, 'server/t.yaml', 'metadata/t.yaml', p),
-    ['--- server/t.yaml', '+++ metadata/t.yaml', '@@ -2,6 +2,7 @@', ' l1', ' l2', ' l3', '+new', ' l4', ' l5', ' l6', '@@ -13,7 +14,6 @@', ' l12', ' l13', ' l14', '-l15', ' l16', ' l17', ' l18', ''].join('\n'),
+    [
+      '--- server/t.yaml',
+      '+++ metadata/t.yaml',
+      '@@ -2,6 +2,7 @@',
+      ' l1',
+      ' l2',
+      ' l3',
+      '+new',
+      ' l4',
+      ' l5',
+      ' l6',
+      '@@ -13,7 +14,6 @@',
+      ' l12',
+      ' l13',
+      ' l14',
+      '-l15',
+      ' l16',
+      ' l17',
+      ' l18',
+      '',
+    ].join('\n'),
   );
   assert.equal(unifiedDiff('', 'a\n', 'x', 'y', p), '--- x\n+++ y\n@@ -0,0 +1,1 @@\n+a\n');
   assert.match(unifiedDiff('a\n', 'b\n', 'x', 'y', painter(true)), /\u001b\[31m-a\u001b\[0m\n\u001b\[32m\+b\u001b\[0m/);
@@ -55,17 +82,53 @@ test('unifiedDiff: hunks as GNU diff -u writes them (checked by hand against dif
 
 const RICH = {
   version: 2,
-  tables: [{ table: { schema: 'public', name: 'author' }, select_permissions: [{ role: 'user', permission: { columns: ['id'], filter: { id: { _eq: 'X-Svc-User-Id' } } } }] }],
+  tables: [
+    {
+      table: { schema: 'public', name: 'author' },
+      select_permissions: [{ role: 'user', permission: { columns: ['id'], filter: { id: { _eq: 'X-Svc-User-Id' } } } }],
+    },
+  ],
   functions: [{ function: { schema: 'public', name: 'f' } }],
   custom_types: {
     input_objects: [{ name: 'In', fields: [{ name: 'a', type: '[Int!]!', description: 'line 1\nline 2' }] }],
-    objects: [{ name: 'Out', description: 'say "hi"', fields: [{ name: 'id', type: 'Int!' }], relationships: [{ name: 'author', type: 'object', remote_table: { schema: 'public', name: 'author' }, field_mapping: { id: 'id' } }] }],
+    objects: [
+      {
+        name: 'Out',
+        description: 'say "hi"',
+        fields: [{ name: 'id', type: 'Int!' }],
+        relationships: [{ name: 'author', type: 'object', remote_table: { schema: 'public', name: 'author' }, field_mapping: { id: 'id' } }],
+      },
+    ],
     scalars: [{ name: 'Date', description: 'a date' }],
     enums: [{ name: 'E', values: [{ value: 'A' }, { value: 'B', description: 'b', is_deprecated: true }] }],
   },
   actions: [
-    { name: 'doit', definition: { arguments: [{ name: 'x', type: 'In!', description: 'the x' }], output_type: 'Out', headers: [], forward_client_headers: false, handler: 'http://h/doit', type: 'mutation', kind: 'asynchronous', timeout: 3 }, comment: 'c', permissions: [{ role: 'user' }] },
-    { name: 'get', definition: { arguments: [], output_type: '[Out!]', headers: [{ name: 'h', value_from_env: 'V' }], forward_client_headers: true, handler: '{{BASE}}/get', type: 'query' } },
+    {
+      name: 'doit',
+      definition: {
+        arguments: [{ name: 'x', type: 'In!', description: 'the x' }],
+        output_type: 'Out',
+        headers: [],
+        forward_client_headers: false,
+        handler: 'http://h/doit',
+        type: 'mutation',
+        kind: 'asynchronous',
+        timeout: 3,
+      },
+      comment: 'c',
+      permissions: [{ role: 'user' }],
+    },
+    {
+      name: 'get',
+      definition: {
+        arguments: [],
+        output_type: '[Out!]',
+        headers: [{ name: 'h', value_from_env: 'V' }],
+        forward_client_headers: true,
+        handler: '{{BASE}}/get',
+        type: 'query',
+      },
+    },
   ],
   cron_triggers: [{ name: 'c', webhook: 'http://h/c', schedule: '* * * * *', include_in_metadata: true, payload: { yes: 'no', n: 1.5, s: '007', t: 'true' } }],
   inherited_roles: [{ role_name: 'both', role_set: ['user', 'editor'] }],
@@ -75,7 +138,7 @@ test('metadata files: render → parse gives back what export_metadata holds', (
   assert.equal(roundTripLoss(RICH), undefined);
   const back = parseMetadataFiles(renderMetadata(RICH));
   assert.deepEqual(back, RICH);
-  assert.deepEqual(Object.keys(back), Object.keys(RICH), 'export_metadata\'s key order');
+  assert.deepEqual(Object.keys(back), Object.keys(RICH), "export_metadata's key order");
   // strings that look like other YAML types stay strings
   assert.match(renderMetadata(RICH).get('cron_triggers.yaml')!, /s: "007"\n {4}t: "true"/);
   // empty metadata: every file, nothing in them
@@ -124,7 +187,8 @@ const mig = (v: number, down = true): Migration => ({
 test('planApply: which migrations run, in which order', () => {
   const local = [mig(1), mig(2), mig(3, false), mig(4)];
   const applied = (...vs: number[]) => vs.map((v) => ({ version: BigInt(v), dirty: false }));
-  const plan = (a: number[], r: Parameters<typeof planApply>[2]) => planApply(local, applied(...a), r, 'migrations').map((s) => `${s.migration.version}${s.direction === 'up' ? '+' : '-'}`);
+  const plan = (a: number[], r: Parameters<typeof planApply>[2]) =>
+    planApply(local, applied(...a), r, 'migrations').map((s) => `${s.migration.version}${s.direction === 'up' ? '+' : '-'}`);
   const up = { type: 'up' as const, skipExecution: false };
   assert.deepEqual(plan([], up), ['1+', '2+', '3+', '4+']);
   assert.deepEqual(plan([1, 3], up), ['2+', '4+'], 'older pending ones too, as upstream');
@@ -155,8 +219,14 @@ test('readMigrations: directories and flat files, steps in order, empty SQL', ()
     writeFileSync(join(m, '2_b.up.sql'), 'select 1;');
     writeFileSync(join(m, '.gitkeep'), '');
     const ms = readMigrations(m, t.dir);
-    assert.deepEqual(ms.map((x) => x.id), ['2_b', '10_a']);
-    assert.deepEqual(ms[1]!.up.map((s) => s.file), ['migrations/10_a/up.sql', 'migrations/10_a/up.yaml']);
+    assert.deepEqual(
+      ms.map((x) => x.id),
+      ['2_b', '10_a'],
+    );
+    assert.deepEqual(
+      ms[1]!.up.map((s) => s.file),
+      ['migrations/10_a/up.sql', 'migrations/10_a/up.yaml'],
+    );
     assert.deepEqual(ms[1]!.up[1]!.requests, [{ type: 'track_table', args: { table: 'a' } }]);
     assert.equal(ms[1]!.down[0]!.empty, true);
     assert.equal(ms[0]!.down.length, 0);
@@ -169,7 +239,21 @@ test('readMigrations: directories and flat files, steps in order, empty SQL', ()
   assert.equal(sqlIsEmpty('select 1 -- c'), false);
 });
 
-const spec: CommandSpec = { path: ['x'], summary: '', usage: '', examples: [], flags: [{ name: 'schema', type: 'list', description: '' }, { name: 'dry-run', type: 'bool', description: '' }, { name: 'name', type: 'string', description: '' }], args: { min: 0, max: 2 }, server: true, exits: [], run: async () => 0 };
+const spec: CommandSpec = {
+  path: ['x'],
+  summary: '',
+  usage: '',
+  examples: [],
+  flags: [
+    { name: 'schema', type: 'list', description: '' },
+    { name: 'dry-run', type: 'bool', description: '' },
+    { name: 'name', type: 'string', description: '' },
+  ],
+  args: { min: 0, max: 2 },
+  server: true,
+  exits: [],
+  run: async () => 0,
+};
 
 test('parseArgs: flag forms', () => {
   const p = parseArgs(spec, ['a', '--schema', 'x,y', '--schema=z', '--dry-run=false', '--name=n', '-o', 'json', '--', '--b']);

@@ -101,7 +101,8 @@ describe('conformance (passing.txt)', { timeout: 20 * 60_000 }, () => {
     assert.ok(listed.length > 0, 'passing.txt is empty');
     assert.equal(listedSet.size, listed.length, 'passing.txt has duplicate lines');
     const known = new Map<string, string | null>();
-    for (const suite of SUITES) for (const { items } of plan(loadManifest(suite.manifest), { fixtures: FIXTURE_NEEDS })) for (const it of items) known.set(it.id, it.skip);
+    for (const suite of SUITES)
+      for (const { items } of plan(loadManifest(suite.manifest), { fixtures: FIXTURE_NEEDS })) for (const it of items) known.set(it.id, it.skip);
     const unknown = listed.filter((id) => !known.has(id));
     assert.deepEqual(unknown, [], 'passing.txt lists items that are in no manifest (manifest.json, upstream/manifest.json)');
     const skipped = listed.filter((id) => known.get(id));
@@ -129,7 +130,13 @@ describe(`conformance with an admin secret (passing.txt, areas ${ADMIN_SECRET_AR
     server = await startConformanceServer({ adminSecret: ADMIN_SECRET });
     fixtures = await startFixtures(server.url, ADMIN_SECRET);
     skipped = await skipReasons(server, fixtures);
-    const results = await runSuites({ url: server.url, adminSecret: ADMIN_SECRET, areas: ADMIN_SECRET_AREAS, filter: (id) => listedSet.has(id), fixtures: fixtures.needs });
+    const results = await runSuites({
+      url: server.url,
+      adminSecret: ADMIN_SECRET,
+      areas: ADMIN_SECRET_AREAS,
+      filter: (id) => listedSet.has(id),
+      fixtures: fixtures.needs,
+    });
     for (const r of results) byId.set(r.id, r);
     ran = new Set(results.map((r) => r.id));
   });
@@ -147,7 +154,8 @@ describe(`conformance with an admin secret (passing.txt, areas ${ADMIN_SECRET_AR
   // the listed items of these areas
   const inAreas = new Set<string>();
   for (const suite of SUITES) {
-    for (const { items } of plan(loadManifest(suite.manifest), { areas: ADMIN_SECRET_AREAS, adminSecret: ADMIN_SECRET, fixtures: FIXTURE_NEEDS })) for (const it of items) inAreas.add(it.id);
+    for (const { items } of plan(loadManifest(suite.manifest), { areas: ADMIN_SECRET_AREAS, adminSecret: ADMIN_SECRET, fixtures: FIXTURE_NEEDS }))
+      for (const it of items) inAreas.add(it.id);
   }
   for (const [cls, ids] of byClass(listed.filter((id) => inAreas.has(id)))) {
     test(`${cls} (admin secret)`, (t) => {

@@ -38,7 +38,12 @@ function send(sock: Socket, status: number, body: unknown): void {
 async function graphql(engineUrl: string, adminSecret: string | null, query: string, variables: Json): Promise<{ status: number; body: Json }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (adminSecret) headers['x-svc-admin-secret'] = adminSecret;
-  const r = await fetch(`${engineUrl}/v1/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }), signal: AbortSignal.timeout(30_000) });
+  const r = await fetch(`${engineUrl}/v1/graphql`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(30_000),
+  });
   return { status: r.status, body: (await r.json()) as Json };
 }
 
@@ -50,7 +55,9 @@ async function route(path: string, req: Json, engineUrl: string, adminSecret: st
   const usersByEmail = async (single: boolean): Promise<[unknown, number]> => {
     const email = String(input.email);
     if (!EMAIL.test(email)) return invalidEmail('Given email address is not valid');
-    const r = await graphql(engineUrl, adminSecret, 'query get_user($email:String!) { user(where:{email:{_eq:$email}},order_by: {id: asc}) { id } }', { email });
+    const r = await graphql(engineUrl, adminSecret, 'query get_user($email:String!) { user(where:{email:{_eq:$email}},order_by: {id: asc}) { id } }', {
+      email,
+    });
     if (r.status !== 200 || !r.body.data) return [...FAILED];
     const users = (r.body.data as { user: unknown[] }).user;
     return [single ? users[0] : users, 200];
@@ -59,14 +66,24 @@ async function route(path: string, req: Json, engineUrl: string, adminSecret: st
     case '/create-user': {
       const email = String(input.email);
       if (!EMAIL.test(email)) return invalidEmail('Given email address is not valid');
-      const r = await graphql(engineUrl, adminSecret, 'mutation ($email: String! $name: String!) { insert_user_one(object: {email: $email, name: $name}){ id } }', { email, name: input.name });
+      const r = await graphql(
+        engineUrl,
+        adminSecret,
+        'mutation ($email: String! $name: String!) { insert_user_one(object: {email: $email, name: $name}){ id } }',
+        { email, name: input.name },
+      );
       if (r.status !== 200 || !r.body.data) return [...FAILED];
       return [(r.body.data as Json).insert_user_one, 200];
     }
     case '/create-users': {
       const users = input.users as Array<{ email: string }>;
       for (const u of users) if (!EMAIL.test(u.email)) return invalidEmail(`Email address is not valid: ${u.email}`);
-      const r = await graphql(engineUrl, adminSecret, 'mutation ($insert_inputs: [user_insert_input!]!){ insert_user(objects: $insert_inputs){ returning{ id } } }', { insert_inputs: users });
+      const r = await graphql(
+        engineUrl,
+        adminSecret,
+        'mutation ($insert_inputs: [user_insert_input!]!){ insert_user(objects: $insert_inputs){ returning{ id } } }',
+        { insert_inputs: users },
+      );
       if (r.status !== 200 || !r.body.data) return [...FAILED];
       return [((r.body.data as Json).insert_user as Json).returning, 200];
     }

@@ -628,7 +628,10 @@ interface FailureDetail {
 }
 
 export class TestFailure extends Error {
-  constructor(message: string, readonly detail: FailureDetail | null = null) {
+  constructor(
+    message: string,
+    readonly detail: FailureDetail | null = null,
+  ) {
     super(message);
   }
 }
@@ -723,7 +726,12 @@ const wsFamily = (t: string) => t === 'websocket' || t === 'subscription';
 const REPRODUCED_FIXTURES: Record<string, { setup: unknown[]; teardown: unknown[] }> = {
   // test_schema_stitching.py TestRemoteSchemaBasic: mk_add_remote_q('simple 1', …/hello-graphql); teardown clear_metadata
   'test_schema_stitching.py::TestRemoteSchemaBasic': {
-    setup: [{ type: 'add_remote_schema', args: { name: 'simple 1', comment: 'testing simple 1', definition: { url: 'http://localhost:5000/hello-graphql', forward_client_headers: false } } }],
+    setup: [
+      {
+        type: 'add_remote_schema',
+        args: { name: 'simple 1', comment: 'testing simple 1', definition: { url: 'http://localhost:5000/hello-graphql', forward_client_headers: false } },
+      },
+    ],
     teardown: [{ type: 'clear_metadata', args: {} }],
   },
 };
@@ -739,7 +747,10 @@ const FOLLOW_UPS: Record<string, unknown[]> = {
 };
 
 /** Every (class, test, transport) item of the selection with the reason it is skipped, if it is. */
-export function plan(manifest: Manifest, o: Pick<ConformanceOptions, 'areas' | 'filter' | 'adminSecret' | 'includeInternal' | 'transport' | 'fixtures'> = {}): Array<{ cls: ManifestClass; items: PlanItem[] }> {
+export function plan(
+  manifest: Manifest,
+  o: Pick<ConformanceOptions, 'areas' | 'filter' | 'adminSecret' | 'includeInternal' | 'transport' | 'fixtures'> = {},
+): Array<{ cls: ManifestClass; items: PlanItem[] }> {
   const satisfiable = new Set<string>(o.adminSecret != null ? ['admin_secret'] : []);
   if (o.includeInternal) satisfiable.add('catalog_internal');
   for (const f of o.fixtures ?? []) satisfiable.add(f);
@@ -760,7 +771,9 @@ export function plan(manifest: Manifest, o: Pick<ConformanceOptions, 'areas' | '
         if (o.filter && !o.filter(id, { classId: cls.id, area: cls.area, transport: p })) continue;
         let skip: string | null = null;
         // a python fixture the project reproduces is a fixture it has
-        const missing = [...new Set([...(cls.needs || []), ...(t.needs || [])])].filter((x) => !satisfiable.has(x) && !(x === 'custom_fixture' && REPRODUCED_FIXTURES[cls.id]));
+        const missing = [...new Set([...(cls.needs || []), ...(t.needs || [])])].filter(
+          (x) => !satisfiable.has(x) && !(x === 'custom_fixture' && REPRODUCED_FIXTURES[cls.id]),
+        );
         if (cls.skip) skip = `skip: ${cls.skip}`;
         else if (t.skip) skip = `skip: ${t.skip}`;
         else if (t.xfail) skip = `xfail upstream: ${t.xfail}`;
@@ -786,7 +799,10 @@ class Run {
   private readonly forbidden: boolean;
   private readonly url: string;
 
-  constructor(private readonly o: ConformanceOptions, private readonly casesDir: string) {
+  constructor(
+    private readonly o: ConformanceOptions,
+    private readonly casesDir: string,
+  ) {
     this.adminSecret = o.adminSecret ?? null;
     this.seed = o.seed ?? '0';
     this.forbidden = o.forbiddenChecks ?? true;
@@ -874,10 +890,12 @@ class Run {
     const hv = conf.get('headers');
     const headers = conf.has('headers') && isMap(hv) ? hv : new JMap();
     let r = await this.post(url, conf.get('query'), headers);
-    if (!status.includes(r.status)) fail(`admin secret required: request without admin secret to ${url} returned ${r.status} (expected ${status.join(' or ')})`);
+    if (!status.includes(r.status))
+      fail(`admin secret required: request without admin secret to ${url} returned ${r.status} (expected ${status.join(' or ')})`);
     headers.set(ADMIN_SECRET_HEADER, randomBytes(30).toString('base64'));
     r = await this.post(url, conf.get('query'), headers);
-    if (!status.includes(r.status)) fail(`admin secret required: request with a wrong admin secret to ${url} returned ${r.status} (expected ${status.join(' or ')})`);
+    if (!status.includes(r.status))
+      fail(`admin secret required: request with a wrong admin secret to ${url} returned ${r.status} (expected ${status.join(' or ')})`);
   }
 
   private compareResponse(actual: JValue, expected: JValue, query: JValue | undefined, where: string): void {
@@ -938,7 +956,8 @@ class Run {
     const exp = conf.get('response')!;
     if (viaSubscription) {
       const text = isMap(query) ? query.get('query') : null;
-      if (typeof text !== 'string' || !text.startsWith('query ')) fail(`subscription transport: query does not start with 'query ': ${String(text).slice(0, 60)}`);
+      if (typeof text !== 'string' || !text.startsWith('query '))
+        fail(`subscription transport: query does not start with 'query ': ${String(text).slice(0, 60)}`);
       (query as JMap).set('query', 'subscription' + (text as string).slice('query'.length).replace('{', ' @_multiple_top_level_fields {'));
     }
     try {

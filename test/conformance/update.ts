@@ -28,8 +28,17 @@ function parseArgs(argv: string[]): { areas?: string[]; verbose: boolean; verify
   const o: { areas?: string[]; verbose: boolean; verify: boolean } = { verbose: false, verify: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--area') o.areas = (argv[++i] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    else if (a.startsWith('--area=')) o.areas = a.slice(7).split(',').map((s) => s.trim()).filter(Boolean);
+    if (a === '--area')
+      o.areas = (argv[++i] ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    else if (a.startsWith('--area='))
+      o.areas = a
+        .slice(7)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (a === '--verbose' || a === '-v') o.verbose = true;
     else if (a === '--no-verify') o.verify = false;
     else {
@@ -55,7 +64,13 @@ function printFailures(results: ConformanceResult[]): void {
   for (const r of results) {
     if (r.status !== 'fail') continue;
     process.stdout.write(`  FAIL ${r.id}\n    ${r.message}\n`);
-    if (r.diff) process.stdout.write(r.diff.split('\n').map((l) => `    ${l}`).join('\n') + '\n');
+    if (r.diff)
+      process.stdout.write(
+        r.diff
+          .split('\n')
+          .map((l) => `    ${l}`)
+          .join('\n') + '\n',
+      );
   }
 }
 
@@ -105,7 +120,12 @@ async function main(): Promise<void> {
   const next = [...new Set([...old, ...added])].sort();
   writeFileSync(PASSING_FILE, HEADER + next.map((id) => `${id}\n`).join(''));
 
-  process.stdout.write(`\nnewly passing (${added.length}):\n${added.sort().map((id) => `  + ${id}\n`).join('')}`);
+  process.stdout.write(
+    `\nnewly passing (${added.length}):\n${added
+      .sort()
+      .map((id) => `  + ${id}\n`)
+      .join('')}`,
+  );
   if (dropped.length) {
     process.stdout.write(`passing only within the full run, not added (${dropped.length}):\n`);
     for (const r of dropped) process.stdout.write(`  ~ ${r.id}: ${r.message}\n`);
@@ -114,7 +134,13 @@ async function main(): Promise<void> {
   for (const id of regressed) {
     const r = ran.get(id)!;
     process.stdout.write(`  - ${id}: ${r.message}\n`);
-    if (r.diff) process.stdout.write(r.diff.split('\n').map((l) => `      ${l}`).join('\n') + '\n');
+    if (r.diff)
+      process.stdout.write(
+        r.diff
+          .split('\n')
+          .map((l) => `      ${l}`)
+          .join('\n') + '\n',
+      );
   }
   process.stdout.write(`passing.txt: ${old.length} → ${next.length} items\n`);
   process.exitCode = regressed.length ? 1 : 0;

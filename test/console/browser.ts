@@ -43,20 +43,27 @@ export interface ConsoleSession {
   close(): Promise<void>;
 }
 
-export async function openConsole(opts: {
-  /** the server's admin secret (default console-test-secret); null: none, nothing to sign in to */
-  secret?: string | null;
-  viewport?: { width: number; height: number };
-  server?: Parameters<typeof startTestServer>[0];
-  /** false: stay on no page (the caller signs in) */
-  signIn?: boolean;
-  /** a server in front of Svc that serves the console (svc console), started once Svc is up */
-  front?: (server: TestServer) => Promise<{ url: string; close(): Promise<void> }>;
-} = {}): Promise<ConsoleSession> {
-  const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'console.mjs'), '--quiet'], { cwd: ROOT, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
+export async function openConsole(
+  opts: {
+    /** the server's admin secret (default console-test-secret); null: none, nothing to sign in to */
+    secret?: string | null;
+    viewport?: { width: number; height: number };
+    server?: Parameters<typeof startTestServer>[0];
+    /** false: stay on no page (the caller signs in) */
+    signIn?: boolean;
+    /** a server in front of Svc that serves the console (svc console), started once Svc is up */
+    front?: (server: TestServer) => Promise<{ url: string; close(): Promise<void> }>;
+  } = {},
+): Promise<ConsoleSession> {
+  const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'console.mjs'), '--quiet'], {
+    cwd: ROOT,
+    stdio: 'pipe',
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   assert.equal(built.status, 0, `console build failed:\n${built.stderr}`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  const secret = opts.secret === null ? null : opts.secret ?? 'console-test-secret';
+  const secret = opts.secret === null ? null : (opts.secret ?? 'console-test-secret');
   const server = await startTestServer({ ...(secret === null ? {} : { adminSecret: secret }), enableConsole: true, ...opts.server });
   const adminHeaders: Record<string, string> = secret === null ? {} : { 'x-svc-admin-secret': secret };
   const problems: string[] = [];
@@ -68,16 +75,28 @@ export async function openConsole(opts: {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       timeout: 60_000,
     });
     const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 900 } });
     context.setDefaultTimeout(20_000);
     // nothing may leave the server: no CDN, no fonts from elsewhere
-    await context.route((url) => !url.href.startsWith(base) && !url.href.startsWith('data:') && !url.href.startsWith('blob:'), (route) => {
-      problems.push(`request outside the server: ${route.request().url()}`);
-      return route.abort();
-    });
+    await context.route(
+      (url) => !url.href.startsWith(base) && !url.href.startsWith('data:') && !url.href.startsWith('blob:'),
+      (route) => {
+        problems.push(`request outside the server: ${route.request().url()}`);
+        return route.abort();
+      },
+    );
     const page = await context.newPage();
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     if (opts.signIn !== false && secret !== null) {
@@ -89,7 +108,13 @@ export async function openConsole(opts: {
     }
     const b = browser;
     return {
-      server, url: base, browser: b, context, page, secret, problems,
+      server,
+      url: base,
+      browser: b,
+      context,
+      page,
+      secret,
+      problems,
       shot: async (name) => {
         await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
       },

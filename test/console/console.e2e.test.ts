@@ -72,14 +72,16 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
 
   /** Every visible form control outside GraphiQL has an accessible name. */
   async function assertLabelled(where: string) {
-    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
-      .filter((el) => !el.closest('.graphiql-container') && (el as HTMLElement).offsetParent !== null && (el as HTMLInputElement).type !== 'hidden')
-      .filter((el) => {
-        const e = el as HTMLInputElement;
-        const label = (e.labels && [...e.labels].some((l) => l.textContent!.trim())) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby');
-        return !label && !(el.tagName === 'BUTTON' && el.textContent!.trim());
-      })
-      .map((el) => el.outerHTML.slice(0, 120)));
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, textarea, button')]
+        .filter((el) => !el.closest('.graphiql-container') && (el as HTMLElement).offsetParent !== null && (el as HTMLInputElement).type !== 'hidden')
+        .filter((el) => {
+          const e = el as HTMLInputElement;
+          const label = (e.labels && [...e.labels].some((l) => l.textContent!.trim())) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby');
+          return !label && !(el.tagName === 'BUTTON' && el.textContent!.trim());
+        })
+        .map((el) => el.outerHTML.slice(0, 120)),
+    );
     assert.deepEqual(unlabelled, [], `${where}: controls without a label`);
     assert.equal(await page.locator('h1').count(), 1, `${where}: one h1`);
   }
@@ -92,7 +94,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     await shot('signin');
     await page.keyboard.type('wrong');
     await page.keyboard.press('Enter');
-    await page.getByRole('alert').filter({ hasText: /invalid/i }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /invalid/i })
+      .waitFor();
     await secret.fill('');
     await page.keyboard.type(SECRET);
     await page.keyboard.press('Enter');
@@ -106,11 +111,13 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
   test('SQL runner: create a table, results as a table', async () => {
     await load('data-sql', '/console/data/sql', () => page.getByRole('textbox', { name: /^SQL/ }));
     await assertLabelled('SQL runner');
-    await page.getByRole('textbox', { name: /^SQL/ }).fill(
-      "create table note (id serial primary key, owner_id integer not null, body text not null);\n"
-      + "insert into note (owner_id, body) values (1, 'mine'), (2, 'theirs'), (1, 'to delete');\n"
-      + 'create table tag (id serial primary key, note_id integer not null references note (id), label text);',
-    );
+    await page
+      .getByRole('textbox', { name: /^SQL/ })
+      .fill(
+        'create table note (id serial primary key, owner_id integer not null, body text not null);\n' +
+          "insert into note (owner_id, body) values (1, 'mine'), (2, 'theirs'), (1, 'to delete');\n" +
+          'create table tag (id serial primary key, note_id integer not null references note (id), label text);',
+      );
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await status('Command completed');
     await page.getByRole('textbox', { name: /^SQL/ }).fill('select id, owner_id, body from note order by id');
@@ -135,7 +142,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     await page.getByText('None: every foreign key between tracked tables already has its relationships.').waitFor();
     const md = await query(server.url, { type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': SECRET });
     assert.deepEqual(md.tables, [
-      { table: { schema: 'public', name: 'note' }, array_relationships: [{ name: 'tags', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'tag' }, column: 'note_id' } } }] },
+      {
+        table: { schema: 'public', name: 'note' },
+        array_relationships: [{ name: 'tags', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'tag' }, column: 'note_id' } } }],
+      },
       { table: { schema: 'public', name: 'tag' }, object_relationships: [{ name: 'note', using: { foreign_key_constraint_on: 'note_id' } }] },
     ]);
   });
@@ -175,7 +185,7 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     await page.getByRole('link', { name: 'Browse rows' }).click();
     const grid = page.getByRole('region', { name: /note: rows/ });
     await grid.getByText('added in the browser').waitFor();
-    assert.match(await grid.locator('caption').textContent() ?? '', /rows 1–4 of 4/);
+    assert.match((await grid.locator('caption').textContent()) ?? '', /rows 1–4 of 4/);
 
     await page.getByRole('button', { name: 'Edit row 2' }).click();
     await page.getByRole('heading', { name: 'Edit row 2' }).waitFor();
@@ -184,7 +194,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     await status('Row saved');
     await grid.getByText('theirs (edited)').waitFor();
 
-    await grid.getByRole('row', { name: /to delete/ }).getByRole('button', { name: 'Delete' }).click();
+    await grid
+      .getByRole('row', { name: /to delete/ })
+      .getByRole('button', { name: 'Delete' })
+      .click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
     await status('Row deleted');
     await page.getByRole('region', { name: /rows 1–3 of 3/ }).waitFor();
@@ -193,12 +206,19 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     await page.getByRole('group', { name: 'Condition 1' }).getByLabel('Column').selectOption('owner_id');
     await page.getByRole('group', { name: 'Condition 1' }).getByLabel('Value').fill('2');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await page.getByRole('region', { name: /rows 1–1 of 1/ }).getByText('theirs (edited)').waitFor();
+    await page
+      .getByRole('region', { name: /rows 1–1 of 1/ })
+      .getByText('theirs (edited)')
+      .waitFor();
     await assertLabelled('data browser');
     await shot('data-browse');
 
     const rows = await sql(server.databaseUrl, 'select id, owner_id, body from note order by id');
-    assert.deepEqual(rows, [{ id: 1, owner_id: 1, body: 'mine' }, { id: 2, owner_id: 2, body: 'theirs (edited)' }, { id: 4, owner_id: 1, body: 'added in the browser' }]);
+    assert.deepEqual(rows, [
+      { id: 1, owner_id: 1, body: 'mine' },
+      { id: 2, owner_id: 2, body: 'theirs (edited)' },
+      { id: 4, owner_id: 1, body: 'added in the browser' },
+    ]);
   });
 
   test('Events: create a trigger with the form; a change reaches a real receiver; invocation log; redeliver', async () => {
@@ -212,7 +232,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
       await page.getByLabel('Update').check();
       await page.getByRole('button', { name: 'Create event trigger' }).click();
       await status('Created event trigger note_changed');
-      await page.getByRole('region', { name: /1 event trigger/ }).getByText('insert, update').waitFor();
+      await page
+        .getByRole('region', { name: /1 event trigger/ })
+        .getByText('insert, update')
+        .waitFor();
 
       await sql(server.databaseUrl, "insert into note (owner_id, body) values (3, 'from an event')");
       const [first] = await rx.waitFor(1);
@@ -230,7 +253,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
       await events.getByText('delivered', { exact: true }).waitFor();
       await events.getByText('INSERT', { exact: true }).waitFor();
       await page.getByRole('button', { name: `Invocations of event ${first!.body.id}` }).click();
-      await page.getByText(/HTTP 200/).first().waitFor();
+      await page
+        .getByText(/HTTP 200/)
+        .first()
+        .waitFor();
       await page.getByRole('button', { name: `Redeliver event ${first!.body.id}` }).click();
       await status(/queued for redelivery/);
       const again = await rx.waitFor(2);
@@ -251,10 +277,12 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
       await assertLabelled('one-off events page');
       await page.getByLabel('Webhook URL').fill(rx.url);
       // now, in the browser's local time (the form's datetime-local value)
-      await page.getByLabel(/^At/).fill(await page.evaluate(() => {
-        const d = new Date(Date.now() - new Date().getTimezoneOffset() * 60_000);
-        return d.toISOString().slice(0, 16);
-      }));
+      await page.getByLabel(/^At/).fill(
+        await page.evaluate(() => {
+          const d = new Date(Date.now() - new Date().getTimezoneOffset() * 60_000);
+          return d.toISOString().slice(0, 16);
+        }),
+      );
       await page.getByLabel(/^Payload/).fill('{"from": "console"}');
       await page.getByRole('button', { name: 'Schedule event' }).click();
       await status('Scheduled the event');
@@ -267,7 +295,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
       }
       await events.getByText('delivered', { exact: true }).waitFor();
       await page.getByRole('button', { name: `Invocations of event ${got!.body.id}` }).click();
-      await page.getByText(/HTTP 200/).first().waitFor();
+      await page
+        .getByText(/HTTP 200/)
+        .first()
+        .waitFor();
       await shot('schedules-one-off');
     } finally {
       await rx.close();
@@ -283,10 +314,17 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
       await page.getByLabel('GraphQL server URL').fill(`${remote.url}/graphql`);
       await page.getByRole('button', { name: 'Add remote schema' }).click();
       await status('Added remote schema hello');
-      await page.getByRole('region', { name: /1 remote schema/ }).getByRole('cell', { name: 'hello', exact: true }).waitFor();
+      await page
+        .getByRole('region', { name: /1 remote schema/ })
+        .getByRole('cell', { name: 'hello', exact: true })
+        .waitFor();
       const r = await query(server.url, { type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': SECRET });
       assert.equal(r.remote_schemas[0].definition.url, `${remote.url}/graphql`);
-      const res = await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-admin-secret': SECRET }, body: JSON.stringify({ query: '{ hello }' }) });
+      const res = await fetch(`${server.url}/v1/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-admin-secret': SECRET },
+        body: JSON.stringify({ query: '{ hello }' }),
+      });
       assert.deepEqual(await res.json(), { data: { hello: 'Hello World' } });
       await page.getByRole('button', { name: 'Remove hello' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Remove hello' }).click();
@@ -322,7 +360,14 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     assert.equal(sent['x-svc-role'], 'user');
     assert.equal(sent['x-svc-user-id'], '1');
     assert.equal(sent['x-svc-admin-secret'], SECRET);
-    assert.deepEqual(await res.json(), { data: { note: [{ id: 1, owner_id: 1, body: 'mine' }, { id: 4, owner_id: 1, body: 'added in the browser' }] } });
+    assert.deepEqual(await res.json(), {
+      data: {
+        note: [
+          { id: 1, owner_id: 1, body: 'mine' },
+          { id: 4, owner_id: 1, body: 'added in the browser' },
+        ],
+      },
+    });
     await page.locator('.graphiql-response').getByText('added in the browser').waitFor();
     assert.equal(await page.locator('.graphiql-response').getByText('theirs').count(), 0);
 
@@ -355,7 +400,10 @@ describe('web console in Chromium', { skip: BROWSER_SKIP }, () => {
     const saved = join(ARTIFACTS, 'metadata.json');
     await file.saveAs(saved);
     const exported = JSON.parse(readFileSync(saved, 'utf8'));
-    assert.deepEqual(exported.tables.map((t: { table: { name: string } }) => t.table.name), ['note', 'tag']);
+    assert.deepEqual(
+      exported.tables.map((t: { table: { name: string } }) => t.table.name),
+      ['note', 'tag'],
+    );
     const tracked = async () => (await query(server.url, { type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': SECRET })).tables.length;
 
     await page.getByRole('button', { name: 'Clear metadata' }).click();

@@ -53,14 +53,30 @@ describe('console: actions, triggers, remote schemas, allow-list', { skip: BROWS
     await page.getByRole('heading', { name: 'Action login' }).waitFor();
 
     const md = await metadata();
-    assert.deepEqual(md.custom_types.objects, [{ name: 'LoginResult', fields: [{ name: 'accessToken', type: 'String!' }, { name: 'expiresIn', type: 'Int' }] }]);
+    assert.deepEqual(md.custom_types.objects, [
+      {
+        name: 'LoginResult',
+        fields: [
+          { name: 'accessToken', type: 'String!' },
+          { name: 'expiresIn', type: 'Int' },
+        ],
+      },
+    ]);
     assert.deepEqual(md.actions[0].definition, {
-      arguments: [{ name: 'username', type: 'String!' }, { name: 'password', type: 'String!' }], output_type: 'LoginResult', headers: [],
-      forward_client_headers: false, handler: `${rx1.url}/login`, type: 'mutation', kind: 'synchronous',
+      arguments: [
+        { name: 'username', type: 'String!' },
+        { name: 'password', type: 'String!' },
+      ],
+      output_type: 'LoginResult',
+      headers: [],
+      forward_client_headers: false,
+      handler: `${rx1.url}/login`,
+      type: 'mutation',
+      kind: 'synchronous',
     });
 
     await page.getByRole('navigation', { name: 'Action' }).getByRole('link', { name: 'Codegen' }).click();
-    const code = await page.getByLabel('handler code').textContent() ?? '';
+    const code = (await page.getByLabel('handler code').textContent()) ?? '';
     assert.match(code, /app\.post\("\/login", async \(req, res\) => \{/);
     assert.match(code, /const \{ username, password \} = req\.body\.input;/);
     assert.match(code, /return res\.json\(\{ accessToken: '<String>', expiresIn: 0 \}\);/);
@@ -71,7 +87,10 @@ describe('console: actions, triggers, remote schemas, allow-list', { skip: BROWS
     await page.getByRole('button', { name: 'Allow role' }).click();
     await s.status('Allowed user');
 
-    const r = await graphqlAs(s, 'mutation { login(username: "ann", password: "pw") { accessToken expiresIn } }', { 'x-svc-role': 'user', 'x-svc-user-id': '7' });
+    const r = await graphqlAs(s, 'mutation { login(username: "ann", password: "pw") { accessToken expiresIn } }', {
+      'x-svc-role': 'user',
+      'x-svc-user-id': '7',
+    });
     assert.deepEqual(r, { data: { login: { accessToken: 'tok-ann', expiresIn: 60 } } });
     const [call] = await rx1.waitFor(1);
     assert.equal(call!.path, '/login');
@@ -98,7 +117,7 @@ describe('console: actions, triggers, remote schemas, allow-list', { skip: BROWS
     assert.deepEqual((await metadata()).actions[0].permissions, [{ role: 'user' }], 'the permission stays');
   });
 
-  test('Events: edit a trigger\'s webhook; the next delivery goes to the new one', async () => {
+  test("Events: edit a trigger's webhook; the next delivery goes to the new one", async () => {
     const { page } = s;
     rx1.reset();
     rx2.reset();
@@ -145,15 +164,21 @@ describe('console: actions, triggers, remote schemas, allow-list', { skip: BROWS
     await s.status('Saved cron trigger nightly');
     const cron = (await metadata()).cron_triggers.find((c: any) => c.name === 'nightly');
     assert.deepEqual(cron, { name: 'nightly', webhook: rx2.url, schedule: '30 4 * * *', include_in_metadata: true, payload: { a: 1 }, comment: 'moved' });
-    const times = await sql(s.server.databaseUrl, "select distinct extract(hour from scheduled_time at time zone 'UTC')::int as h, extract(minute from scheduled_time)::int as m from svc_catalog.hdb_cron_events where trigger_name = 'nightly' and status = 'scheduled'");
+    const times = await sql(
+      s.server.databaseUrl,
+      "select distinct extract(hour from scheduled_time at time zone 'UTC')::int as h, extract(minute from scheduled_time)::int as m from svc_catalog.hdb_cron_events where trigger_name = 'nightly' and status = 'scheduled'",
+    );
     assert.deepEqual(times, [{ h: 4, m: 30 }], 'the upcoming events follow the new schedule');
   });
 
-  test('Remote schemas: the table\'s columns are labelled; edit one (timeout, a header); the header reaches the remote', async () => {
+  test("Remote schemas: the table's columns are labelled; edit one (timeout, a header); the header reaches the remote", async () => {
     const { page } = s;
     await s.admin('add_remote_schema', { name: 'hello', definition: { url: `${remote.url}/graphql` } });
     await s.open('/console/remote-schemas', () => page.getByRole('button', { name: 'Edit hello' }));
-    const heads = await page.getByRole('region', { name: /remote schema/ }).locator('thead th').allTextContents();
+    const heads = await page
+      .getByRole('region', { name: /remote schema/ })
+      .locator('thead th')
+      .allTextContents();
     assert.deepEqual(heads, ['Actions', 'name', 'url', 'forwards client headers', 'timeout (s)', 'comment']);
     await page.getByRole('button', { name: 'Edit hello' }).click();
     const form = page.getByRole('form', { name: 'Edit remote schema hello' });
@@ -166,7 +191,11 @@ describe('console: actions, triggers, remote schemas, allow-list', { skip: BROWS
     await s.status('Saved remote schema hello');
     await s.shot('remote-schemas-edit');
     const rs = (await metadata()).remote_schemas[0];
-    assert.deepEqual(rs, { name: 'hello', definition: { url: `${remote.url}/graphql`, forward_client_headers: false, timeout_seconds: 7, headers: [{ name: 'X-Test', value: 'yes' }] }, comment: 'edited' });
+    assert.deepEqual(rs, {
+      name: 'hello',
+      definition: { url: `${remote.url}/graphql`, forward_client_headers: false, timeout_seconds: 7, headers: [{ name: 'X-Test', value: 'yes' }] },
+      comment: 'edited',
+    });
     assert.deepEqual(await graphqlAs(s, '{ echoHeader(name: "X-Test") }', {}), { data: { echoHeader: 'yes' } });
   });
 

@@ -54,24 +54,44 @@ describe('console layout at 1280 and 800 px', { skip: BROWSER_SKIP }, () => {
   before(async () => {
     s = await openConsole();
     remote = await startGraphQLServer({ '/graphql': { schema: helloSchema() } });
-    await s.admin('run_sql', { sql: `
+    await s.admin('run_sql', {
+      sql: `
       create table author (id serial primary key, name text not null);
       create table article (id serial primary key, title text not null, body text, author_id int references author (id), published_at timestamptz default now());
       insert into author (name) values ('Ada Lovelace'), ('Brian Kernighan');
-      insert into article (title, body, author_id) select 'Article number ' || g, repeat('A long body of text. ', 12), 1 + g % 2 from generate_series(1, 40) g;` });
+      insert into article (title, body, author_id) select 'Article number ' || g, repeat('A long body of text. ', 12), 1 + g % 2 from generate_series(1, 40) g;`,
+    });
     await s.admin('bulk', [
       { type: 'track_table', args: { table: 'author' } },
       { type: 'track_table', args: { table: 'article' } },
       { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-      { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
-      { type: 'create_select_permission', args: { table: 'article', role: 'user', permission: { columns: ['id', 'title'], filter: { author_id: { _eq: 'X-Svc-User-Id' } } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } },
+      },
+      {
+        type: 'create_select_permission',
+        args: { table: 'article', role: 'user', permission: { columns: ['id', 'title'], filter: { author_id: { _eq: 'X-Svc-User-Id' } } } },
+      },
       { type: 'create_select_permission', args: { table: 'author', role: 'editor-with-a-long-role-name', permission: { columns: '*', filter: {} } } },
-      { type: 'create_event_trigger', args: { name: 'article_created', table: 'article', webhook: 'http://127.0.0.1:9/a-rather-long-webhook-path/that/goes/on', insert: { columns: '*' } } },
+      {
+        type: 'create_event_trigger',
+        args: { name: 'article_created', table: 'article', webhook: 'http://127.0.0.1:9/a-rather-long-webhook-path/that/goes/on', insert: { columns: '*' } },
+      },
       { type: 'create_cron_trigger', args: { name: 'hourly', webhook: 'http://127.0.0.1:9/hourly', schedule: '0 * * * *', include_in_metadata: true } },
       { type: 'set_custom_types', args: { objects: [{ name: 'LoginResult', fields: [{ name: 'accessToken', type: 'String!' }] }] } },
-      { type: 'create_action', args: { name: 'login', definition: { handler: 'http://127.0.0.1:9/login', output_type: 'LoginResult', arguments: [{ name: 'username', type: 'String!' }] } } },
+      {
+        type: 'create_action',
+        args: {
+          name: 'login',
+          definition: { handler: 'http://127.0.0.1:9/login', output_type: 'LoginResult', arguments: [{ name: 'username', type: 'String!' }] },
+        },
+      },
       { type: 'add_remote_schema', args: { name: 'hello', definition: { url: `${remote.url}/graphql` } } },
-      { type: 'create_query_collection', args: { name: 'app', definition: { queries: [{ name: 'articles', query: 'query articles { article { id title } }' }] } } },
+      {
+        type: 'create_query_collection',
+        args: { name: 'app', definition: { queries: [{ name: 'articles', query: 'query articles { article { id title } }' }] } },
+      },
       { type: 'add_collection_to_allowlist', args: { collection: 'app' } },
     ]);
   });
@@ -81,27 +101,29 @@ describe('console layout at 1280 and 800 px', { skip: BROWSER_SKIP }, () => {
     await remote?.close();
   });
 
-  const measure = () => s.page.evaluate((): Measure => {
-    const bar = document.querySelector('.topbar')!.getBoundingClientRect();
-    const outside: string[] = [];
-    for (const el of document.querySelectorAll<HTMLElement>('.topbar > *, .topbar nav > button, .topbar nav li, .server > *')) {
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 && r.height === 0) continue; // hidden (the menu's list when it is closed)
-      if (r.top < bar.top - 0.5 || r.bottom > bar.bottom + 0.5) outside.push(`${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.trim().slice(0, 30)}`);
-    }
-    // text that breaks onto a second line inside the header
-    const wrapped = [...document.querySelectorAll<HTMLElement>('.topbar a, .topbar button, .topbar .server, .topbar .brand')]
-      .filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().height > 36)
-      .map((el) => el.textContent?.trim() ?? '');
-    return {
-      scrollWidth: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
-      innerWidth: window.innerWidth,
-      barHeight: bar.height,
-      outside,
-      serverHeight: document.querySelector('.server')!.getBoundingClientRect().height,
-      wrapped,
-    };
-  });
+  const measure = () =>
+    s.page.evaluate((): Measure => {
+      const bar = document.querySelector('.topbar')!.getBoundingClientRect();
+      const outside: string[] = [];
+      for (const el of document.querySelectorAll<HTMLElement>('.topbar > *, .topbar nav > button, .topbar nav li, .server > *')) {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 && r.height === 0) continue; // hidden (the menu's list when it is closed)
+        if (r.top < bar.top - 0.5 || r.bottom > bar.bottom + 0.5)
+          outside.push(`${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.trim().slice(0, 30)}`);
+      }
+      // text that breaks onto a second line inside the header
+      const wrapped = [...document.querySelectorAll<HTMLElement>('.topbar a, .topbar button, .topbar .server, .topbar .brand')]
+        .filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().height > 36)
+        .map((el) => el.textContent?.trim() ?? '');
+      return {
+        scrollWidth: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
+        innerWidth: window.innerWidth,
+        barHeight: bar.height,
+        outside,
+        serverHeight: document.querySelector('.server')!.getBoundingClientRect().height,
+        wrapped,
+      };
+    });
 
   for (const width of [1280, 800]) {
     test(`every page at ${width} px: no sideways scroll, the header on one line; screenshots`, async () => {

@@ -26,7 +26,10 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
   let tmp: { dir: string; remove(): void };
   let project: string;
   const db = (text: string) => sql(s.server.databaseUrl, text);
-  const migrations = () => readdirSync(join(project, 'migrations')).filter((f) => /^\d+_/.test(f)).sort();
+  const migrations = () =>
+    readdirSync(join(project, 'migrations'))
+      .filter((f) => /^\d+_/.test(f))
+      .sort();
   const file = (...p: string[]) => readFileSync(join(project, ...p), 'utf8');
   /** the project bar's message about the last change */
   const recorded = async (text: string | RegExp) => {
@@ -53,7 +56,7 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     const { page } = s;
     await s.open('/console/data/sql', () => page.getByRole('textbox', { name: /^SQL/ }));
     const bar = page.getByRole('region', { name: 'Project' });
-    assert.match(await bar.textContent() ?? '', new RegExp(`Project ${project.replace(/[.]/g, '\\.')}`));
+    assert.match((await bar.textContent()) ?? '', new RegExp(`Project ${project.replace(/[.]/g, '\\.')}`));
     await page.getByRole('textbox', { name: /^SQL/ }).fill('create table tag (id serial primary key, label text not null)');
     assert.equal(await page.getByLabel('This is a migration').isChecked(), true, 'ticked by default');
     await page.getByLabel(/^Migration name/).fill('add_tags');
@@ -65,7 +68,10 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     const [dir] = migrations();
     assert.match(dir!, /^\d+_add_tags$/);
     assert.equal(file('migrations', dir!, 'up.sql'), 'create table tag (id serial primary key, label text not null);\n');
-    assert.match(file('migrations', dir!, 'down.sql'), /^-- Could not auto-generate a down migration\.\n-- Please write an appropriate down migration for the SQL below:\n-- create table tag/);
+    assert.match(
+      file('migrations', dir!, 'down.sql'),
+      /^-- Could not auto-generate a down migration\.\n-- Please write an appropriate down migration for the SQL below:\n-- create table tag/,
+    );
     // the tracking (a separate metadata change) went into the metadata files
     await recorded(/No migration written; metadata: tables\.yaml/);
     assert.match(file('metadata', 'tables.yaml'), /name: tag/);
@@ -117,7 +123,10 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.equal(ms.length, 3);
     assert.match(ms[1]!, /^\d+_create_table_public_author$/);
     assert.match(ms[2]!, /^\d+_create_table_public_book$/);
-    assert.match(file('migrations', ms[2]!, 'up.sql'), /^create table "public"\."book" \(\n {2}"id" serial not null,\n {2}"title" text,\n {2}"author_id" integer,\n {2}primary key \("id"\),\n {2}foreign key \("author_id"\) references "public"\."author" \("id"\)\n\);\n$/);
+    assert.match(
+      file('migrations', ms[2]!, 'up.sql'),
+      /^create table "public"\."book" \(\n {2}"id" serial not null,\n {2}"title" text,\n {2}"author_id" integer,\n {2}primary key \("id"\),\n {2}foreign key \("author_id"\) references "public"\."author" \("id"\)\n\);\n$/,
+    );
     assert.equal(file('migrations', ms[2]!, 'down.sql'), 'drop table "public"."book";\n');
     assert.match(file('metadata', 'tables.yaml'), /name: book/);
   });
@@ -163,9 +172,15 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
     assert.equal(file('migrations', ms[2]!, 'down.sql'), 'alter table "public"."book" drop constraint "book_title_key";\n');
     assert.equal(file('migrations', ms[3]!, 'up.sql'), 'comment on table "public"."book" is \'Books we\'\'ve read\';\n');
     assert.equal(file('migrations', ms[3]!, 'down.sql'), 'comment on table "public"."book" is null;\n');
-    const status = (await svcOk(['migrate', 'status', '-o', 'json', '--admin-secret', s.secret!], { cwd: project })).json().migrations as Array<{ source_status: string; database_status: string }>;
+    const status = (await svcOk(['migrate', 'status', '-o', 'json', '--admin-secret', s.secret!], { cwd: project })).json().migrations as Array<{
+      source_status: string;
+      database_status: string;
+    }>;
     assert.equal(status.length, 7);
-    assert.ok(status.every((m) => m.source_status === 'present' && m.database_status === 'present'), JSON.stringify(status));
+    assert.ok(
+      status.every((m) => m.source_status === 'present' && m.database_status === 'present'),
+      JSON.stringify(status),
+    );
   });
 
   test('metadata changes (a relationship, custom names, an event trigger on one column) update the metadata files and write no migration', async () => {
@@ -243,7 +258,10 @@ describe('console: migrations for a project (svc console)', { skip: BROWSER_SKIP
 
       // every derived down works: back to the SQL runner's table only, then up again
       await svcOk(['migrate', 'apply', '--down', '6', ...flags], { cwd: project });
-      assert.deepEqual((await freshDb(`select table_name from information_schema.tables where table_schema = 'public' order by 1`)).map((r) => r.table_name), ['tag']);
+      assert.deepEqual(
+        (await freshDb(`select table_name from information_schema.tables where table_schema = 'public' order by 1`)).map((r) => r.table_name),
+        ['tag'],
+      );
       await svcOk(['migrate', 'apply', ...flags], { cwd: project });
       assert.deepEqual(await freshDb(SCHEMA_SQL), await db(SCHEMA_SQL));
 

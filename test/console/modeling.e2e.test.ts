@@ -38,13 +38,16 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await c2.getByLabel('Type').fill('text');
     await c2.getByLabel('Nullable').uncheck();
     await page.getByText('SQL', { exact: true }).click();
-    assert.match(await page.getByLabel('SQL of the new table').textContent() ?? '', /"name" text not null/);
+    assert.match((await page.getByLabel('SQL of the new table').textContent()) ?? '', /"name" text not null/);
     await s.shot('create-table-form');
     await page.getByRole('button', { name: 'Create table' }).click();
     await s.status('Created author');
     await page.getByRole('heading', { name: 'author', exact: true }).waitFor();
     const cols = await db(`select column_name, data_type, is_nullable from information_schema.columns where table_name = 'author' order by ordinal_position`);
-    assert.deepEqual(cols, [{ column_name: 'id', data_type: 'integer', is_nullable: 'NO' }, { column_name: 'name', data_type: 'text', is_nullable: 'NO' }]);
+    assert.deepEqual(cols, [
+      { column_name: 'id', data_type: 'integer', is_nullable: 'NO' },
+      { column_name: 'name', data_type: 'text', is_nullable: 'NO' },
+    ]);
     assert.ok(await metadataTable('author'), 'author is tracked');
   });
 
@@ -88,7 +91,9 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await nc.getByLabel('Nullable').uncheck();
     await page.getByRole('button', { name: 'Add column', exact: true }).click();
     await s.status('Added column published');
-    const [published] = await db(`select data_type, is_nullable, column_default from information_schema.columns where table_name = 'article' and column_name = 'published'`);
+    const [published] = await db(
+      `select data_type, is_nullable, column_default from information_schema.columns where table_name = 'article' and column_name = 'published'`,
+    );
     assert.deepEqual(published, { data_type: 'boolean', is_nullable: 'NO', column_default: 'false' });
 
     await page.getByRole('button', { name: 'Edit column title' }).click();
@@ -97,7 +102,10 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await page.getByRole('button', { name: 'Save column' }).click();
     await s.status('Saved column headline');
     const names = await db(`select column_name from information_schema.columns where table_name = 'article' order by ordinal_position`);
-    assert.deepEqual(names.map((r) => r.column_name), ['id', 'headline', 'author_id', 'published']);
+    assert.deepEqual(
+      names.map((r) => r.column_name),
+      ['id', 'headline', 'author_id', 'published'],
+    );
     const perm = (await metadataTable('article')).select_permissions[0].permission;
     assert.deepEqual(perm.columns, ['id', 'headline']);
   });
@@ -109,7 +117,9 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await page.getByRole('group', { name: 'Column headline' }).getByLabel('Type').fill('varchar(200)');
     await page.getByRole('button', { name: 'Save column' }).click();
     await s.status('Saved column headline');
-    const [t] = await db(`select data_type, character_maximum_length from information_schema.columns where table_name = 'article' and column_name = 'headline'`);
+    const [t] = await db(
+      `select data_type, character_maximum_length from information_schema.columns where table_name = 'article' and column_name = 'headline'`,
+    );
     assert.deepEqual(t, { data_type: 'character varying', character_maximum_length: 200 });
 
     const add = page.getByRole('form', { name: 'Add a constraint' });
@@ -166,16 +176,28 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
       { name: 'posts', using: { manual_configuration: { remote_table: { schema: 'public', name: 'article' }, column_mapping: { id: 'author_id' } } } },
     ]);
     const r = await graphqlAs(s, '{ author(order_by: {id: asc}) { name posts(order_by: {id: asc}) { headline writer { name } } } }', {});
-    assert.deepEqual(r, { data: { author: [
-      { name: 'Ada', posts: [{ headline: 'first', writer: { name: 'Ada' } }, { headline: 'third', writer: { name: 'Ada' } }] },
-      { name: 'Brian', posts: [{ headline: 'second', writer: { name: 'Brian' } }] },
-    ] } });
+    assert.deepEqual(r, {
+      data: {
+        author: [
+          {
+            name: 'Ada',
+            posts: [
+              { headline: 'first', writer: { name: 'Ada' } },
+              { headline: 'third', writer: { name: 'Ada' } },
+            ],
+          },
+          { name: 'Brian', posts: [{ headline: 'second', writer: { name: 'Brian' } }] },
+        ],
+      },
+    });
   });
 
   test('Functions: track a function returning rows; a computed field from a function of a row', async () => {
     const { page } = s;
-    await s.admin('run_sql', { sql: `create function search_articles(q text) returns setof article language sql stable as $$ select * from article where headline ilike q $$;
-      create function author_shout(a author) returns text language sql stable as $$ select upper(a.name) $$;` });
+    await s.admin('run_sql', {
+      sql: `create function search_articles(q text) returns setof article language sql stable as $$ select * from article where headline ilike q $$;
+      create function author_shout(a author) returns text language sql stable as $$ select upper(a.name) $$;`,
+    });
     await s.open('/console/data/schema/public', () => page.getByRole('button', { name: 'Track function search_articles' }));
     await page.getByRole('button', { name: 'Track function search_articles' }).click();
     await s.status('Tracked function search_articles');
@@ -188,14 +210,18 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await cf.getByLabel('Function').selectOption('public.author_shout');
     await cf.getByRole('button', { name: 'Add computed field' }).click();
     await s.status('Added computed field shout');
-    assert.deepEqual((await metadataTable('author')).computed_fields, [{ name: 'shout', definition: { function: { schema: 'public', name: 'author_shout' } } }]);
+    assert.deepEqual((await metadataTable('author')).computed_fields, [
+      { name: 'shout', definition: { function: { schema: 'public', name: 'author_shout' } } },
+    ]);
     const r = await graphqlAs(s, '{ search_articles(args: {q: "s%"}) { headline writer { shout } } }', {});
     assert.deepEqual(r, { data: { search_articles: [{ headline: 'second', writer: { shout: 'BRIAN' } }] } });
   });
 
   test('Settings: enum table switch; custom root field and column names', async () => {
     const { page } = s;
-    await s.admin('run_sql', { sql: `create table article_state (value text primary key, comment text); insert into article_state values ('draft', 'not yet'), ('live', 'public')` });
+    await s.admin('run_sql', {
+      sql: `create table article_state (value text primary key, comment text); insert into article_state values ('draft', 'not yet'), ('live', 'public')`,
+    });
     await s.admin('track_table', { table: 'article_state' });
     await s.open('/console/data/schema/public/tables/article_state/modify', () => page.getByRole('button', { name: 'Set as enum table' }));
     await page.getByRole('button', { name: 'Set as enum table' }).click();
@@ -208,7 +234,10 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await names.getByLabel('headline', { exact: true }).fill('Headline');
     await names.getByRole('button', { name: 'Save custom names' }).click();
     await s.status('Saved the custom names');
-    assert.deepEqual((await metadataTable('article')).configuration, { custom_root_fields: { select: 'articles' }, custom_column_names: { headline: 'Headline' } });
+    assert.deepEqual((await metadataTable('article')).configuration, {
+      custom_root_fields: { select: 'articles' },
+      custom_column_names: { headline: 'Headline' },
+    });
     const r = await graphqlAs(s, '{ articles(order_by: {id: asc}, limit: 1) { Headline } }', {});
     assert.deepEqual(r, { data: { articles: [{ Headline: 'first' }] } });
   });
@@ -230,12 +259,18 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
       { name: 'account', definition: { svc_fields: ['author_id'], remote_schema: 'users', remote_field: { user: { arguments: { id: '$author_id' } } } } },
     ]);
     const r = await graphqlAs(s, '{ articles(order_by: {id: asc}) { Headline account { username } } }', {});
-    assert.deepEqual(r, { data: { articles: [
-      { Headline: 'first', account: { username: 'jane' } }, { Headline: 'second', account: { username: 'john' } }, { Headline: 'third', account: { username: 'jane' } },
-    ] } });
+    assert.deepEqual(r, {
+      data: {
+        articles: [
+          { Headline: 'first', account: { username: 'jane' } },
+          { Headline: 'second', account: { username: 'john' } },
+          { Headline: 'third', account: { username: 'jane' } },
+        ],
+      },
+    });
   });
 
-  test('SQL runner: PostgreSQL\'s message, detail, hint and position; nothing of the failed SQL stays', async () => {
+  test("SQL runner: PostgreSQL's message, detail, hint and position; nothing of the failed SQL stays", async () => {
     const { page } = s;
     await s.open('/console/data/sql', () => page.getByRole('textbox', { name: /^SQL/ }));
     const box = page.getByRole('textbox', { name: /^SQL/ });
@@ -250,7 +285,7 @@ describe('console: modelling the database', { skip: BROWSER_SKIP }, () => {
     await box.fill("select lenght('x')");
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const hint = await s.alert('function lenght(unknown) does not exist');
-    assert.match(await hint.textContent() ?? '', /HintNo function matches the given name and argument types/);
+    assert.match((await hint.textContent()) ?? '', /HintNo function matches the given name and argument types/);
     assert.deepEqual(await db(`select to_regclass('half_done') as t`), [{ t: null }]);
   });
 

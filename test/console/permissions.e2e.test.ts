@@ -24,11 +24,13 @@ describe('console: permissions', { skip: BROWSER_SKIP }, () => {
 
   before(async () => {
     s = await openConsole();
-    await s.admin('run_sql', { sql: `
+    await s.admin('run_sql', {
+      sql: `
       create table owner (id int primary key, name text not null);
       create table doc (id serial primary key, owner_id int not null references owner (id), title text not null, public boolean not null default false);
       insert into owner values (1, 'ann'), (2, 'bob'), (3, 'cyd');
-      insert into doc (owner_id, title, public) values (1, 'mine', false), (2, 'theirs', false), (2, 'shared', true), (3, 'cyds', false);` });
+      insert into doc (owner_id, title, public) values (1, 'mine', false), (2, 'theirs', false), (2, 'shared', true), (3, 'cyds', false);`,
+    });
     await s.admin('bulk', [
       { type: 'track_table', args: { table: 'owner' } },
       { type: 'track_table', args: { table: 'doc' } },
@@ -39,7 +41,7 @@ describe('console: permissions', { skip: BROWSER_SKIP }, () => {
     await s?.close();
   });
 
-  test('a new role\'s form says nothing is wrong before it is touched', async () => {
+  test("a new role's form says nothing is wrong before it is touched", async () => {
     const { page } = s;
     await s.open('/console/permissions/public/doc', () => page.getByLabel('New role'));
     await page.getByLabel('New role').fill('reader');
@@ -108,7 +110,7 @@ describe('console: permissions', { skip: BROWSER_SKIP }, () => {
     assert.deepEqual(await docsAs('auditor', '1'), [1, 3, 4]);
   });
 
-  test('the overview: roles × tables × operations; a cell opens that permission\'s form', async () => {
+  test("the overview: roles × tables × operations; a cell opens that permission's form", async () => {
     const { page } = s;
     await s.open('/console/permissions', () => page.getByRole('table', { name: 'Permissions by role, table and operation' }));
     const grid = page.getByRole('table', { name: 'Permissions by role, table and operation' });
@@ -129,7 +131,10 @@ describe('console: permissions', { skip: BROWSER_SKIP }, () => {
     const md = await s.admin('export_metadata', {});
     const [upd] = md.tables.find((t: any) => t.table.name === 'doc').update_permissions;
     assert.equal(upd.role, 'auditor');
-    assert.deepEqual({ columns: upd.permission.columns, filter: upd.permission.filter }, { columns: ['title'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } });
+    assert.deepEqual(
+      { columns: upd.permission.columns, filter: upd.permission.filter },
+      { columns: ['title'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } },
+    );
   });
 
   test('no page error and no request outside the server', () => {

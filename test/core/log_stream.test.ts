@@ -75,9 +75,17 @@ describe('LogStream', () => {
         http({ req, status: 200, ms: 1, requestId: 'r' + i, session: { role: 'admin', vars: {}, hasAdminCredentials: true }, responseSize: 10 });
       }
       process.exit(0);`;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 60_000,
+    });
     assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     assert.equal(lines.filter((l) => l.type === 'test').length, 10000);
     assert.equal(lines.filter((l) => l.type === 'http-log').length, 10000);
     // in the order written

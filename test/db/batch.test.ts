@@ -23,7 +23,11 @@ after(async () => {
   await database?.drop();
 });
 
-const failure = (p: Promise<unknown>) => p.then(() => assert.fail('expected an error'), (e: BatchError) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => assert.fail('expected an error'),
+    (e: BatchError) => e,
+  );
 
 describe('batch', () => {
   test('results in order, one round trip, the session setting visible to later statements', async () => {
@@ -80,7 +84,10 @@ describe('batch', () => {
         { name: 'b_after', text: 'select 1 as one' },
       ]),
     );
-    assert.deepEqual(r.map((x) => x.rows[0]), [{ x: '1' }, { two: '2' }, { one: '1' }]);
+    assert.deepEqual(
+      r.map((x) => x.rows[0]),
+      [{ x: '1' }, { two: '2' }, { one: '1' }],
+    );
     // and through the ordinary path too
     assert.deepEqual((await db.prepared('b_skipped', 'select 2 as two', [])).rows, [{ two: '2' }]);
   });

@@ -20,11 +20,20 @@ after(async () => {
 });
 
 test('version 1 → current: rows kept, columns as the reference has them', async () => {
-  for (const stmt of CATALOG_V1_DDL.split(';').map((x) => x.trim()).filter(Boolean)) await sql(d.url, stmt);
+  for (const stmt of CATALOG_V1_DDL.split(';')
+    .map((x) => x.trim())
+    .filter(Boolean))
+    await sql(d.url, stmt);
   await sql(d.url, "insert into svc_catalog.svc_version (version) values ('1')");
   await sql(d.url, `insert into svc_catalog.svc_metadata (metadata) values ('{"version":2,"tables":[]}')`);
-  await sql(d.url, "insert into svc_catalog.event_log (id, schema_name, table_name, trigger_name, payload, locked) values ('11111111-1111-1111-1111-111111111111', 'public', 't', 'tr', '{}', now()), ('22222222-2222-2222-2222-222222222222', 'public', 't', 'tr', '{}', null)");
-  await sql(d.url, "insert into svc_catalog.event_invocation_logs (id, event_id, status) values ('33333333-3333-3333-3333-333333333333', '11111111-1111-1111-1111-111111111111', 500)");
+  await sql(
+    d.url,
+    "insert into svc_catalog.event_log (id, schema_name, table_name, trigger_name, payload, locked) values ('11111111-1111-1111-1111-111111111111', 'public', 't', 'tr', '{}', now()), ('22222222-2222-2222-2222-222222222222', 'public', 't', 'tr', '{}', null)",
+  );
+  await sql(
+    d.url,
+    "insert into svc_catalog.event_invocation_logs (id, event_id, status) values ('33333333-3333-3333-3333-333333333333', '11111111-1111-1111-1111-111111111111', 500)",
+  );
 
   const db = await openDb({ databaseUrl: d.url, dataDir: '', usePreparedStatements: true, connections: 2 });
   try {
@@ -53,7 +62,10 @@ test('version 1 → current: rows kept, columns as the reference has them', asyn
     { c: 'hdb_cron_events.scheduled_time', t: 'timestamp with time zone' },
   ]);
   // a new event gets a text UUID by default
-  const [ins] = await sql(d.url, "insert into svc_catalog.event_log (schema_name, table_name, trigger_name, payload) values ('public', 't', 'tr', '{}') returning id");
+  const [ins] = await sql(
+    d.url,
+    "insert into svc_catalog.event_log (schema_name, table_name, trigger_name, payload) values ('public', 't', 'tr', '{}') returning id",
+  );
   assert.match(String(ins!.id), /^[0-9a-f-]{36}$/);
 });
 

@@ -11,8 +11,24 @@ import type { DeliveryOutcome } from '../../src/delivery/http.js';
 import { MAX_DELAY_SEC } from '../../src/core/limits.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-const job = (tries: number, maxRetries = 2, retryIntervalSec = 10): DeliveryJob => ({ id: '1', url: 'http://x/', headers: [], body: '{}', timeoutMs: 1000, logUrl: 'http://x/', tries, maxRetries, retryIntervalSec, context: undefined });
-const failed = (retryAfterSec?: number): DeliveryOutcome => ({ ok: false, status: 500, latencyMs: 1, ...(retryAfterSec !== undefined ? { retryAfterSec } : {}) });
+const job = (tries: number, maxRetries = 2, retryIntervalSec = 10): DeliveryJob => ({
+  id: '1',
+  url: 'http://x/',
+  headers: [],
+  body: '{}',
+  timeoutMs: 1000,
+  logUrl: 'http://x/',
+  tries,
+  maxRetries,
+  retryIntervalSec,
+  context: undefined,
+});
+const failed = (retryAfterSec?: number): DeliveryOutcome => ({
+  ok: false,
+  status: 500,
+  latencyMs: 1,
+  ...(retryAfterSec !== undefined ? { retryAfterSec } : {}),
+});
 const at = (sec: number) => ({ kind: 'retry', at: new Date(NOW + sec * 1000) });
 
 test('a success is delivered, whatever the tries', () => {

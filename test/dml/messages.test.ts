@@ -13,13 +13,19 @@ const user = { 'X-Svc-Role': 'user' };
 
 before(async () => {
   s = await startTestServer();
-  await query(s.url, { type: 'run_sql', args: { sql: 'create table author (id int primary key, name text); create table article (id int primary key, author_id int references author(id))' } });
+  await query(s.url, {
+    type: 'run_sql',
+    args: { sql: 'create table author (id int primary key, name text); create table article (id int primary key, author_id int references author(id))' },
+  });
   await query(s.url, {
     type: 'bulk',
     args: [
       { type: 'track_table', args: { table: 'author' } },
       { type: 'track_table', args: { table: 'article' } },
-      { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } },
+      },
       { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: {} } } },
       { type: 'create_update_permission', args: { table: 'author', role: 'user', permission: { columns: ['name'], filter: {} } } },
     ],
@@ -50,7 +56,11 @@ test('insert: a column the table lacks, a relationship given as a column (askPGC
 });
 
 test('insert: empty objects are refused before the table is looked up', async () => {
-  assert.deepEqual(await error({ type: 'insert', args: { table: 'nope', objects: [] } }), { path: '$.args.objects', error: 'objects should not be empty', code: 'unexpected-payload' });
+  assert.deepEqual(await error({ type: 'insert', args: { table: 'nope', objects: [] } }), {
+    path: '$.args.objects',
+    error: 'objects should not be empty',
+    code: 'unexpected-payload',
+  });
 });
 
 test('update: the permission is checked before the column (checkPermOnCol)', async () => {

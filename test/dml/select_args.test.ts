@@ -21,7 +21,10 @@ after(async () => {
 
 test('limit "3": parsing Int failed at $.limit', async () => {
   const r = await postQuery(s.url, { type: 'select', args: { table: 'a', columns: ['id'], limit: '3' } });
-  assert.deepEqual({ status: r.status, body: r.body }, { status: 400, body: { path: '$.limit', error: 'parsing Int failed, expected Number, but encountered String', code: 'parse-failed' } });
+  assert.deepEqual(
+    { status: r.status, body: r.body },
+    { status: 400, body: { path: '$.limit', error: 'parsing Int failed, expected Number, but encountered String', code: 'parse-failed' } },
+  );
   const o = await postQuery(s.url, { type: 'select', args: { table: 'a', columns: ['id'], offset: 1.5 } });
   assert.deepEqual(o.body, { path: '$.offset', error: 'parsing Int failed, expected Number, but encountered Number', code: 'parse-failed' });
 });

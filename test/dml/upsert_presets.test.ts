@@ -27,7 +27,10 @@ before(async () => {
       insert_permissions: [{ role: 'stamper', permission: { check: {}, columns: ['id', 'body'], set: {} } }],
     }),
   );
-  f = await fixture(`create table note (id int primary key, body text, edited_by text); insert into note values (1, 'first', 'nobody'); create table memo (id int primary key, body text); create table log (id int primary key, body text);`, md);
+  f = await fixture(
+    `create table note (id int primary key, body text, edited_by text); insert into note values (1, 'first', 'nobody'); create table memo (id int primary key, body text); create table log (id int primary key, body text);`,
+    md,
+  );
 });
 after(() => f.close());
 

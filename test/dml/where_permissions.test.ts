@@ -35,7 +35,10 @@ before(async () => {
       { type: 'track_table', args: { name: 'docs' } },
       { type: 'track_table', args: { name: 'secrets' } },
       { type: 'create_object_relationship', args: { table: 'docs', name: 'owner', using: { foreign_key_constraint_on: 'owner_id' } } },
-      { type: 'create_array_relationship', args: { table: 'users', name: 'docs', using: { foreign_key_constraint_on: { table: 'docs', column: 'owner_id' } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'users', name: 'docs', using: { foreign_key_constraint_on: { table: 'docs', column: 'owner_id' } } },
+      },
       // user: sees its own user row (no secret), every doc (not `hidden`)
       { type: 'create_select_permission', args: { table: 'users', role: 'user', permission: { columns: ['id', 'email'], filter: { id: 'X-Svc-User-Id' } } } },
       { type: 'create_select_permission', args: { table: 'docs', role: 'user', permission: { columns: DOC_COLUMNS, filter: {} } } },
@@ -61,10 +64,11 @@ async function denied(role: string, q: unknown, expected: { error: string; path:
   assert.deepEqual(r.body, { code: expected.code ?? 'permission-denied', error: expected.error, path: expected.path });
 }
 
-const docs = async () => (await query(s.url, { type: 'select', args: { table: 'docs', columns: ['id', 'title', 'hidden'], order_by: 'id' } }));
+const docs = async () => await query(s.url, { type: 'select', args: { table: 'docs', columns: ['id', 'title', 'hidden'], order_by: 'id' } });
 
 const column = (role: string, c: string) => `role "${role}" does not have permission to select column "${c}"`;
-const relationship = (role: string, rel: string, table: string) => `role "${role}" does not have permission to read relationship "${rel}"; no permission on table "${table}"`;
+const relationship = (role: string, rel: string, table: string) =>
+  `role "${role}" does not have permission to read relationship "${rel}"; no permission on table "${table}"`;
 
 describe('_exists', () => {
   test('on a table the role may not select: rejected (not a yes/no oracle)', async () => {
@@ -75,21 +79,36 @@ describe('_exists', () => {
       if (type === 'update') args.$set = { title: 'pwned' };
       await denied('user', { type, args }, { error: 'select on "secrets" for role "user" is not allowed. ', path: '$.args.where._exists._table' });
     }
-    assert.deepEqual((await docs()).map((d: { title: string }) => d.title), ['d1', 'd2', 'd3']);
+    assert.deepEqual(
+      (await docs()).map((d: { title: string }) => d.title),
+      ['d1', 'd2', 'd3'],
+    );
   });
 
   test('on a column of the target table the role may not select: rejected', async () => {
-    await denied('user', { type: 'count', args: { table: 'docs', where: { _exists: { _table: 'users', _where: { secret: { _like: 's%' } } } } } }, {
-      error: column('user', 'secret'),
-      path: '$.args.where',
-    });
+    await denied(
+      'user',
+      { type: 'count', args: { table: 'docs', where: { _exists: { _table: 'users', _where: { secret: { _like: 's%' } } } } } },
+      {
+        error: column('user', 'secret'),
+        path: '$.args.where',
+      },
+    );
   });
 
   test("the target table's select filter is ANDed in", async () => {
     // user 1 sees only its own row of users: no visible user has email b@x
-    const r = await query(s.url, { type: 'count', args: { table: 'docs', where: { _exists: { _table: 'users', _where: { email: { _eq: 'b@x' } } } } } }, as('user', '1'));
+    const r = await query(
+      s.url,
+      { type: 'count', args: { table: 'docs', where: { _exists: { _table: 'users', _where: { email: { _eq: 'b@x' } } } } } },
+      as('user', '1'),
+    );
     assert.deepEqual(r, { count: 0 });
-    const own = await query(s.url, { type: 'count', args: { table: 'docs', where: { _exists: { _table: 'users', _where: { email: { _eq: 'a@x' } } } } } }, as('user', '1'));
+    const own = await query(
+      s.url,
+      { type: 'count', args: { table: 'docs', where: { _exists: { _table: 'users', _where: { email: { _eq: 'a@x' } } } } } },
+      as('user', '1'),
+    );
     assert.deepEqual(own, { count: 3 });
   });
 });
@@ -104,34 +123,57 @@ describe('relationships', () => {
       { type: 'delete', args: { table: 'docs', where } },
     ];
     for (const q of cases) await denied('reader', q, { error: relationship('reader', 'owner', 'users'), path: '$.args.where' });
-    assert.deepEqual((await docs()).map((d: { title: string }) => d.title), ['d1', 'd2', 'd3']);
+    assert.deepEqual(
+      (await docs()).map((d: { title: string }) => d.title),
+      ['d1', 'd2', 'd3'],
+    );
   });
 
   test('on a column of the target the role may not select: rejected', async () => {
-    await denied('user', { type: 'count', args: { table: 'docs', where: { owner: { secret: { _like: 's2%' } } } } }, {
-      error: column('user', 'secret'),
-      path: '$.args.where',
-    });
-    await denied('user', { type: 'select', args: { table: 'docs', columns: ['id'], where: { _or: [{ owner: { _not: { secret: { _eq: 'x' } } } }] } } }, {
-      error: column('user', 'secret'),
-      path: '$.args.where',
-    });
+    await denied(
+      'user',
+      { type: 'count', args: { table: 'docs', where: { owner: { secret: { _like: 's2%' } } } } },
+      {
+        error: column('user', 'secret'),
+        path: '$.args.where',
+      },
+    );
+    await denied(
+      'user',
+      { type: 'select', args: { table: 'docs', columns: ['id'], where: { _or: [{ owner: { _not: { secret: { _eq: 'x' } } } }] } } },
+      {
+        error: column('user', 'secret'),
+        path: '$.args.where',
+      },
+    );
   });
 
   test("the target table's select filter is ANDed in", async () => {
-    assert.deepEqual(await query(s.url, { type: 'count', args: { table: 'docs', where: { owner: { email: { _eq: 'b@x' } } } } }, as('user', '1')), { count: 0 });
-    assert.deepEqual(await query(s.url, { type: 'count', args: { table: 'docs', where: { owner: { email: { _eq: 'a@x' } } } } }, as('user', '1')), { count: 1 });
+    assert.deepEqual(await query(s.url, { type: 'count', args: { table: 'docs', where: { owner: { email: { _eq: 'b@x' } } } } }, as('user', '1')), {
+      count: 0,
+    });
+    assert.deepEqual(await query(s.url, { type: 'count', args: { table: 'docs', where: { owner: { email: { _eq: 'a@x' } } } } }, as('user', '1')), {
+      count: 1,
+    });
   });
 
   test('order_by and columns through a relationship into a table the role may not select: rejected', async () => {
-    await denied('reader', { type: 'select', args: { table: 'docs', columns: ['id'], order_by: 'owner.email' } }, {
-      error: relationship('reader', 'owner', 'users'),
-      path: '$.args.order_by',
-    });
-    await denied('reader', { type: 'select', args: { table: 'docs', columns: ['id', { name: 'owner', columns: ['email'] }] } }, {
-      error: relationship('reader', 'owner', 'users'),
-      path: '$.args.columns[1]',
-    });
+    await denied(
+      'reader',
+      { type: 'select', args: { table: 'docs', columns: ['id'], order_by: 'owner.email' } },
+      {
+        error: relationship('reader', 'owner', 'users'),
+        path: '$.args.order_by',
+      },
+    );
+    await denied(
+      'reader',
+      { type: 'select', args: { table: 'docs', columns: ['id', { name: 'owner', columns: ['email'] }] } },
+      {
+        error: relationship('reader', 'owner', 'users'),
+        path: '$.args.columns[1]',
+      },
+    );
   });
 });
 
@@ -145,15 +187,26 @@ describe('columns the role may not select', () => {
       { type: 'delete', args: { table: 'docs', where } },
     ];
     for (const q of cases) await denied('user', q, { error: column('user', 'hidden'), path: '$.args.where' });
-    assert.deepEqual((await docs()).map((d: { title: string }) => d.title), ['d1', 'd2', 'd3']);
+    assert.deepEqual(
+      (await docs()).map((d: { title: string }) => d.title),
+      ['d1', 'd2', 'd3'],
+    );
   });
 
   test('as the other side of a column operator', async () => {
-    await denied('user', { type: 'count', args: { table: 'docs', where: { title: { _ceq: 'hidden' } } } }, { error: column('user', 'hidden'), path: "$.args.where.title._ceq" });
+    await denied(
+      'user',
+      { type: 'count', args: { table: 'docs', where: { title: { _ceq: 'hidden' } } } },
+      { error: column('user', 'hidden'), path: '$.args.where.title._ceq' },
+    );
   });
 
   test('in order_by and count distinct', async () => {
-    await denied('user', { type: 'select', args: { table: 'docs', columns: ['id'], order_by: ['-hidden'] } }, { error: column('user', 'hidden'), path: '$.args.order_by[0]' });
+    await denied(
+      'user',
+      { type: 'select', args: { table: 'docs', columns: ['id'], order_by: ['-hidden'] } },
+      { error: column('user', 'hidden'), path: '$.args.order_by[0]' },
+    );
     await denied('user', { type: 'count', args: { table: 'docs', distinct: ['hidden'] } }, { error: column('user', 'hidden'), path: '$.args.distinct[0]' });
   });
 
@@ -165,16 +218,36 @@ describe('columns the role may not select', () => {
 
 describe('update and delete need select permission (their where is a read)', () => {
   test('rejected with upstream messages; nothing written', async () => {
-    const suffix = (op: string) => `select on "docs" for role "writer" is not allowed. ; "${op}" is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`;
-    await denied('writer', { type: 'update', args: { table: 'docs', where: { id: { _eq: 1 } }, $set: { title: 'pwned' } } }, { error: suffix('update'), path: '$.args' });
+    const suffix = (op: string) =>
+      `select on "docs" for role "writer" is not allowed. ; "${op}" is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`;
+    await denied(
+      'writer',
+      { type: 'update', args: { table: 'docs', where: { id: { _eq: 1 } }, $set: { title: 'pwned' } } },
+      { error: suffix('update'), path: '$.args' },
+    );
     await denied('writer', { type: 'delete', args: { table: 'docs', where: { id: { _eq: 1 } } } }, { error: suffix('delete'), path: '$.args' });
-    assert.deepEqual((await docs()).map((d: { title: string }) => d.title), ['d1', 'd2', 'd3']);
+    assert.deepEqual(
+      (await docs()).map((d: { title: string }) => d.title),
+      ['d1', 'd2', 'd3'],
+    );
   });
 });
 
 describe('admin', () => {
   test('unrestricted: every table, column and relationship', async () => {
-    const r = await query(s.url, { type: 'count', args: { table: 'docs', where: { _and: [{ hidden: { _like: 'h%' } }, { owner: { secret: { _eq: 's2' } } }, { _exists: { _table: 'secrets', _where: { value: { _eq: 'topsecret' } } } }] } } });
+    const r = await query(s.url, {
+      type: 'count',
+      args: {
+        table: 'docs',
+        where: {
+          _and: [
+            { hidden: { _like: 'h%' } },
+            { owner: { secret: { _eq: 's2' } } },
+            { _exists: { _table: 'secrets', _where: { value: { _eq: 'topsecret' } } } },
+          ],
+        },
+      },
+    });
     assert.deepEqual(r, { count: 2 });
   });
 });

@@ -49,7 +49,14 @@ test('embedded PGlite: data and metadata survive a restart', { timeout: 240_000 
   const restored = await query(second.url, { type: 'export_metadata', args: {} });
   assert.deepEqual(restored, exported, 'metadata after the restart');
   const rows = await query(second.url, { type: 'run_sql', args: { sql: 'select id, name from e2e_items order by id' } });
-  assert.deepEqual(rows, { result_type: 'TuplesOk', result: [['id', 'name'], ['1', 'one'], ['2', 'two']] });
+  assert.deepEqual(rows, {
+    result_type: 'TuplesOk',
+    result: [
+      ['id', 'name'],
+      ['1', 'one'],
+      ['2', 'two'],
+    ],
+  });
   // the restored metadata is live, not just stored: tracking again is refused
   const again = await postQuery(second.url, { type: 'track_table', args: { table: 'e2e_items' } });
   assert.equal(again.status, 400, again.text);
@@ -58,7 +65,10 @@ test('embedded PGlite: data and metadata survive a restart', { timeout: 240_000 
   await t.test('event triggers deliver on the embedded database too', async () => {
     const rx = await new Receiver().start();
     try {
-      await query(second.url, { type: 'create_event_trigger', args: { name: 'e2e_items_insert', table: 'e2e_items', webhook: rx.url, insert: { columns: '*' }, enable_manual: true } });
+      await query(second.url, {
+        type: 'create_event_trigger',
+        args: { name: 'e2e_items_insert', table: 'e2e_items', webhook: rx.url, insert: { columns: '*' }, enable_manual: true },
+      });
       await query(second.url, { type: 'run_sql', args: { sql: "insert into e2e_items values (3, 'three')" } });
       await query(second.url, { type: 'invoke_event_trigger', args: { name: 'e2e_items_insert', payload: { id: 4 } } });
       const got = await rx.waitFor(2, () => true, 30_000);

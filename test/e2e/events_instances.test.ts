@@ -62,7 +62,16 @@ test('two processes, 5,000 events: all delivered, none twice; SIGKILL of one mid
     args: [
       { type: 'run_sql', args: { sql: 'create table job (id serial primary key, batch int not null)' } },
       { type: 'track_table', args: { table: 'job' } },
-      { type: 'create_event_trigger', args: { name: 'job_created', table: 'job', webhook: rx.url, insert: { columns: '*' }, retry_conf: { num_retries: 0, interval_sec: 1, timeout_sec: 10 } } },
+      {
+        type: 'create_event_trigger',
+        args: {
+          name: 'job_created',
+          table: 'job',
+          webhook: rx.url,
+          insert: { columns: '*' },
+          retry_conf: { num_retries: 0, interval_sec: 1, timeout_sec: 10 },
+        },
+      },
     ],
   });
   const b = await startSvcProcess([], env);
@@ -72,7 +81,12 @@ test('two processes, 5,000 events: all delivered, none twice; SIGKILL of one mid
     await sql(db.url, `insert into job (batch) select 1 from generate_series(1, ${N})`);
     await waitFor('5,000 distinct events at the receiver', async () => counts(1).size >= N, 120_000, 100);
     // nothing more arrives late
-    await waitFor('every event marked delivered', async () => Number((await sql(db.url, 'select count(*)::int as n from svc_catalog.event_log where delivered'))[0]!.n) === N, 30_000, 100);
+    await waitFor(
+      'every event marked delivered',
+      async () => Number((await sql(db.url, 'select count(*)::int as n from svc_catalog.event_log where delivered'))[0]!.n) === N,
+      30_000,
+      100,
+    );
     const c = counts(1);
     const dup = [...c.values()].filter((n) => n > 1).length;
     const [da, dbb] = [await metric(a.url, 'svc_event_deliveries_delivered_total'), await metric(b.url, 'svc_event_deliveries_delivered_total')];
@@ -89,16 +103,25 @@ test('two processes, 5,000 events: all delivered, none twice; SIGKILL of one mid
     rx.respond = () => ({ status: 200, delayMs: 20 });
     await sql(db.url, `insert into job (batch) select 2 from generate_series(1, ${N})`);
     await waitFor('some of the second batch delivered', async () => counts(2).size >= N / 5, 60_000, 20);
-    const inFlightAtKill = await sql(db.url, "select count(*)::int as n from svc_catalog.event_log where locked and locked_by like '%:' || $1 || ':%'", [String(b.proc.child.pid)]);
+    const inFlightAtKill = await sql(db.url, "select count(*)::int as n from svc_catalog.event_log where locked and locked_by like '%:' || $1 || ':%'", [
+      String(b.proc.child.pid),
+    ]);
     b.proc.child.kill('SIGKILL');
     await b.proc.exited;
     const t0 = Date.now();
     await waitFor('every event of the second batch delivered', async () => counts(2).size >= N, 120_000, 100);
-    await waitFor('every event marked delivered', async () => Number((await sql(db.url, 'select count(*)::int as n from svc_catalog.event_log where delivered'))[0]!.n) === 2 * N, 30_000, 100);
+    await waitFor(
+      'every event marked delivered',
+      async () => Number((await sql(db.url, 'select count(*)::int as n from svc_catalog.event_log where delivered'))[0]!.n) === 2 * N,
+      30_000,
+      100,
+    );
     const c = counts(2);
     const dup = [...c.values()].filter((n) => n > 1).length;
     const lost = N - c.size;
-    t.diagnostic(`SIGKILL: ${c.size} delivered, ${lost} lost, ${dup} duplicates (rows leased by the killed process at the kill: ${inFlightAtKill[0]!.n}); last delivery ${Date.now() - t0} ms after the kill`);
+    t.diagnostic(
+      `SIGKILL: ${c.size} delivered, ${lost} lost, ${dup} duplicates (rows leased by the killed process at the kill: ${inFlightAtKill[0]!.n}); last delivery ${Date.now() - t0} ms after the kill`,
+    );
     assert.equal(lost, 0);
     // a duplicate only for a request in flight at the kill (its 2xx was never recorded): at most the
     // killed process's HTTP pool (--events-http-pool-size, 100)
@@ -107,23 +130,36 @@ test('two processes, 5,000 events: all delivered, none twice; SIGKILL of one mid
     assert.deepEqual(stuck, [{ n: 0 }]);
   });
 
-  await t.test('SIGTERM: stops claiming, releases what it could not finish within the grace period; another process delivers it before any lease expiry', async () => {
-    let slow = true;
-    rx.respond = (r) => (slow && r.body?.event?.data?.new?.batch === 3 ? { status: 200, delayMs: 20_000 } : { status: 200 });
-    await sql(db.url, 'insert into job (batch) select 3 from generate_series(1, 20)');
-    await waitFor('20 requests in flight at process A', async () => rx.requests.filter((r) => r.body?.event?.data?.new?.batch === 3).length >= 20, 30_000, 20);
-    const t0 = Date.now();
-    const exit = await a.proc.stop(15_000);
-    const stopMs = Date.now() - t0;
-    assert.equal(exit.code, 0);
-    const left = await sql(db.url, 'select count(*)::int as n, count(*) filter (where locked)::int as locked from svc_catalog.event_log where not delivered');
-    t.diagnostic(`SIGTERM with 20 slow deliveries in flight: exit 0 after ${stopMs} ms, ${left[0]!.n} undelivered, ${left[0]!.locked} still locked`);
-    assert.deepEqual(left, [{ n: 20, locked: 0 }]);
-    slow = false;
-    const c = await startSvcProcess([], { ...env, SVC_GRAPHQL_EVENTS_LEASE_SECONDS: '600' });
-    procs.push(c.proc);
-    const t1 = Date.now();
-    await waitFor('the released events delivered by another process', async () => Number((await sql(db.url, 'select count(*)::int as n from svc_catalog.event_log where not delivered'))[0]!.n) === 0, 30_000, 50);
-    assert.ok(Date.now() - t1 < 30_000);
-  });
+  await t.test(
+    'SIGTERM: stops claiming, releases what it could not finish within the grace period; another process delivers it before any lease expiry',
+    async () => {
+      let slow = true;
+      rx.respond = (r) => (slow && r.body?.event?.data?.new?.batch === 3 ? { status: 200, delayMs: 20_000 } : { status: 200 });
+      await sql(db.url, 'insert into job (batch) select 3 from generate_series(1, 20)');
+      await waitFor(
+        '20 requests in flight at process A',
+        async () => rx.requests.filter((r) => r.body?.event?.data?.new?.batch === 3).length >= 20,
+        30_000,
+        20,
+      );
+      const t0 = Date.now();
+      const exit = await a.proc.stop(15_000);
+      const stopMs = Date.now() - t0;
+      assert.equal(exit.code, 0);
+      const left = await sql(db.url, 'select count(*)::int as n, count(*) filter (where locked)::int as locked from svc_catalog.event_log where not delivered');
+      t.diagnostic(`SIGTERM with 20 slow deliveries in flight: exit 0 after ${stopMs} ms, ${left[0]!.n} undelivered, ${left[0]!.locked} still locked`);
+      assert.deepEqual(left, [{ n: 20, locked: 0 }]);
+      slow = false;
+      const c = await startSvcProcess([], { ...env, SVC_GRAPHQL_EVENTS_LEASE_SECONDS: '600' });
+      procs.push(c.proc);
+      const t1 = Date.now();
+      await waitFor(
+        'the released events delivered by another process',
+        async () => Number((await sql(db.url, 'select count(*)::int as n from svc_catalog.event_log where not delivered'))[0]!.n) === 0,
+        30_000,
+        50,
+      );
+      assert.ok(Date.now() - t1 < 30_000);
+    },
+  );
 });

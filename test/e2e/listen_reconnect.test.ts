@@ -63,10 +63,15 @@ async function grantThenCut(cut: () => Promise<void>): Promise<number> {
   await waitFor('instance 2 serves the permission', async () => ((await readable(s2)) === 'yes' ? true : undefined), 15_000);
   await cut();
   // the first request after a restart may meet a pooled connection that died with it
-  await waitFor('instance 1 drops the permission', async () => {
-    const r = await postQuery(s1.url, { type: 'drop_select_permission', args: { table: 'item', role: 'user' } });
-    return r.status === 200 ? true : undefined;
-  }, 15_000, 200);
+  await waitFor(
+    'instance 1 drops the permission',
+    async () => {
+      const r = await postQuery(s1.url, { type: 'drop_select_permission', args: { table: 'item', role: 'user' } });
+      return r.status === 200 ? true : undefined;
+    },
+    15_000,
+    200,
+  );
   const t0 = Date.now();
   await waitFor('instance 2 stops serving the dropped permission', async () => ((await readable(s2)) === 'no' ? true : undefined), 5_000);
   return Date.now() - t0;
@@ -82,7 +87,10 @@ test('every connection of instance 2 cut (a restart, as the client sees it)', as
 
 test('the listening backend terminated', async () => {
   const ms = await grantThenCut(async () => {
-    const r = await sql<{ n: number }>(s1.databaseUrl, `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen %'`);
+    const r = await sql<{ n: number }>(
+      s1.databaseUrl,
+      `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen %'`,
+    );
     assert.ok(r[0]!.n >= 1, 'a listening backend');
   });
   assert.ok(ms < 5_000);
@@ -95,7 +103,12 @@ test('the listening backend terminated', async () => {
 const canRestart = (() => {
   try {
     const host = new URL(process.env.SVC_TEST_DATABASE_URL || 'postgres://127.0.0.1').hostname;
-    return process.getuid?.() === 0 && existsSync('/usr/bin/pg_ctlcluster') && readdirSync('/etc/postgresql').length === 1 && ['127.0.0.1', 'localhost'].includes(host);
+    return (
+      process.getuid?.() === 0 &&
+      existsSync('/usr/bin/pg_ctlcluster') &&
+      readdirSync('/etc/postgresql').length === 1 &&
+      ['127.0.0.1', 'localhost'].includes(host)
+    );
   } catch {
     return false;
   }

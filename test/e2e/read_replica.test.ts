@@ -51,7 +51,10 @@ after(async () => {
 });
 
 test('queries are served by the replica, writes by the primary', { timeout: 60_000 }, async () => {
-  assert.deepEqual(server.engine.replicas!.status().map((s) => s.healthy), [true]);
+  assert.deepEqual(
+    server.engine.replicas!.status().map((s) => s.healthy),
+    [true],
+  );
   assert.equal(await servedByReplica(), true);
   assert.equal(await servedByReplica({ 'x-svc-role': 'user' }), true);
   const before = server.engine.replicas!.status()[0]!.reads;
@@ -81,7 +84,10 @@ test('change-driven live queries: a write on the primary reaches a subscriber re
   const got: any[] = [];
   const replicaDb = replica.url(db.name);
   try {
-    c.subscribe({ query: 'subscription { item(where: {name: {_like: "live%"}}, order_by: {id: asc}) { name } }' }, { next: (v) => got.push(v), error: (e) => got.push({ error: e }), complete: () => undefined });
+    c.subscribe(
+      { query: 'subscription { item(where: {name: {_like: "live%"}}, order_by: {id: asc}) { name } }' },
+      { next: (v) => got.push(v), error: (e) => got.push({ error: e }), complete: () => undefined },
+    );
     await waitFor('first result', async () => got.length === 1 || undefined, 10_000, 10);
     assert.deepEqual(got[0], { data: { item: [] } });
     const reads0 = server.engine.replicas!.status()[0]!.reads;

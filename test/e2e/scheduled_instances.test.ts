@@ -67,32 +67,74 @@ test('two processes over a simulated hour, one killed half-way: no duplicate row
   // slow answers (1.5 s real = 1.5 simulated minutes), so that the killed process has requests in flight
   rx.respond = () => ({ status: 200, delayMs: 1_500 });
   const created = sim();
-  await query(a.url, { type: 'create_cron_trigger', args: { name: 'every_minute', webhook: `${rx.url}/cron`, schedule: '* * * * *', payload: { k: 'v' }, include_in_metadata: false } }, admin);
+  await query(
+    a.url,
+    {
+      type: 'create_cron_trigger',
+      args: { name: 'every_minute', webhook: `${rx.url}/cron`, schedule: '* * * * *', payload: { k: 'v' }, include_in_metadata: false },
+    },
+    admin,
+  );
   // 60 one-off events, one per simulated minute, half of them created through each process
   const firstMinute = Math.ceil(created / 60_000) * 60_000;
-  await Promise.all([a, b].map((p, j) =>
-    query(p.url, { type: 'bulk', args: Array.from({ length: 30 }, (_, i) => ({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/once`, schedule_at: iso(firstMinute + (2 * i + j) * 60_000 + 30_000), payload: { i: 2 * i + j } } })) }, admin),
-  ));
+  await Promise.all(
+    [a, b].map((p, j) =>
+      query(
+        p.url,
+        {
+          type: 'bulk',
+          args: Array.from({ length: 30 }, (_, i) => ({
+            type: 'create_scheduled_event',
+            args: { webhook: `${rx.url}/once`, schedule_at: iso(firstMinute + (2 * i + j) * 60_000 + 30_000), payload: { i: 2 * i + j } },
+          })),
+        },
+        admin,
+      ),
+    ),
+  );
   const end = firstMinute + 60 * 60_000; // the last cron event of the hour; the last one-off is at end - 30 s
   t.diagnostic(`trigger created at simulated ${iso(created)}; the hour runs to ${iso(end)}`);
 
   // half-way through the hour: SIGKILL one process
   await waitFor('half an hour simulated', async () => sim() >= firstMinute + 30 * 60_000, 120_000, 100);
-  const leased = await sql(db.url, "select (select count(*)::int from svc_catalog.hdb_cron_events where status = 'locked' and locked_by like '%:' || $1 || ':%') + (select count(*)::int from svc_catalog.hdb_scheduled_events where status = 'locked' and locked_by like '%:' || $1 || ':%') as n", [String(b.proc.child.pid)]);
+  const leased = await sql(
+    db.url,
+    "select (select count(*)::int from svc_catalog.hdb_cron_events where status = 'locked' and locked_by like '%:' || $1 || ':%') + (select count(*)::int from svc_catalog.hdb_scheduled_events where status = 'locked' and locked_by like '%:' || $1 || ':%') as n",
+    [String(b.proc.child.pid)],
+  );
   b.proc.child.kill('SIGKILL');
   await b.proc.exited;
   t.diagnostic(`killed process B at simulated ${iso(sim())} with ${leased[0]!.n} events leased to it`);
 
   await waitFor('the hour simulated', async () => sim() >= end + 60_000, 150_000, 200);
-  await waitFor('every cron event of the hour delivered', async () => {
-    const [r] = await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_cron_events where scheduled_time <= $1 and status <> 'delivered'", [iso(end)]);
-    return r!.n === 0;
-  }, 30_000, 200);
-  await waitFor('every one-off event delivered', async () => (await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_scheduled_events where status <> 'delivered'"))[0]!.n === 0, 30_000, 200);
+  await waitFor(
+    'every cron event of the hour delivered',
+    async () => {
+      const [r] = await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_cron_events where scheduled_time <= $1 and status <> 'delivered'", [
+        iso(end),
+      ]);
+      return r!.n === 0;
+    },
+    30_000,
+    200,
+  );
+  await waitFor(
+    'every one-off event delivered',
+    async () => (await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_scheduled_events where status <> 'delivered'"))[0]!.n === 0,
+    30_000,
+    200,
+  );
   await new Promise((r) => setTimeout(r, 500));
 
-  const dupRows = await sql(db.url, 'select trigger_name, scheduled_time, count(*)::int as n from svc_catalog.hdb_cron_events group by 1, 2 having count(*) > 1');
-  const [gen] = await sql(db.url, "select count(*)::int as rows, count(*) filter (where status = 'delivered' and scheduled_time <= $1)::int as delivered, count(*) filter (where status = 'dead')::int as dead, count(*) filter (where status = 'error')::int as error from svc_catalog.hdb_cron_events", [iso(end)]);
+  const dupRows = await sql(
+    db.url,
+    'select trigger_name, scheduled_time, count(*)::int as n from svc_catalog.hdb_cron_events group by 1, 2 having count(*) > 1',
+  );
+  const [gen] = await sql(
+    db.url,
+    "select count(*)::int as rows, count(*) filter (where status = 'delivered' and scheduled_time <= $1)::int as delivered, count(*) filter (where status = 'dead')::int as dead, count(*) filter (where status = 'error')::int as error from svc_catalog.hdb_cron_events",
+    [iso(end)],
+  );
   // the events of the hour (the clock has moved on since: later minutes may have been delivered too)
   const cron = byId('/cron', (r) => Date.parse(r.body.scheduled_time) <= end);
   const once = byId('/once');
@@ -100,7 +142,9 @@ test('two processes over a simulated hour, one killed half-way: no duplicate row
   const cronDup = [...cron.values()].filter((l) => l.length > 1).length;
   const onceDup = [...once.values()].filter((l) => l.length > 1).length;
   const minutes = new Set([...cron.values()].map((l) => l[0]!.body.scheduled_time));
-  t.diagnostic(`cron: ${gen!.rows} rows generated (${dupRows.length} duplicate rows), ${dueCron} due in the hour, ${cron.size} delivered (${minutes.size} distinct minutes), ${cronDup} delivered twice, ${gen!.dead} dead, ${gen!.error} error`);
+  t.diagnostic(
+    `cron: ${gen!.rows} rows generated (${dupRows.length} duplicate rows), ${dueCron} due in the hour, ${cron.size} delivered (${minutes.size} distinct minutes), ${cronDup} delivered twice, ${gen!.dead} dead, ${gen!.error} error`,
+  );
   t.diagnostic(`one-off: 60 due, ${once.size} delivered, ${onceDup} delivered twice`);
   assert.deepEqual(dupRows, []);
   assert.equal(gen!.dead, 0);
@@ -119,38 +163,59 @@ test('two processes over a simulated hour, one killed half-way: no duplicate row
   await a.proc.stop(5_000);
 });
 
-test('lag of 1,000 one-off events due at the same second, one and two processes (real clock, default fetch interval and pool)', { timeout: 300_000 }, async (t) => {
-  for (const n of [1, 2]) {
-    const db = await createTestDatabase();
-    dbs.push(db);
-    const env = cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_PG_CONNECTIONS: '10' });
-    const ps = await Promise.all(Array.from({ length: n }, () => startSvcProcess([], env)));
-    procs.push(...ps.map((p) => p.proc));
-    rx.respond = () => ({ status: 200 });
-    const cpu = () => ps.reduce((sum, p) => sum + cpuMs(p.proc.child.pid!), 0);
-    let cpuDelivering = 0;
-    const schedule = async (path: string, N: number, due: number) => {
-      await query(ps[0]!.url, { type: 'bulk', args: Array.from({ length: N }, (_, i) => ({ type: 'create_scheduled_event', args: { webhook: `${rx.url}${path}`, schedule_at: iso(due), payload: { i } } })) }, admin);
-      assert.ok(Date.now() < due, 'created before they are due');
-      const c0 = cpu();
-      await rx.waitFor(N, (x) => x.path === path, 90_000);
-      cpuDelivering = cpu() - c0;
-    };
-    // warm-up (both ends of the HTTP connections, the JIT): 200 events
-    await schedule(`/warm${n}`, 200, Math.ceil((Date.now() + 3_000) / 1000) * 1000);
-    const path = `/lag${n}`;
-    const due = Math.ceil((Date.now() + 8_000) / 1000) * 1000;
-    const N = 1000;
-    await schedule(path, N, due);
-    await waitFor('all delivered', async () => (await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_scheduled_events where status = 'delivered'"))[0]!.n === N + 200, 30_000, 100);
-    await new Promise((r) => setTimeout(r, 300));
-    const got = byId(path);
-    const lags = [...got.values()].map((l) => l[0]!.at - due);
-    const dup = [...got.values()].filter((l) => l.length > 1).length;
-    t.diagnostic(`${n} process(es): ${got.size} of ${N} delivered, ${dup} twice; lag due→receiver p50 ${percentile(lags, 50)} ms, p99 ${percentile(lags, 99)} ms, max ${Math.max(...lags)} ms, min ${Math.min(...lags)} ms; Svc CPU ${(cpuDelivering / N).toFixed(2)} ms per delivery (polls while waiting included); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
-    assert.equal(got.size, N);
-    assert.equal(dup, 0);
-    assert.ok(Math.min(...lags) >= 0, 'nothing delivered before its time');
-    for (const p of ps) await p.proc.stop(5_000);
-  }
-});
+test(
+  'lag of 1,000 one-off events due at the same second, one and two processes (real clock, default fetch interval and pool)',
+  { timeout: 300_000 },
+  async (t) => {
+    for (const n of [1, 2]) {
+      const db = await createTestDatabase();
+      dbs.push(db);
+      const env = cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_PG_CONNECTIONS: '10' });
+      const ps = await Promise.all(Array.from({ length: n }, () => startSvcProcess([], env)));
+      procs.push(...ps.map((p) => p.proc));
+      rx.respond = () => ({ status: 200 });
+      const cpu = () => ps.reduce((sum, p) => sum + cpuMs(p.proc.child.pid!), 0);
+      let cpuDelivering = 0;
+      const schedule = async (path: string, N: number, due: number) => {
+        await query(
+          ps[0]!.url,
+          {
+            type: 'bulk',
+            args: Array.from({ length: N }, (_, i) => ({
+              type: 'create_scheduled_event',
+              args: { webhook: `${rx.url}${path}`, schedule_at: iso(due), payload: { i } },
+            })),
+          },
+          admin,
+        );
+        assert.ok(Date.now() < due, 'created before they are due');
+        const c0 = cpu();
+        await rx.waitFor(N, (x) => x.path === path, 90_000);
+        cpuDelivering = cpu() - c0;
+      };
+      // warm-up (both ends of the HTTP connections, the JIT): 200 events
+      await schedule(`/warm${n}`, 200, Math.ceil((Date.now() + 3_000) / 1000) * 1000);
+      const path = `/lag${n}`;
+      const due = Math.ceil((Date.now() + 8_000) / 1000) * 1000;
+      const N = 1000;
+      await schedule(path, N, due);
+      await waitFor(
+        'all delivered',
+        async () => (await sql(db.url, "select count(*)::int as n from svc_catalog.hdb_scheduled_events where status = 'delivered'"))[0]!.n === N + 200,
+        30_000,
+        100,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const got = byId(path);
+      const lags = [...got.values()].map((l) => l[0]!.at - due);
+      const dup = [...got.values()].filter((l) => l.length > 1).length;
+      t.diagnostic(
+        `${n} process(es): ${got.size} of ${N} delivered, ${dup} twice; lag due→receiver p50 ${percentile(lags, 50)} ms, p99 ${percentile(lags, 99)} ms, max ${Math.max(...lags)} ms, min ${Math.min(...lags)} ms; Svc CPU ${(cpuDelivering / N).toFixed(2)} ms per delivery (polls while waiting included); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`,
+      );
+      assert.equal(got.size, N);
+      assert.equal(dup, 0);
+      assert.ok(Math.min(...lags) >= 0, 'nothing delivered before its time');
+      for (const p of ps) await p.proc.stop(5_000);
+    }
+  },
+);

@@ -27,20 +27,24 @@ let receiver: Receiver;
 function postFresh(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
-    const req = http.request(`${url}${path}`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers }, timeout: 20_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => {
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, text });
-      });
-    });
+    const req = http.request(
+      `${url}${path}`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers }, timeout: 20_000 },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(data);
@@ -61,13 +65,20 @@ function workerPids(): number[] {
   return text ? text.split(/\s+/).map(Number) : [];
 }
 
-const startupLines = () => proc.output().split('\n').filter((l) => l.includes('"server_configuration"')).length;
+const startupLines = () =>
+  proc
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"server_configuration"')).length;
 
 before(async () => {
   db = await createTestDatabase();
   receiver = await new Receiver().start();
   await sql(db.url, 'create table note (id serial primary key, body text not null)');
-  ({ proc, url } = await startSvcProcess(['--workers', '2', '--connections', '8'], cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL: '100' })));
+  ({ proc, url } = await startSvcProcess(
+    ['--workers', '2', '--connections', '8'],
+    cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL: '100' }),
+  ));
   await waitFor('both workers to listen', async () => startupLines() >= 2, 60_000, 100);
   assert.equal(workerPids().length, 2);
 });
@@ -131,7 +142,12 @@ test('a subscription keeps updating while the other worker serves mutations', { 
     },
   );
   const until = (n: number) =>
-    waitFor(`the subscription to see ${n} notes`, async () => seen.at(-1) === n || (await new Promise<boolean>((r) => ((wake = () => r(seen.at(-1) === n)), setTimeout(() => r(seen.at(-1) === n), 200)))), 10_000, 0);
+    waitFor(
+      `the subscription to see ${n} notes`,
+      async () => seen.at(-1) === n || (await new Promise<boolean>((r) => ((wake = () => r(seen.at(-1) === n)), setTimeout(() => r(seen.at(-1) === n), 200)))),
+      10_000,
+      0,
+    );
   try {
     await until(0);
     for (let i = 1; i <= 6; i++) {
@@ -160,11 +176,13 @@ test('an event is delivered once by the two workers', { timeout: 60_000 }, async
 
 test('/v1/metrics aggregates both workers', { timeout: 30_000 }, async () => {
   const r = await new Promise<string>((resolve, reject) => {
-    http.get(`${url}/v1/metrics`, { agent: false }, (res) => {
-      let t = '';
-      res.on('data', (c) => (t += c));
-      res.on('end', () => resolve(t));
-    }).on('error', reject);
+    http
+      .get(`${url}/v1/metrics`, { agent: false }, (res) => {
+        let t = '';
+        res.on('data', (c) => (t += c));
+        res.on('end', () => resolve(t));
+      })
+      .on('error', reject);
   });
   // each worker counts itself once; the aggregation sums them
   assert.match(r, /^svc_worker_processes 2$/m, r.slice(0, 300));
@@ -173,10 +191,15 @@ test('/v1/metrics aggregates both workers', { timeout: 30_000 }, async () => {
 test('a worker killed with SIGKILL is replaced; no request after the replacement fails', { timeout: 60_000 }, async () => {
   const [victim, survivor] = workerPids();
   process.kill(victim!, 'SIGKILL');
-  await waitFor('the replacement worker', async () => {
-    const pids = workerPids();
-    return pids.length === 2 && !pids.includes(victim!) && pids.includes(survivor!);
-  }, 20_000, 50);
+  await waitFor(
+    'the replacement worker',
+    async () => {
+      const pids = workerPids();
+      return pids.length === 2 && !pids.includes(victim!) && pids.includes(survivor!);
+    },
+    20_000,
+    50,
+  );
   await waitFor('the replacement to listen', async () => startupLines() >= 3, 30_000, 50);
   assert.match(proc.output(), new RegExp(`worker ${victim} died \\(SIGKILL\\); replacing it`));
   const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => postFresh('/v1/graphql', { query: `{ note(limit: 1, offset: ${i % 3}) { id } }` })));

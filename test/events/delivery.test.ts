@@ -24,16 +24,22 @@ before(async () => {
   rx = await new Receiver().start();
   process.env.SVC_TEST_EVENT_HEADER = 'from-env';
   process.env.SVC_TEST_EVENT_URL = rx.url;
-  s = await startTestServer({ eventsFetchInterval: 50, logLevel: 'info', enabledLogTypes: ['webhook-log'] }, new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
-      cb();
-    },
-  }));
+  s = await startTestServer(
+    { eventsFetchInterval: 50, logLevel: 'info', enabledLogTypes: ['webhook-log'] },
+    new Writable({
+      write(chunk, _enc, cb) {
+        for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
+        cb();
+      },
+    }),
+  );
   await run({
     type: 'bulk',
     args: [
-      { type: 'run_sql', args: { sql: 'create table item (id int primary key, name text, price int, secret text, doc json); create table untracked (id int);' } },
+      {
+        type: 'run_sql',
+        args: { sql: 'create table item (id int primary key, name text, price int, secret text, doc json); create table untracked (id int);' },
+      },
       { type: 'track_table', args: { table: 'item' } },
       { type: 'create_insert_permission', args: { table: 'item', role: 'user', permission: { check: {}, columns: ['id', 'name', 'price'] } } },
       { type: 'create_select_permission', args: { table: 'item', role: 'user', permission: { filter: {}, columns: ['id'] } } },
@@ -71,10 +77,17 @@ describe('payloads', () => {
       retry_conf: { num_retries: 3, interval_sec: 5, timeout_sec: 10 },
     });
     // a GraphQL mutation by a role: its session variables travel with the event
-    const ins = await postGraphql(s.url, { query: 'mutation { insert_item_one(object: {id: 1, name: "a", price: 10}) { id } }' }, { 'x-svc-role': 'user', 'x-svc-user-id': '42' });
+    const ins = await postGraphql(
+      s.url,
+      { query: 'mutation { insert_item_one(object: {id: 1, name: "a", price: 10}) { id } }' },
+      { 'x-svc-role': 'user', 'x-svc-user-id': '42' },
+    );
     assert.equal(ins.status, 200);
     assert.deepEqual(ins.body, { data: { insert_item_one: { id: 1 } } });
-    await run({ type: 'run_sql', args: { sql: "update item set price = 11 where id = 1; update item set price = 11 where id = 1; delete from item where id = 1;" } });
+    await run({
+      type: 'run_sql',
+      args: { sql: 'update item set price = 11 where id = 1; update item set price = 11 where id = 1; delete from item where id = 1;' },
+    });
     const got = await rx.waitFor(3, forTrigger('all_ops'));
     const [i, u, d] = ['INSERT', 'UPDATE', 'DELETE'].map((op) => got.find((r) => r.body.event.op === op)!);
     assert.ok(i && u && d, 'one request per operation');
@@ -94,7 +107,10 @@ describe('payloads', () => {
     assert.match(i.body.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     assert.match(i.body.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     assert.ok(Math.abs(Date.parse(i.body.created_at) - Date.now()) < 60_000);
-    assert.deepEqual(u.body.event.data, { old: { id: 1, name: 'a', price: 10, secret: null, doc: null }, new: { id: 1, name: 'a', price: 11, secret: null, doc: null } });
+    assert.deepEqual(u.body.event.data, {
+      old: { id: 1, name: 'a', price: 10, secret: null, doc: null },
+      new: { id: 1, name: 'a', price: 11, secret: null, doc: null },
+    });
     assert.equal(u.body.event.session_variables, null);
     assert.deepEqual(d.body.event.data, { old: { id: 1, name: 'a', price: 11, secret: null, doc: null }, new: null });
     assert.equal(i.headers['content-type'], 'application/json');
@@ -103,15 +119,23 @@ describe('payloads', () => {
     assert.equal(i.path, '/all_ops');
 
     // the event log and one invocation log per try
-    await waitFor('three delivered events', async () => Number((await rows("select count(*)::int as n from svc_catalog.event_log where trigger_name = 'all_ops' and delivered"))[0]!.n) === 3);
-    const log = await rows("select e.id, e.tries, e.locked, e.error, i.status, i.request, i.response from svc_catalog.event_log e join svc_catalog.event_invocation_logs i on i.event_id = e.id where e.trigger_name = 'all_ops' and e.payload->>'op' = 'INSERT'");
+    await waitFor(
+      'three delivered events',
+      async () => Number((await rows("select count(*)::int as n from svc_catalog.event_log where trigger_name = 'all_ops' and delivered"))[0]!.n) === 3,
+    );
+    const log = await rows(
+      "select e.id, e.tries, e.locked, e.error, i.status, i.request, i.response from svc_catalog.event_log e join svc_catalog.event_invocation_logs i on i.event_id = e.id where e.trigger_name = 'all_ops' and e.payload->>'op' = 'INSERT'",
+    );
     assert.equal(log.length, 1);
     assert.equal(log[0]!.id, i.body.id);
     assert.equal(log[0]!.tries, 1);
     assert.equal(log[0]!.locked, false);
     assert.equal(log[0]!.status, 200);
     assert.deepEqual((log[0]!.request as any).payload, i.body);
-    assert.deepEqual((log[0]!.request as any).headers, [{ name: 'X-Static', value: 'static-value' }, { name: 'X-From-Env', value: 'from-env' }]);
+    assert.deepEqual((log[0]!.request as any).headers, [
+      { name: 'X-Static', value: 'static-value' },
+      { name: 'X-From-Env', value: 'from-env' },
+    ]);
     assert.equal((log[0]!.request as any).version, '2');
     assert.equal((log[0]!.response as any).type, 'webhook_response');
     assert.equal((log[0]!.response as any).data.status, 200);
@@ -122,14 +146,22 @@ describe('payloads', () => {
   test('update fires only when a listened column changed (json columns too); payload sends the selected columns', async () => {
     await run({ type: 'run_sql', args: { sql: "insert into item values (2, 'b', 20, 's', '{}')" } });
     await trigger('listened', { update: { columns: ['price', 'doc'], payload: ['id', 'price'] } });
-    await run({ type: 'run_sql', args: { sql: "update item set name = 'bb', secret = 't' where id = 2; update item set doc = '{\"a\":1}' where id = 2; update item set price = 21 where id = 2;" } });
+    await run({
+      type: 'run_sql',
+      args: {
+        sql: "update item set name = 'bb', secret = 't' where id = 2; update item set doc = '{\"a\":1}' where id = 2; update item set price = 21 where id = 2;",
+      },
+    });
     const got = await rx.waitFor(2, forTrigger('listened'));
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(rx.requests.filter(forTrigger('listened')).length, 2, 'the update of unlisted columns is not an event');
-    assert.deepEqual(got.map((r) => r.body.event.data), [
-      { old: { id: 2, price: 20 }, new: { id: 2, price: 20 } },
-      { old: { id: 2, price: 20 }, new: { id: 2, price: 21 } },
-    ]);
+    assert.deepEqual(
+      got.map((r) => r.body.event.data),
+      [
+        { old: { id: 2, price: 20 }, new: { id: 2, price: 20 } },
+        { old: { id: 2, price: 20 }, new: { id: 2, price: 21 } },
+      ],
+    );
     await drop('listened');
     await run({ type: 'run_sql', args: { sql: 'delete from item' } });
   });
@@ -160,12 +192,21 @@ describe('retries', () => {
     await trigger('failing', { enable_manual: true, retry_conf: { num_retries: 2, interval_sec: 1, timeout_sec: 5 } });
     const { event_id } = await run({ type: 'invoke_event_trigger', args: { name: 'failing', payload: { n: 1 } } });
     const got = await rx.waitFor(3, forTrigger('failing'));
-    assert.deepEqual(got.map((r) => r.body.delivery_info), [0, 1, 2].map((k) => ({ max_retries: 2, current_retry: k })));
+    assert.deepEqual(
+      got.map((r) => r.body.delivery_info),
+      [0, 1, 2].map((k) => ({ max_retries: 2, current_retry: k })),
+    );
     for (let k = 1; k < 3; k++) assert.ok(got[k]!.at - got[k - 1]!.at >= 900, `retry ${k} waited interval_sec`);
-    const ev = await waitFor('the event marked error', async () => (await rows('select tries, error, delivered, locked from svc_catalog.event_log where id = $1 and error', [event_id]))[0]);
+    const ev = await waitFor(
+      'the event marked error',
+      async () => (await rows('select tries, error, delivered, locked from svc_catalog.event_log where id = $1 and error', [event_id]))[0],
+    );
     assert.deepEqual(ev, { tries: 3, error: true, delivered: false, locked: false });
     const logs = await rows('select status, response from svc_catalog.event_invocation_logs where event_id = $1 order by created_at', [event_id]);
-    assert.deepEqual(logs.map((l) => l.status), [500, 500, 500]);
+    assert.deepEqual(
+      logs.map((l) => l.status),
+      [500, 500, 500],
+    );
     assert.deepEqual((logs[0]!.response as any).data.body, 'boom');
     await new Promise((r) => setTimeout(r, 1200));
     assert.equal(rx.requests.filter(forTrigger('failing')).length, 3, 'no try after the last retry');
@@ -174,7 +215,10 @@ describe('retries', () => {
     assert.deepEqual(await run({ type: 'redeliver_event', args: { event_id } }), { message: 'success' });
     const again = await rx.waitFor(4, forTrigger('failing'));
     assert.deepEqual(again[3]!.body.delivery_info, { max_retries: 2, current_retry: 0 });
-    await waitFor('delivered after redeliver', async () => (await rows('select delivered from svc_catalog.event_log where id = $1', [event_id]))[0]!.delivered === true);
+    await waitFor(
+      'delivered after redeliver',
+      async () => (await rows('select delivered from svc_catalog.event_log where id = $1', [event_id]))[0]!.delivered === true,
+    );
     const missing = await runRaw({ type: 'redeliver_event', args: { event_id: '00000000-0000-0000-0000-000000000000' } });
     assert.equal(missing.status, 400);
     assert.deepEqual(missing.body, { path: '$.args', error: 'event not found', code: 'not-exists' });
@@ -199,10 +243,17 @@ describe('retries', () => {
     const slow = await run({ type: 'invoke_event_trigger', args: { name: 'client_errors', payload: { kind: 'slow' } } });
     const closed = await run({ type: 'invoke_event_trigger', args: { name: 'client_errors', payload: { kind: 'close' } } });
     for (const id of [slow.event_id, closed.event_id]) {
-      const logs = await waitFor('an invocation log', async () => {
-        const l = await rows('select e.error, i.status, i.response from svc_catalog.event_invocation_logs i join svc_catalog.event_log e on e.id = i.event_id where i.event_id = $1', [id]);
-        return l.length ? l : undefined;
-      }, 10_000);
+      const logs = await waitFor(
+        'an invocation log',
+        async () => {
+          const l = await rows(
+            'select e.error, i.status, i.response from svc_catalog.event_invocation_logs i join svc_catalog.event_log e on e.id = i.event_id where i.event_id = $1',
+            [id],
+          );
+          return l.length ? l : undefined;
+        },
+        10_000,
+      );
       const log = logs![0];
       assert.equal(log!.status, 1000);
       assert.equal((log!.response as any).type, 'client_error');
@@ -222,7 +273,9 @@ describe('operations', () => {
     const { event_id } = await run({ type: 'invoke_event_trigger', args: { name: 'to_delete', payload: {} } });
     await rx.waitFor(1, forTrigger('to_delete'));
     await drop('to_delete');
-    assert.deepEqual(await rows('select archived, delivered, error from svc_catalog.event_log where id = $1', [event_id]), [{ archived: true, delivered: false, error: false }]);
+    assert.deepEqual(await rows('select archived, delivered, error from svc_catalog.event_log where id = $1', [event_id]), [
+      { archived: true, delivered: false, error: false },
+    ]);
   });
 
   test('webhook templates and webhook_from_env; an unset variable makes the trigger inconsistent at reload', async () => {
@@ -256,12 +309,20 @@ describe('operations', () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ['not a URL', { ...base, webhook: 'not a url' }, /not a valid URL/],
       ['not http', { ...base, webhook: 'ftp://127.0.0.1/x' }, /http or https/],
-      ['value and value_from_env', { ...base, headers: [{ name: 'X', value: 'a', value_from_env: 'SVC_TEST_EVENT_HEADER' }] }, /exactly one of "value" or "value_from_env"/],
+      [
+        'value and value_from_env',
+        { ...base, headers: [{ name: 'X', value: 'a', value_from_env: 'SVC_TEST_EVENT_HEADER' }] },
+        /exactly one of "value" or "value_from_env"/,
+      ],
       ['unset header variable', { ...base, headers: [{ name: 'X', value_from_env: 'SVC_TEST_NOT_SET' }] }, /environment variable "SVC_TEST_NOT_SET" not set/],
       ['negative retries', { ...base, retry_conf: { num_retries: -1 } }, /num_retries must be an integer from 0 to 1000000/],
       ['non-integer interval', { ...base, retry_conf: { interval_sec: 1.5 } }, /parsing Int failed/],
       ['untracked table', { ...base, table: 'untracked' }, /untracked/],
-      ['unset webhook_from_env', { name: 'bad', table: 'item', insert: { columns: '*' }, webhook_from_env: 'SVC_TEST_NOT_SET' }, /environment variable "SVC_TEST_NOT_SET" not set/],
+      [
+        'unset webhook_from_env',
+        { name: 'bad', table: 'item', insert: { columns: '*' }, webhook_from_env: 'SVC_TEST_NOT_SET' },
+        /environment variable "SVC_TEST_NOT_SET" not set/,
+      ],
     ];
     for (const [what, args, message] of cases) {
       const r = await runRaw({ type: 'create_event_trigger', args });

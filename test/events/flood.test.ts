@@ -22,7 +22,16 @@ before(async () => {
   s = await startTestServer({ eventsFetchInterval: 50 });
   await run({ type: 'run_sql', args: { sql: 'create table flood (id int primary key)' } });
   await run({ type: 'track_table', args: { table: 'flood' } });
-  await run({ type: 'create_event_trigger', args: { name: 'flood', table: 'flood', webhook: `${rx.url}/flood`, insert: { columns: '*' }, retry_conf: { num_retries: 0, interval_sec: 1, timeout_sec: 2 } } });
+  await run({
+    type: 'create_event_trigger',
+    args: {
+      name: 'flood',
+      table: 'flood',
+      webhook: `${rx.url}/flood`,
+      insert: { columns: '*' },
+      retry_conf: { num_retries: 0, interval_sec: 1, timeout_sec: 2 },
+    },
+  });
 });
 
 after(async () => {
@@ -44,10 +53,17 @@ test('1,000 inserts to a one-at-a-time webhook: every event delivered once, none
     // the consumer's work on an event (the upstream test checks each one)
     await new Promise((r) => setTimeout(r, 25));
   }
-  const states = await waitFor('every event finished', async () => {
-    const r = await sql<{ delivered: number; error: number; n: number }>(s.databaseUrl, "select count(*) filter (where delivered)::int as delivered, count(*) filter (where error)::int as error, count(*)::int as n from svc_catalog.event_log where trigger_name = 'flood'");
-    return r[0]!.delivered + r[0]!.error === N ? r[0] : undefined;
-  }, 10_000);
+  const states = await waitFor(
+    'every event finished',
+    async () => {
+      const r = await sql<{ delivered: number; error: number; n: number }>(
+        s.databaseUrl,
+        "select count(*) filter (where delivered)::int as delivered, count(*) filter (where error)::int as error, count(*)::int as n from svc_catalog.event_log where trigger_name = 'flood'",
+      );
+      return r[0]!.delivered + r[0]!.error === N ? r[0] : undefined;
+    },
+    10_000,
+  );
   assert.deepEqual(states, { delivered: N, error: 0, n: N });
   assert.equal(seen.size, N);
 });

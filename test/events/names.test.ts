@@ -25,7 +25,12 @@ before(async () => {
   await run({
     type: 'bulk',
     args: [
-      { type: 'run_sql', args: { sql: 'create table card (id int primary key, number text); create table note (id int primary key, body text); create table plain (id int primary key);' } },
+      {
+        type: 'run_sql',
+        args: {
+          sql: 'create table card (id int primary key, number text); create table note (id int primary key, body text); create table plain (id int primary key);',
+        },
+      },
       { type: 'track_table', args: { table: 'card' } },
       { type: 'track_table', args: { table: 'note' } },
       { type: 'track_table', args: { table: 'plain' } },
@@ -41,7 +46,12 @@ after(async () => {
 beforeEach(() => rx.reset());
 
 const spec = { insert: { columns: '*' }, update: { columns: '*' }, delete: { columns: '*' } };
-const trig = (name: string, webhook: string) => ({ name, definition: { enable_manual: false, ...spec }, retry_conf: { num_retries: 0, interval_sec: 10, timeout_sec: 60 }, webhook });
+const trig = (name: string, webhook: string) => ({
+  name,
+  definition: { enable_manual: false, ...spec },
+  retry_conf: { num_retries: 0, interval_sec: 10, timeout_sec: 60 },
+  webhook,
+});
 
 /** the metadata with `triggers` on the tables named: replace_metadata does not apply create_event_trigger's name rule */
 async function withTriggers(triggers: Record<string, Array<{ name: string; webhook: string }>>): Promise<void> {
@@ -58,7 +68,9 @@ describe('database objects of long names', () => {
 
   test('two 58-character names on two tables: each table goes to its own webhook only; deleting one keeps the other', async () => {
     await withTriggers({ card: [{ name: alpha, webhook: `${rx.url}/alpha` }], note: [{ name: beta, webhook: `${rx.url}/beta` }] });
-    const fns = await rows("select proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'svc_catalog' and proname like 'notify_svc_%' order by 1");
+    const fns = await rows(
+      "select proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'svc_catalog' and proname like 'notify_svc_%' order by 1",
+    );
     assert.equal(fns.length, 6, 'one function per (trigger, operation)');
     for (const f of fns) assert.ok(Buffer.byteLength(String(f.proname)) <= 63, String(f.proname));
     const trgs = await rows("select tgname, tgrelid::regclass::text as tbl from pg_trigger where tgname like 'notify_svc_%' order by 1");
@@ -68,8 +80,14 @@ describe('database objects of long names', () => {
     await rx.waitFor(2);
     await new Promise((r) => setTimeout(r, 300));
     const byPath = (p: string) => rx.requests.filter((r) => r.path === p);
-    assert.deepEqual(byPath('/alpha').map((r) => [r.body.trigger.name, r.body.table.name]), [[alpha, 'card']]);
-    assert.deepEqual(byPath('/beta').map((r) => [r.body.trigger.name, r.body.table.name]), [[beta, 'note']]);
+    assert.deepEqual(
+      byPath('/alpha').map((r) => [r.body.trigger.name, r.body.table.name]),
+      [[alpha, 'card']],
+    );
+    assert.deepEqual(
+      byPath('/beta').map((r) => [r.body.trigger.name, r.body.table.name]),
+      [[beta, 'note']],
+    );
 
     // deleting alpha leaves beta's database objects in place
     await withTriggers({ note: [{ name: beta, webhook: `${rx.url}/beta` }] });
@@ -103,7 +121,9 @@ describe('database objects of long names', () => {
     await withTriggers({ plain: [{ name: sixty, webhook: `${rx.url}/sixty` }] });
     const legacy = `notify_svc_${sixty}_INSERT`.slice(0, 63);
     await rows(`drop function svc_catalog."${(await rows("select proname from pg_proc where proname like 'notify_svc_b%INSERT'"))[0]!.proname}"() cascade`);
-    await rows(`create function svc_catalog."${legacy}"() returns trigger language plpgsql as $$ begin insert into svc_catalog.event_log (schema_name, table_name, trigger_name, payload) values (TG_TABLE_SCHEMA, TG_TABLE_NAME, '${sixty}', '{"op":"LEGACY"}'); return null; end $$`);
+    await rows(
+      `create function svc_catalog."${legacy}"() returns trigger language plpgsql as $$ begin insert into svc_catalog.event_log (schema_name, table_name, trigger_name, payload) values (TG_TABLE_SCHEMA, TG_TABLE_NAME, '${sixty}', '{"op":"LEGACY"}'); return null; end $$`,
+    );
     await rows(`create trigger "${legacy}" after insert on plain for each row execute procedure svc_catalog."${legacy}"()`);
     const second = await startTestServer({ databaseUrl: s.databaseUrl, eventsFetchInterval: 50 });
     try {
@@ -133,7 +153,12 @@ describe('bad names and values: 400, nothing changed', () => {
       ['leading digit', { ...base, name: '1abc' }, '$', chars],
       ['NUL in the name', { ...base, name: 'ab\u0000c' }, '$.name', 'the NUL character (\\u0000) is not allowed'],
       ['lone surrogate in the name', { ...base, name: 'ab\ud800c' }, '$.name', 'lone surrogates are not allowed (the text is not valid Unicode)'],
-      ['CRLF in a header value', { ...base, name: 'ok', headers: [{ name: 'X-A', value: 'a\r\nX-Injected: 1' }] }, '$.headers[0].value', 'a header value must not contain control characters (CR, LF, NUL …) or lone surrogates'],
+      [
+        'CRLF in a header value',
+        { ...base, name: 'ok', headers: [{ name: 'X-A', value: 'a\r\nX-Injected: 1' }] },
+        '$.headers[0].value',
+        'a header value must not contain control characters (CR, LF, NUL …) or lone surrogates',
+      ],
       ['bad header name', { ...base, name: 'ok', headers: [{ name: 'X A:', value: 'a' }] }, '$.headers[0].name', 'invalid header name "X A:"'],
     ];
     for (const [what, args, path, error] of cases) {

@@ -31,18 +31,37 @@ after(async () => {
 beforeEach(() => rx.reset());
 
 test("Retry-After: Sat, 13 Sep 275760 00:00:00 GMT: recorded and clamped; the other trigger's events are delivered once", async () => {
-  rx.respond = (r) => (r.path === '/absurd' ? { status: 503, headers: { 'Retry-After': 'Sat, 13 Sep 275760 00:00:00 GMT' }, delayMs: 100 } : { status: 200, delayMs: 100 });
-  await run({ type: 'create_event_trigger', args: { name: 'absurd', table: 't', webhook: `${rx.url}/absurd`, insert: { columns: '*' }, retry_conf: { num_retries: 1, interval_sec: 1, timeout_sec: 10 } } });
+  rx.respond = (r) =>
+    r.path === '/absurd' ? { status: 503, headers: { 'Retry-After': 'Sat, 13 Sep 275760 00:00:00 GMT' }, delayMs: 100 } : { status: 200, delayMs: 100 };
+  await run({
+    type: 'create_event_trigger',
+    args: {
+      name: 'absurd',
+      table: 't',
+      webhook: `${rx.url}/absurd`,
+      insert: { columns: '*' },
+      retry_conf: { num_retries: 1, interval_sec: 1, timeout_sec: 10 },
+    },
+  });
   await run({ type: 'create_event_trigger', args: { name: 'innocent', table: 't', webhook: `${rx.url}/innocent`, insert: { columns: '*' } } });
   await run({ type: 'run_sql', args: { sql: 'insert into t select generate_series(1, 8)' } });
   await rx.waitFor(16);
-  await waitFor('every event finished', async () => Number((await rows("select count(*)::int as n from svc_catalog.event_log where not locked and tries > 0"))[0]!.n) === 16, 10_000);
+  await waitFor(
+    'every event finished',
+    async () => Number((await rows('select count(*)::int as n from svc_catalog.event_log where not locked and tries > 0'))[0]!.n) === 16,
+    10_000,
+  );
   // three leases' time: nothing is sent again
   await new Promise((r) => setTimeout(r, 3000));
-  const innocent = rx.requests.filter((r) => r.path === '/innocent').map((r) => r.body.event.data.new.id).sort((a, b) => a - b);
+  const innocent = rx.requests
+    .filter((r) => r.path === '/innocent')
+    .map((r) => r.body.event.data.new.id)
+    .sort((a, b) => a - b);
   assert.deepEqual(innocent, [1, 2, 3, 4, 5, 6, 7, 8], 'each event of the other trigger once');
   assert.equal(rx.requests.filter((r) => r.path === '/absurd').length, 8, 'the absurd events are tried once each, then wait');
-  const absurd = await rows("select e.tries, e.delivered, e.error, e.locked, e.next_retry_at, (select count(*)::int from svc_catalog.event_invocation_logs i where i.event_id = e.id) as logs from svc_catalog.event_log e where trigger_name = 'absurd'");
+  const absurd = await rows(
+    "select e.tries, e.delivered, e.error, e.locked, e.next_retry_at, (select count(*)::int from svc_catalog.event_invocation_logs i where i.event_id = e.id) as logs from svc_catalog.event_log e where trigger_name = 'absurd'",
+  );
   assert.equal(absurd.length, 8);
   for (const e of absurd) {
     assert.equal(e.tries, 1);
@@ -59,11 +78,20 @@ test('a stored timeout_sec of 30 days (imported) waits for a slow webhook instea
   rx.respond = () => ({ status: 200, delayMs: 300 });
   const md = await run({ type: 'export_metadata', args: {} });
   md.tables.find((t: any) => t.table.name === 't').event_triggers = [
-    { name: 'patient', definition: { enable_manual: true }, retry_conf: { num_retries: 0, interval_sec: 10, timeout_sec: 2592000 }, webhook: `${rx.url}/patient` },
+    {
+      name: 'patient',
+      definition: { enable_manual: true },
+      retry_conf: { num_retries: 0, interval_sec: 10, timeout_sec: 2592000 },
+      webhook: `${rx.url}/patient`,
+    },
   ];
   await run({ type: 'replace_metadata', args: md });
   const { event_id } = await run({ type: 'invoke_event_trigger', args: { name: 'patient', payload: {} } });
-  const ev = await waitFor('finished', async () => (await rows('select delivered, error from svc_catalog.event_log where id = $1 and (delivered or error)', [event_id]))[0], 10_000);
+  const ev = await waitFor(
+    'finished',
+    async () => (await rows('select delivered, error from svc_catalog.event_log where id = $1 and (delivered or error)', [event_id]))[0],
+    10_000,
+  );
   assert.deepEqual(ev, { delivered: true, error: false });
   const [log] = await rows('select status from svc_catalog.event_invocation_logs where event_id = $1', [event_id]);
   assert.equal(log!.status, 200);
@@ -84,12 +112,19 @@ test('one row whose write-back fails: the others are recorded once; it ends erro
   try {
     await run({ type: 'run_sql', args: { sql: 'insert into t select generate_series(101, 108)' } });
     await rx.waitFor(8);
-    await waitFor('every event finished', async () => Number((await rows("select count(*)::int as n from svc_catalog.event_log where trigger_name = 'mixed' and (delivered or error)"))[0]!.n) === 8, 10_000);
+    await waitFor(
+      'every event finished',
+      async () =>
+        Number((await rows("select count(*)::int as n from svc_catalog.event_log where trigger_name = 'mixed' and (delivered or error)"))[0]!.n) === 8,
+      10_000,
+    );
     // three leases' time: nothing is sent again
     await new Promise((r) => setTimeout(r, 3000));
     const sent = rx.requests.map((r) => r.body.event.data.new.id).sort((a, b) => a - b);
     assert.deepEqual(sent, [101, 102, 103, 104, 105, 106, 107, 108], 'each event once');
-    const state = await rows("select e.payload->'data'->'new'->>'id' as id, e.delivered, e.error, e.locked, (select json_agg(i.status) from svc_catalog.event_invocation_logs i where i.event_id = e.id) as logs, (select min(i.response->'data'->>'message') from svc_catalog.event_invocation_logs i where i.event_id = e.id) as why from svc_catalog.event_log e where trigger_name = 'mixed' order by 1");
+    const state = await rows(
+      "select e.payload->'data'->'new'->>'id' as id, e.delivered, e.error, e.locked, (select json_agg(i.status) from svc_catalog.event_invocation_logs i where i.event_id = e.id) as logs, (select min(i.response->'data'->>'message') from svc_catalog.event_invocation_logs i where i.event_id = e.id) as why from svc_catalog.event_log e where trigger_name = 'mixed' order by 1",
+    );
     for (const e of state) {
       if (e.id === '103') {
         assert.deepEqual([e.delivered, e.error, e.locked, e.logs], [false, true, false, [1000]]);

@@ -111,34 +111,63 @@ describe('variables are coerced against their declared type', () => {
   });
 
   test('enums, input objects, lists and nullability', async () => {
-    await refused('query ($c: color_enum) { __typename }', { c: 'green' }, '$.variableValues.c', "unexpected value \"green\" for enum: 'color_enum'");
+    await refused('query ($c: color_enum) { __typename }', { c: 'green' }, '$.variableValues.c', 'unexpected value "green" for enum: \'color_enum\'');
     await refused('query ($c: color_enum) { __typename }', { c: 1 }, '$.variableValues.c', 'expecting a JSON string for Enum');
-    await refused('query ($w: thing_bool_exp) { __typename }', { w: { id: { _eq: 'x' } } }, '$.variableValues.w.id._eq', 'expected Int32, encountered String "x"');
+    await refused(
+      'query ($w: thing_bool_exp) { __typename }',
+      { w: { id: { _eq: 'x' } } },
+      '$.variableValues.w.id._eq',
+      'expected Int32, encountered String "x"',
+    );
     await refused('query ($w: thing_bool_exp) { __typename }', { w: [] }, '$.variableValues.w', 'expecting a JSON object');
-    await refused('query ($ids: [Int!]) { thing(where: {id: {_in: $ids}}) { id } }', { ids: [1, 'b'] }, '$.variableValues.ids[1]', 'expected Int32, encountered String "b"');
+    await refused(
+      'query ($ids: [Int!]) { thing(where: {id: {_in: $ids}}) { id } }',
+      { ids: [1, 'b'] },
+      '$.variableValues.ids[1]',
+      'expected Int32, encountered String "b"',
+    );
     await refused('query ($ids: [Int!]) { __typename }', { ids: [1, null] }, '$.variableValues.ids[1]', 'null value found for non-nullable type: Int!');
     await refused('query ($x: Int!) { __typename }', { x: null }, '$.variableValues.x', 'null value found for non-nullable type: Int!');
-    assert.deepEqual(await run('query ($c: color_enum, $ids: [Int!]) { thing(where: {color: {_eq: $c}, id: {_in: $ids}}) { id } }', { c: 'red', ids: [1, '2'] }), { data: { thing: [{ id: 1 }] } });
+    assert.deepEqual(
+      await run('query ($c: color_enum, $ids: [Int!]) { thing(where: {color: {_eq: $c}, id: {_in: $ids}}) { id } }', { c: 'red', ids: [1, '2'] }),
+      { data: { thing: [{ id: 1 }] } },
+    );
   });
 });
 
 describe("graphql-js 16's introspection query", () => {
   test('getIntrospectionQuery with every option answers, and builds a client schema', async () => {
     const { buildClientSchema, getIntrospectionQuery } = await import('graphql');
-    const query = getIntrospectionQuery({ oneOf: true, specifiedByUrl: true, inputValueDeprecation: true, directiveIsRepeatable: true, schemaDescription: true, descriptions: true });
+    const query = getIntrospectionQuery({
+      oneOf: true,
+      specifiedByUrl: true,
+      inputValueDeprecation: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      descriptions: true,
+    });
     const body = await run(query);
     assert.equal(body.errors, undefined, JSON.stringify(body.errors));
     const s = body.data.__schema;
     assert.equal(s.description, null);
     const boolExp = s.types.find((t: { name: string }) => t.name === 'thing_bool_exp');
     assert.equal(boolExp.isOneOf, false);
-    assert.ok(boolExp.inputFields.every((f: { isDeprecated: boolean; deprecationReason: unknown }) => f.isDeprecated === false && f.deprecationReason === null));
+    assert.ok(
+      boolExp.inputFields.every((f: { isDeprecated: boolean; deprecationReason: unknown }) => f.isDeprecated === false && f.deprecationReason === null),
+    );
     const obj = s.types.find((t: { name: string }) => t.name === 'thing');
     assert.equal(obj.isOneOf, null);
     assert.equal(obj.specifiedByURL, null);
     const field = s.types.find((t: { name: string }) => t.name === 'query_root').fields.find((x: { name: string }) => x.name === 'thing');
     assert.ok(field.args.every((a: { isDeprecated: boolean }) => a.isDeprecated === false));
-    assert.deepEqual(s.directives.map((d: { name: string; isRepeatable: boolean }) => [d.name, d.isRepeatable]), [['include', false], ['skip', false], ['cached', false]]);
+    assert.deepEqual(
+      s.directives.map((d: { name: string; isRepeatable: boolean }) => [d.name, d.isRepeatable]),
+      [
+        ['include', false],
+        ['skip', false],
+        ['cached', false],
+      ],
+    );
     const schema = buildClientSchema(body.data);
     assert.ok(schema.getType('thing_bool_exp'));
   });

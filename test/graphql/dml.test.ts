@@ -46,22 +46,56 @@ async function rejects(p: Promise<unknown>, expected: Partial<SvcError>): Promis
 }
 
 test('insert (admin) with returning, stringified bigint', async () => {
-  const r = await runDmlInsert(f.ctx('admin', {}, { stringifyNumericTypes: true }), { table: 'author', objects: [{ name: 'A1', big: 5 }, { name: 'A2' }], returning: ['id', 'big'] });
-  assert.deepEqual(r, { affected_rows: 2, returning: [{ id: 1, big: '5' }, { id: 2, big: null }] });
-  await runDmlInsert(admin(), { table: 'article', objects: [{ title: 'T1', author_id: 1 }, { title: 'T2', author_id: 2 }] });
+  const r = await runDmlInsert(f.ctx('admin', {}, { stringifyNumericTypes: true }), {
+    table: 'author',
+    objects: [{ name: 'A1', big: 5 }, { name: 'A2' }],
+    returning: ['id', 'big'],
+  });
+  assert.deepEqual(r, {
+    affected_rows: 2,
+    returning: [
+      { id: 1, big: '5' },
+      { id: 2, big: null },
+    ],
+  });
+  await runDmlInsert(admin(), {
+    table: 'article',
+    objects: [
+      { title: 'T1', author_id: 1 },
+      { title: 'T2', author_id: 2 },
+    ],
+  });
 });
 
 test('insert for a role: check and columns', async () => {
   assert.deepEqual(await runDmlInsert(user('1'), { table: 'article', objects: [{ title: 'T3', author_id: 1 }] }), { affected_rows: 1 });
-  await rejects(runDmlInsert(user('1'), { table: 'article', objects: [{ title: 'x', author_id: 2 }] }), { code: 'permission-error', message: 'Check constraint violation. insert check constraint failed' });
-  await rejects(runDmlInsert(user('1'), { table: 'author', objects: [{ name: 'x' }] }), { code: 'permission-denied', message: 'insert on "author" for role "user" is not allowed. ' });
+  await rejects(runDmlInsert(user('1'), { table: 'article', objects: [{ title: 'x', author_id: 2 }] }), {
+    code: 'permission-error',
+    message: 'Check constraint violation. insert check constraint failed',
+  });
+  await rejects(runDmlInsert(user('1'), { table: 'author', objects: [{ name: 'x' }] }), {
+    code: 'permission-denied',
+    message: 'insert on "author" for role "user" is not allowed. ',
+  });
 });
 
 test('select with nested relationships, order, limit; role columns', async () => {
-  const r = await runDmlSelect(admin(), { table: 'author', columns: ['name', { name: 'articles', columns: ['title'], order_by: '-id' }], order_by: ['+id'], limit: 1 });
+  const r = await runDmlSelect(admin(), {
+    table: 'author',
+    columns: ['name', { name: 'articles', columns: ['title'], order_by: '-id' }],
+    order_by: ['+id'],
+    limit: 1,
+  });
   assert.deepEqual(r, [{ name: 'A1', articles: [{ title: 'T3' }, { title: 'T1' }] }]);
-  const u = await runDmlSelect(user('1'), { table: 'article', columns: ['*', { name: 'author', alias: 'a', columns: ['name'] }], order_by: [{ column: 'id', type: 'asc' }] });
-  assert.deepEqual(u, [{ id: 1, title: 'T1', author_id: 1, a: { name: 'A1' } }, { id: 3, title: 'T3', author_id: 1, a: { name: 'A1' } }]);
+  const u = await runDmlSelect(user('1'), {
+    table: 'article',
+    columns: ['*', { name: 'author', alias: 'a', columns: ['name'] }],
+    order_by: [{ column: 'id', type: 'asc' }],
+  });
+  assert.deepEqual(u, [
+    { id: 1, title: 'T1', author_id: 1, a: { name: 'A1' } },
+    { id: 3, title: 'T3', author_id: 1, a: { name: 'A1' } },
+  ]);
   await rejects(runDmlSelect(user('1'), { table: 'author', columns: ['id', 'big'] }), {
     code: 'permission-denied',
     path: '$.args.columns[1]',
@@ -77,11 +111,17 @@ test('count, with distinct and permissions', async () => {
 });
 
 test('update and delete honour the role filter', async () => {
-  assert.deepEqual(await runDmlUpdate(user('2'), { table: 'article', where: {}, $set: { title: 'U' }, returning: ['id', 'title'] }), { affected_rows: 1, returning: [{ id: 2, title: 'U' }] });
+  assert.deepEqual(await runDmlUpdate(user('2'), { table: 'article', where: {}, $set: { title: 'U' }, returning: ['id', 'title'] }), {
+    affected_rows: 1,
+    returning: [{ id: 2, title: 'U' }],
+  });
   assert.deepEqual(await runDmlCount(admin(), { table: 'article', where: { title: 'U' } }), { count: 1 });
   await rejects(runDmlUpdate(user('2'), { table: 'article', where: {}, $set: { author_id: 1 } }), { code: 'permission-denied' });
   await rejects(runDmlUpdate(admin(), { table: 'article', $set: { title: 'x' } }), { code: 'parse-failed', message: 'key "where" not found' });
-  assert.deepEqual(await runDmlUpdate(admin(), { table: 'author', where: { id: 1 }, $inc: { big: 2 }, returning: ['big'] }), { affected_rows: 1, returning: [{ big: 7 }] });
+  assert.deepEqual(await runDmlUpdate(admin(), { table: 'author', where: { id: 1 }, $inc: { big: 2 }, returning: ['big'] }), {
+    affected_rows: 1,
+    returning: [{ big: 7 }],
+  });
   assert.deepEqual(await runDmlDelete(user('2'), { table: 'article', where: { id: { $gt: 0 } } }), { affected_rows: 1 });
   assert.deepEqual(await runDmlCount(admin(), { table: 'article' }), { count: 2 });
 });

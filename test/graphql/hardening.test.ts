@@ -32,12 +32,24 @@ before(async () => {
       { type: 'track_table', args: { name: 'author' } },
       { type: 'track_table', args: { name: 'article' } },
       { type: 'track_table', args: { name: 'comment' } },
-      { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } },
+      },
       { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-      { type: 'create_array_relationship', args: { table: 'article', name: 'comments', using: { foreign_key_constraint_on: { table: 'comment', column: 'article_id' } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'article', name: 'comments', using: { foreign_key_constraint_on: { table: 'comment', column: 'article_id' } } },
+      },
       { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], filter: { id: 'X-Svc-User-Id' } } } },
-      { type: 'create_select_permission', args: { table: 'article', role: 'user', permission: { columns: '*', filter: { published: { _eq: true } }, limit: 10 } } },
-      { type: 'create_select_permission', args: { table: 'comment', role: 'user', permission: { columns: ['id', 'body'], filter: { author_id: { _eq: 'X-Svc-User-Id' } } } } },
+      {
+        type: 'create_select_permission',
+        args: { table: 'article', role: 'user', permission: { columns: '*', filter: { published: { _eq: true } }, limit: 10 } },
+      },
+      {
+        type: 'create_select_permission',
+        args: { table: 'comment', role: 'user', permission: { columns: ['id', 'body'], filter: { author_id: { _eq: 'X-Svc-User-Id' } } } },
+      },
     ],
   });
 });
@@ -127,7 +139,10 @@ describe('hostile input', () => {
     assert.equal(wrongType.body.errors[0].extensions.code, 'validation-failed');
     // a string that is no integer is refused before any SQL (issue 28: variables coerced against their type)
     const badString = await postGraphql(s.url, { query: 'query ($x: Int) { author(where: {id: {_eq: $x}}) { id } }', variables: { x: 'one' } });
-    assert.deepEqual(badString.body.errors[0], { extensions: { path: '$.variableValues.x', code: 'validation-failed' }, message: 'expected Int32, encountered String "one"' });
+    assert.deepEqual(badString.body.errors[0], {
+      extensions: { path: '$.variableValues.x', code: 'validation-failed' },
+      message: 'expected Int32, encountered String "one"',
+    });
     const missing = await postGraphql(s.url, { query: 'query ($x: Int!) { author(where: {id: {_eq: $x}}) { id } }', variables: {} });
     assert.equal(missing.body.errors[0].extensions.code, 'validation-failed');
     const notObject = await postGraphql(s.url, { query: '{ author { id } }', variables: 'nope' });
@@ -153,7 +168,10 @@ describe('hostile input', () => {
     const r = await postGraphql(s.url, { query: '{ comment { id } }' });
     assert.equal(r.status, 200);
     // Hasura's mapping of an undefined table at execution time
-    assert.deepEqual(r.body.errors.map((e: { message: string; extensions: { code: string } }) => [e.extensions.code, e.message]), [['unexpected', 'database query error']]);
+    assert.deepEqual(
+      r.body.errors.map((e: { message: string; extensions: { code: string } }) => [e.extensions.code, e.message]),
+      [['unexpected', 'database query error']],
+    );
     await stillServing();
     await query(s.url, { type: 'reload_metadata', args: {} });
     const inc = await query(s.url, { type: 'get_inconsistent_metadata', args: {} });

@@ -13,7 +13,10 @@ let s: TestServer;
 
 before(async () => {
   s = await startTestServer({ maxQueryDepth: 20, maxQueryAliases: 50 });
-  await query(s.url, { type: 'run_sql', args: { sql: 'create table docs (id int primary key, title text, parent_id int references docs(id)); insert into docs values (1, $$a$$, null)' } });
+  await query(s.url, {
+    type: 'run_sql',
+    args: { sql: 'create table docs (id int primary key, title text, parent_id int references docs(id)); insert into docs values (1, $$a$$, null)' },
+  });
   await query(s.url, { type: 'track_table', args: { table: 'docs' } });
   await query(s.url, { type: 'create_object_relationship', args: { table: 'docs', name: 'parent', using: { foreign_key_constraint_on: 'parent_id' } } });
 });

@@ -14,7 +14,9 @@ let f: Fixture;
 before(async () => {
   const md = emptyMetadata();
   md.tables.push(
-    table('author', { array_relationships: [{ name: 'articles', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } } }] }),
+    table('author', {
+      array_relationships: [{ name: 'articles', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } } }],
+    }),
     table('article'),
   );
   f = await fixture(
@@ -47,7 +49,10 @@ describe('variables (Validate.hs getAnnVarVals, InputValue.hs)', () => {
     );
   });
   test('a variable the operation does not declare', async () => {
-    assert.deepEqual(await err('{ author(where: {id: {_eq: $x}}) { id } }'), ve('$.selectionSet.author.args.where.id._eq', 'no such variable defined in the operation: "x"'));
+    assert.deepEqual(
+      await err('{ author(where: {id: {_eq: $x}}) { id } }'),
+      ve('$.selectionSet.author.args.where.id._eq', 'no such variable defined in the operation: "x"'),
+    );
   });
   test('a nullable variable at a non-null position', async () => {
     assert.deepEqual(
@@ -59,7 +64,10 @@ describe('variables (Validate.hs getAnnVarVals, InputValue.hs)', () => {
     assert.deepEqual(await err('query($x: nope) { author { id } }', { x: 1 }), ve('$.variableValues', "no such type exists in the schema: 'nope'"));
   });
   test('JSON values of the wrong kind', async () => {
-    assert.deepEqual(await err('query($o: order_by) { author(order_by: {id: $o}) { id } }', { o: 1 }), ve('$.variableValues.o', 'expecting a JSON string for Enum'));
+    assert.deepEqual(
+      await err('query($o: order_by) { author(order_by: {id: $o}) { id } }', { o: 1 }),
+      ve('$.variableValues.o', 'expecting a JSON string for Enum'),
+    );
     assert.deepEqual(await err('query($w: author_bool_exp) { author(where: $w) { id } }', { w: 1 }), ve('$.variableValues.w', 'expecting a JSON object'));
   });
 });
@@ -67,7 +75,10 @@ describe('variables (Validate.hs getAnnVarVals, InputValue.hs)', () => {
 describe('input values (InputValue.hs)', () => {
   test('literals of the wrong kind', async () => {
     assert.deepEqual(await err('{ author(where: 1) { id } }'), ve('$.selectionSet.author.args.where', 'expecting an object'));
-    assert.deepEqual(await err('{ author(where: {name: {_eq: foo}}) { id } }'), ve('$.selectionSet.author.args.where.name._eq', 'unexpected enum for a scalar'));
+    assert.deepEqual(
+      await err('{ author(where: {name: {_eq: foo}}) { id } }'),
+      ve('$.selectionSet.author.args.where.name._eq', 'unexpected enum for a scalar'),
+    );
   });
   test('a required field of an input object', async () => {
     assert.deepEqual(
@@ -85,21 +96,30 @@ describe('input values (InputValue.hs)', () => {
 
 describe('selection sets (SelectionSet.hs)', () => {
   test('leaves and objects', async () => {
-    assert.deepEqual(await err('{ author { id { x } } }'), ve('$.selectionSet.author.selectionSet.id', 'field "id" must not have a selection since type Int! has no subfields'));
+    assert.deepEqual(
+      await err('{ author { id { x } } }'),
+      ve('$.selectionSet.author.selectionSet.id', 'field "id" must not have a selection since type Int! has no subfields'),
+    );
     assert.deepEqual(await err('{ author }'), ve('$.selectionSet.author', 'field "author" of type [author!]! must have a selection of subfields'));
   });
   test('paths name the field, not its alias', async () => {
     assert.deepEqual(await err('{ a: author { b: nope } }'), ve('$.selectionSet.author.selectionSet.nope', 'field "nope" not found in type: \'author\''));
   });
   test('fields merged under one alias', async () => {
-    assert.deepEqual(await err('{ author { x: id x: name } }'), ve('$.selectionSet.author.selectionSet', 'cannot merge different fields under the same alias ("x"): "id", "name"'));
+    assert.deepEqual(
+      await err('{ author { x: id x: name } }'),
+      ve('$.selectionSet.author.selectionSet', 'cannot merge different fields under the same alias ("x"): "id", "name"'),
+    );
     assert.deepEqual(
       await err('{ author { articles(limit: 1) { id } articles(limit: 2) { id } } }'),
       ve('$.selectionSet.author.selectionSet', 'cannot merge fields with different arguments under the same alias: "articles"'),
     );
   });
   test('arguments', async () => {
-    assert.deepEqual(await err('{ author(limit: 1, limit: 2) { id } }'), ve('$.selectionSet.author.args', 'the following arguments are defined more than once: "limit"'));
+    assert.deepEqual(
+      await err('{ author(limit: 1, limit: 2) { id } }'),
+      ve('$.selectionSet.author.args', 'the following arguments are defined more than once: "limit"'),
+    );
     assert.deepEqual(await err('{ author(nope: 1) { id } }'), ve('$.selectionSet.author.args.nope', 'no such argument "nope" is expected'));
     assert.deepEqual(await err('{ author_by_pk { id } }'), ve('$.selectionSet.author_by_pk.args', 'the required argument "id" is missing'));
   });
@@ -118,6 +138,9 @@ describe('selection sets (SelectionSet.hs)', () => {
   test('directives', async () => {
     assert.deepEqual(await err('{ author @foo { id } }'), ve('$.selectionSet.author.directives.foo', 'unexpected directive: "foo"'));
     assert.deepEqual(await err('{ author @skip { id } }'), ve('$.selectionSet.author.directives.skip.args', 'the required argument "if" is missing'));
-    assert.deepEqual(await err('{ author @skip(if: true) @skip(if: false) { id } }'), ve('$.selectionSet.author.directives', 'the following directives are used more than once: "skip"'));
+    assert.deepEqual(
+      await err('{ author @skip(if: true) @skip(if: false) { id } }'),
+      ve('$.selectionSet.author.directives', 'the following directives are used more than once: "skip"'),
+    );
   });
 });

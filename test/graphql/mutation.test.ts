@@ -82,7 +82,9 @@ describe('schema', () => {
   test("every role schema is a valid GraphQL schema with Hasura's mutation types", () => {
     for (const role of ['admin', 'writer', 'nested', 'upserter', 'reader', 'backend']) {
       // (a role that can select nothing has empty query roots; not the concern here)
-      const problems = validateSchema(getRoleSchema(f.cache, role).schema).map((e) => e.message).filter((m) => !/^Type (query|subscription)_root must define/.test(m));
+      const problems = validateSchema(getRoleSchema(f.cache, role).schema)
+        .map((e) => e.message)
+        .filter((m) => !/^Type (query|subscription)_root must define/.test(m));
       assert.deepEqual(problems, [], role);
     }
     const sdl = printSchema(getRoleSchema(f.cache, 'admin').schema);
@@ -108,7 +110,10 @@ describe('nested inserts', () => {
     const children = Array.from({ length: 100 }, (_, i) => ({ title: `child ${i}` }));
     const before = f.db.statementCount;
     const trips = f.db.roundTrips;
-    const r = await run('mutation ($c: [article_insert_input!]!) { insert_author(objects: [{name: "parent of 100", articles: {data: $c}}]) { affected_rows } }', { c: children });
+    const r = await run(
+      'mutation ($c: [article_insert_input!]!) { insert_author(objects: [{name: "parent of 100", articles: {data: $c}}]) { affected_rows } }',
+      { c: children },
+    );
     const statements = f.db.statementCount - before;
     assert.deepEqual(r, { data: { insert_author: { affected_rows: 101 } } });
     // set_config(svc.user) and the insert: one transaction, one round trip
@@ -167,16 +172,25 @@ describe('nested inserts', () => {
 
   test('an object relationship upsert that writes nothing stops the insert', async () => {
     await newAuthor('taken');
-    const r = await run(`mutation { insert_article(objects: [{title: "t", author: {data: {name: "taken"}, on_conflict: {constraint: author_name_key, update_columns: []}}}]) { affected_rows } }`);
+    const r = await run(
+      `mutation { insert_article(objects: [{title: "t", author: {data: {name: "taken"}, on_conflict: {constraint: author_name_key, update_columns: []}}}]) { affected_rows } }`,
+    );
     assert.deepEqual(r.errors, [
-      { extensions: { path: '$.selectionSet.insert_article.args.objects', code: 'not-supported' }, message: 'cannot proceed to insert object relation "author" since insert to table "author" affects zero rows' },
+      {
+        extensions: { path: '$.selectionSet.insert_article.args.objects', code: 'not-supported' },
+        message: 'cannot proceed to insert object relation "author" since insert to table "author" affects zero rows',
+      },
     ]);
-    const upserted = await run(`mutation { insert_article(objects: [{title: "t2", author: {data: {name: "taken"}, on_conflict: {constraint: author_name_key, update_columns: [name]}}}]) { returning { author { name } } } }`);
+    const upserted = await run(
+      `mutation { insert_article(objects: [{title: "t2", author: {data: {name: "taken"}, on_conflict: {constraint: author_name_key, update_columns: [name]}}}]) { returning { author { name } } } }`,
+    );
     assert.deepEqual(upserted.data.insert_article.returning, [{ author: { name: 'taken' } }]);
   });
 
   test('object relationship: the related row is inserted first', async () => {
-    const r = await run('mutation { insert_article(objects: [{title: "a1", author: {data: {name: "obj rel author"}}}]) { affected_rows returning { title author { name } } } }');
+    const r = await run(
+      'mutation { insert_article(objects: [{title: "a1", author: {data: {name: "obj rel author"}}}]) { affected_rows returning { title author { name } } } }',
+    );
     assert.deepEqual(r.data.insert_article, { affected_rows: 2, returning: [{ title: 'a1', author: { name: 'obj rel author' } }] });
   });
 
@@ -211,16 +225,26 @@ describe('nested inserts', () => {
   });
 
   test('a check through a relationship sees the related row inserted by the same mutation', async () => {
-    const ok = await run('mutation { insert_article(objects: [{title: "by me", author: {data: {name: "me myself"}}}]) { affected_rows } }', undefined, 'nested', { 'x-svc-name': 'me myself' });
+    const ok = await run(
+      'mutation { insert_article(objects: [{title: "by me", author: {data: {name: "me myself"}}}]) { affected_rows } }',
+      undefined,
+      'nested',
+      { 'x-svc-name': 'me myself' },
+    );
     assert.deepEqual(ok, { data: { insert_article: { affected_rows: 2 } } });
-    const denied = await run('mutation { insert_article(objects: [{title: "not me", author: {data: {name: "someone else"}}}]) { affected_rows } }', undefined, 'nested', { 'x-svc-name': 'me myself' });
+    const denied = await run(
+      'mutation { insert_article(objects: [{title: "not me", author: {data: {name: "someone else"}}}]) { affected_rows } }',
+      undefined,
+      'nested',
+      { 'x-svc-name': 'me myself' },
+    );
     assert.equal(denied.errors[0].message, 'Check constraint violation. insert check constraint failed');
     assert.equal(await count(`select count(*) as n from author where name = 'someone else'`), 0);
   });
 });
 
 describe('objects given as variables', () => {
-  test('same shape → the cached plan, with this request\'s values', async () => {
+  test("same shape → the cached plan, with this request's values", async () => {
     const q = 'mutation ($o: article_insert_input!) { insert_article(objects: [$o]) { returning { title author_id is_published } } }';
     const a = await newAuthor('shape-1');
     f.planCache.resetStats();
@@ -252,7 +276,7 @@ describe('objects given as variables', () => {
   test('an upsert given by a variable keys the plan by its constraint and columns', async () => {
     const q = 'mutation ($o: author_insert_input!) { insert_author_one(object: $o) { name rating } }';
     await run(q, { o: { name: 'ups', rating: 1 } });
-    const kept = await run(q, { o: { name: 'ups', rating: 2, }, }).catch(() => null);
+    const kept = await run(q, { o: { name: 'ups', rating: 2 } }).catch(() => null);
     assert.equal(kept?.errors?.[0]?.extensions?.code, 'constraint-violation');
     const up = await run('mutation ($o: author_insert_input!, $c: author_on_conflict) { insert_author_one(object: $o, on_conflict: $c) { name rating } }', {
       o: { name: 'ups', rating: 3 },
@@ -275,7 +299,10 @@ describe('permissions', () => {
     const objects = Array.from({ length: 100 }, (_, i) => ({ title: i === 49 ? 'bad' : `ok ${i}`, author_id: a }));
     const r = await run('mutation ($o: [article_insert_input!]!) { insert_article(objects: $o) { affected_rows } }', { o: objects }, 'writer');
     assert.deepEqual(r.errors, [
-      { extensions: { path: '$.selectionSet.insert_article.args.objects', code: 'permission-error' }, message: 'Check constraint violation. insert check constraint failed' },
+      {
+        extensions: { path: '$.selectionSet.insert_article.args.objects', code: 'permission-error' },
+        message: 'Check constraint violation. insert check constraint failed',
+      },
     ]);
     assert.equal(await count('select count(*) as n from article'), before);
   });
@@ -283,10 +310,16 @@ describe('permissions', () => {
   test('update: the filter limits the rows, the check aborts', async () => {
     const a = await newAuthor('update author');
     await f.db.query(`insert into article (title, author_id, is_published) values ('draft', ${a}, false), ('live', ${a}, true)`);
-    const r = await run(`mutation { update_article(where: {author_id: {_eq: ${a}}}, _set: {title: "renamed"}) { affected_rows returning { title } } }`, undefined, 'writer');
+    const r = await run(
+      `mutation { update_article(where: {author_id: {_eq: ${a}}}, _set: {title: "renamed"}) { affected_rows returning { title } } }`,
+      undefined,
+      'writer',
+    );
     assert.deepEqual(r.data.update_article, { affected_rows: 1, returning: [{ title: 'renamed' }] });
     const bad = await run(`mutation { update_article(where: {author_id: {_eq: ${a}}}, _set: {title: "bad"}) { affected_rows } }`, undefined, 'writer');
-    assert.deepEqual(bad.errors, [{ extensions: { path: '$', code: 'permission-error' }, message: 'Check constraint violation. update check constraint failed' }]);
+    assert.deepEqual(bad.errors, [
+      { extensions: { path: '$', code: 'permission-error' }, message: 'Check constraint violation. update check constraint failed' },
+    ]);
     assert.equal(await count(`select count(*) as n from article where author_id = ${a} and title = 'renamed'`), 1);
   });
 
@@ -308,7 +341,11 @@ describe('permissions', () => {
   });
 
   test('upsert needs the update permission (no on_conflict argument without it)', async () => {
-    const r = await run('mutation { insert_author(objects: [{name: "u"}], on_conflict: {constraint: author_pkey, update_columns: [name]}) { affected_rows } }', undefined, 'nested');
+    const r = await run(
+      'mutation { insert_author(objects: [{name: "u"}], on_conflict: {constraint: author_pkey, update_columns: [name]}) { affected_rows } }',
+      undefined,
+      'nested',
+    );
     assert.equal(r.errors[0].message, 'no such argument "on_conflict" is expected');
     assert.equal(await count(`select count(*) as n from author where name = 'u'`), 0);
   });
@@ -317,7 +354,12 @@ describe('permissions', () => {
     const plain = await run('mutation { insert_author(objects: [{name: "backend"}]) { affected_rows } }', undefined, 'backend');
     assert.equal(plain.errors[0].message, 'no mutations exist');
     const ctx = f.ctx('backend', { 'x-svc-use-backend-only-permissions': 'true' });
-    const ok = JSON.parse(await runGraphQL({ ...ctx, session: { ...ctx.session, hasAdminCredentials: true } }, { query: 'mutation { insert_author(objects: [{name: "backend"}]) { affected_rows } }' }));
+    const ok = JSON.parse(
+      await runGraphQL(
+        { ...ctx, session: { ...ctx.session, hasAdminCredentials: true } },
+        { query: 'mutation { insert_author(objects: [{name: "backend"}]) { affected_rows } }' },
+      ),
+    );
     assert.deepEqual(ok, { data: { insert_author: { affected_rows: 1 } } });
   });
 });
@@ -329,7 +371,10 @@ describe('transactions', () => {
       b: insert_author(objects: [{name: "tx 1"}]) { affected_rows }
     }`);
     assert.deepEqual(r.errors, [
-      { extensions: { path: '$.selectionSet.insert_author.args.objects', code: 'constraint-violation' }, message: 'Uniqueness violation. duplicate key value violates unique constraint "author_name_key"' },
+      {
+        extensions: { path: '$.selectionSet.insert_author.args.objects', code: 'constraint-violation' },
+        message: 'Uniqueness violation. duplicate key value violates unique constraint "author_name_key"',
+      },
     ]);
     assert.equal(await count(`select count(*) as n from author where name = 'tx 1'`), 0);
     const ok = await run(`mutation {
@@ -347,7 +392,8 @@ describe('transactions', () => {
   });
 
   test('two clients upserting the same key concurrently both succeed; the row is one of theirs', async () => {
-    const q = 'mutation ($r: Int) { insert_author(objects: [{name: "contended", rating: $r}], on_conflict: {constraint: author_name_key, update_columns: [rating]}) { affected_rows } }';
+    const q =
+      'mutation ($r: Int) { insert_author(objects: [{name: "contended", rating: $r}], on_conflict: {constraint: author_name_key, update_columns: [rating]}) { affected_rows } }';
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => run(q, { r: i }, 'upserter')));
     for (const r of results) assert.deepEqual(r, { data: { insert_author: { affected_rows: 1 } } });
     const rows = (await f.db.query(`select rating from author where name = 'contended'`)).rows;
@@ -360,13 +406,19 @@ describe('bad input', () => {
   test('wrong types: clear errors, nothing written', async () => {
     const before = await count('select count(*) as n from bulk');
     const b1 = await run('mutation { insert_bulk(objects: [{n: true}]) { affected_rows } }');
-    assert.deepEqual(b1.errors, [{ extensions: { path: '$.selectionSet.insert_bulk.args.objects[0].n', code: 'validation-failed' }, message: 'expected Int32, encountered Boolean' }]);
+    assert.deepEqual(b1.errors, [
+      { extensions: { path: '$.selectionSet.insert_bulk.args.objects[0].n', code: 'validation-failed' }, message: 'expected Int32, encountered Boolean' },
+    ]);
     const b2 = await run('mutation { insert_bulk(objects: [{n: 1.5}]) { affected_rows } }');
     assert.equal(b2.errors[0].extensions.code, 'parse-failed');
     const b3 = await run('mutation { insert_bulk(objects: [{n: "abc"}]) { affected_rows } }');
-    assert.deepEqual(b3.errors, [{ extensions: { path: '$.selectionSet.insert_bulk.args.objects[0].n', code: 'validation-failed' }, message: 'expected Int32, encountered String "abc"' }]);
+    assert.deepEqual(b3.errors, [
+      { extensions: { path: '$.selectionSet.insert_bulk.args.objects[0].n', code: 'validation-failed' }, message: 'expected Int32, encountered String "abc"' },
+    ]);
     const b4 = await run('mutation ($o: [bulk_insert_input!]!) { insert_bulk(objects: $o) { affected_rows } }', { o: [{ n: 1 }, { n: { x: 1 } }] });
-    assert.deepEqual(b4.errors, [{ extensions: { path: '$.variableValues.o[1].n', code: 'validation-failed' }, message: 'expected Int32, encountered Object' }]);
+    assert.deepEqual(b4.errors, [
+      { extensions: { path: '$.variableValues.o[1].n', code: 'validation-failed' }, message: 'expected Int32, encountered Object' },
+    ]);
     const b5 = await run('mutation { insert_bulk(objects: [{s: "no n"}]) { affected_rows } }');
     assert.equal(b5.errors[0].extensions.code, 'constraint-violation');
     assert.equal(await count('select count(*) as n from bulk'), before);
@@ -374,7 +426,12 @@ describe('bad input', () => {
 
   test('unknown columns and enum values', async () => {
     const r = await run('mutation { insert_bulk(objects: [{n: 1, nope: 2}]) { affected_rows } }');
-    assert.deepEqual(r.errors, [{ extensions: { path: '$.selectionSet.insert_bulk.args.objects[0].nope', code: 'validation-failed' }, message: `field "nope" not found in type: 'bulk_insert_input'` }]);
+    assert.deepEqual(r.errors, [
+      {
+        extensions: { path: '$.selectionSet.insert_bulk.args.objects[0].nope', code: 'validation-failed' },
+        message: `field "nope" not found in type: 'bulk_insert_input'`,
+      },
+    ]);
     const e = await run('mutation { insert_paint(objects: [{color: green}]) { affected_rows } }');
     assert.equal(e.errors[0].message, `unexpected value "green" for enum: 'colors_enum'`);
     const ok = await run('mutation { insert_paint(objects: [{color: red}]) { returning { color } } }');
@@ -396,15 +453,22 @@ describe('bad input', () => {
     assert.deepEqual(r, { data: { insert_author: { affected_rows: 20_000 } } });
     assert.equal(f.db.statementCount - before, 2);
     // every child went to its own parent
-    assert.equal(await count(`select count(*) as n from article a join author p on p.id = a.author_id where p.name like 'p%' and a.title = 'c' || substr(p.name, 2)`), 10_000);
+    assert.equal(
+      await count(`select count(*) as n from article a join author p on p.id = a.author_id where p.name like 'p%' and a.title = 'c' || substr(p.name, 2)`),
+      10_000,
+    );
   });
 
   test('an on_conflict target that is not the conflicting constraint: the violation, nothing written', async () => {
     await newAuthor('conflicting');
-    const r = await run('mutation { insert_author(objects: [{name: "fresh"}, {name: "conflicting"}], on_conflict: {constraint: author_pkey, update_columns: [rating]}) { affected_rows } }');
+    const r = await run(
+      'mutation { insert_author(objects: [{name: "fresh"}, {name: "conflicting"}], on_conflict: {constraint: author_pkey, update_columns: [rating]}) { affected_rows } }',
+    );
     assert.equal(r.errors[0].extensions.code, 'constraint-violation');
     assert.equal(await count(`select count(*) as n from author where name = 'fresh'`), 0);
-    const unknown = await run('mutation { insert_author(objects: [{name: "z"}], on_conflict: {constraint: no_such_key, update_columns: []}) { affected_rows } }');
+    const unknown = await run(
+      'mutation { insert_author(objects: [{name: "z"}], on_conflict: {constraint: no_such_key, update_columns: []}) { affected_rows } }',
+    );
     assert.equal(unknown.errors[0].message, `unexpected value "no_such_key" for enum: 'author_constraint'`);
   });
 });

@@ -41,7 +41,15 @@ before(async () => {
     table('article', {
       object_relationships: [{ name: 'author', using: { foreign_key_constraint_on: 'author_id' } }],
       select_permissions: [
-        { role: 'user', permission: { columns: ['id', 'title', 'author_id'], filter: { _or: [{ author_id: 'X-Svc-User-Id' }, { is_published: true }] }, limit: 2, allow_aggregations: true } },
+        {
+          role: 'user',
+          permission: {
+            columns: ['id', 'title', 'author_id'],
+            filter: { _or: [{ author_id: 'X-Svc-User-Id' }, { is_published: true }] },
+            limit: 2,
+            allow_aggregations: true,
+          },
+        },
       ],
     }),
     table('colors', { is_enum: true }),
@@ -58,12 +66,22 @@ const run = (query: string, variables?: Record<string, unknown>, role = 'admin',
 describe('selects', () => {
   test('columns, relationships, key order follows the selection', async () => {
     const r = await run('{ author(order_by: {id: asc}, limit: 2) { name id articles(order_by: {id: desc}) { title } } }');
-    assert.equal(JSON.stringify(JSON.parse(r)), '{"data":{"author":[{"name":"A1","id":1,"articles":[{"title":"T2"},{"title":"T1"}]},{"name":"A2","id":2,"articles":[{"title":"T3"}]}]}}');
+    assert.equal(
+      JSON.stringify(JSON.parse(r)),
+      '{"data":{"author":[{"name":"A1","id":1,"articles":[{"title":"T2"},{"title":"T1"}]},{"name":"A2","id":2,"articles":[{"title":"T3"}]}]}}',
+    );
   });
 
   test('object relationship, where through relationship, aliases, __typename', async () => {
     const r = JSON.parse(await run('{ a: article(where: {author: {name: {_eq: "A1"}}}, order_by: {id: asc}) { __typename t: title author { name } } }'));
-    assert.deepEqual(r, { data: { a: [{ __typename: 'article', t: 'T1', author: { name: 'A1' } }, { __typename: 'article', t: 'T2', author: { name: 'A1' } }] } });
+    assert.deepEqual(r, {
+      data: {
+        a: [
+          { __typename: 'article', t: 'T1', author: { name: 'A1' } },
+          { __typename: 'article', t: 'T2', author: { name: 'A1' } },
+        ],
+      },
+    });
   });
 
   test('numbers: bigint/numeric as numbers, or strings with stringify', async () => {
@@ -97,27 +115,48 @@ describe('selects', () => {
   });
 
   test('order by array relationship aggregate and object relationship; distinct_on', async () => {
-    const r = JSON.parse(await run('{ author(order_by: [{articles_aggregate: {count: desc}}, {id: desc}]) { id } article(order_by: [{author: {name: desc}}, {id: asc}]) { id } }'));
-    assert.deepEqual(r.data.author.map((x: { id: number }) => x.id), [1, 3, 2]);
-    assert.deepEqual(r.data.article.map((x: { id: number }) => x.id), [4, 3, 1, 2]);
+    const r = JSON.parse(
+      await run('{ author(order_by: [{articles_aggregate: {count: desc}}, {id: desc}]) { id } article(order_by: [{author: {name: desc}}, {id: asc}]) { id } }'),
+    );
+    assert.deepEqual(
+      r.data.author.map((x: { id: number }) => x.id),
+      [1, 3, 2],
+    );
+    assert.deepEqual(
+      r.data.article.map((x: { id: number }) => x.id),
+      [4, 3, 1, 2],
+    );
     const d = JSON.parse(await run('{ article(distinct_on: author_id, order_by: [{author_id: asc}, {id: desc}]) { id } }'));
     assert.deepEqual(d.data.article, [{ id: 2 }, { id: 3 }, { id: 4 }]);
   });
 
   test('aggregates', async () => {
     const r = await run('{ article_aggregate(where: {is_published: {_eq: true}}) { aggregate { count max { title } sum { price } } nodes { id } } }');
-    assert.deepEqual(JSON.parse(r), { data: { article_aggregate: { aggregate: { count: 2, max: { title: 'T3' }, sum: { price: 1.5 } }, nodes: [{ id: 1 }, { id: 3 }] } } });
+    assert.deepEqual(JSON.parse(r), {
+      data: { article_aggregate: { aggregate: { count: 2, max: { title: 'T3' }, sum: { price: 1.5 } }, nodes: [{ id: 1 }, { id: 3 }] } },
+    });
   });
 
   test('enum tables: values are GraphQL enums', async () => {
     const r = JSON.parse(await run('{ paint(where: {color: {_eq: red}}) { id color } }'));
-    assert.deepEqual(r.data.paint, [{ id: 1, color: 'red' }, { id: 3, color: 'red' }]);
+    assert.deepEqual(r.data.paint, [
+      { id: 1, color: 'red' },
+      { id: 3, color: 'red' },
+    ]);
     const bad = JSON.parse(await run('{ paint(where: {color: {_eq: green}}) { id } }'));
-    assert.deepEqual(bad.errors[0], { extensions: { path: '$.selectionSet.paint.args.where.color._eq', code: 'validation-failed' }, message: 'unexpected value "green" for enum: \'colors_enum\'' });
+    assert.deepEqual(bad.errors[0], {
+      extensions: { path: '$.selectionSet.paint.args.where.color._eq', code: 'validation-failed' },
+      message: 'unexpected value "green" for enum: \'colors_enum\'',
+    });
   });
 
   test('tracked functions and computed fields', async () => {
-    const text = await run('{ search_articles(args: {q: "t"}, order_by: {id: asc}, limit: 2) { id } author_by_pk(id: 1) { label(args: {}) l2: label(args: {suffix: "?"}) sess } }', undefined, 'admin', { 'x-svc-user-id': '7' });
+    const text = await run(
+      '{ search_articles(args: {q: "t"}, order_by: {id: asc}, limit: 2) { id } author_by_pk(id: 1) { label(args: {}) l2: label(args: {suffix: "?"}) sess } }',
+      undefined,
+      'admin',
+      { 'x-svc-user-id': '7' },
+    );
     const r = JSON.parse(text);
     assert.ok(r.data, text);
     assert.deepEqual(r.data, { search_articles: [{ id: 1 }, { id: 2 }], author_by_pk: { label: 'A1!', l2: 'A1?', sess: '7' } });
@@ -135,7 +174,13 @@ describe('permissions', () => {
     const text = await run('{ article(order_by: {id: asc}) { id title } author { id name label(args: {}) } }', undefined, 'user', { 'x-svc-user-id': '3' });
     const r = JSON.parse(text);
     assert.ok(r.data, text);
-    assert.deepEqual(r.data, { article: [{ id: 1, title: 'T1' }, { id: 3, title: 'T3' }], author: [{ id: 3, name: 'A3', label: 'A3!' }] });
+    assert.deepEqual(r.data, {
+      article: [
+        { id: 1, title: 'T1' },
+        { id: 3, title: 'T3' },
+      ],
+      author: [{ id: 3, name: 'A3', label: 'A3!' }],
+    });
   });
 
   test('aggregates count all permitted rows; the role limit bounds nodes', async () => {
@@ -145,7 +190,10 @@ describe('permissions', () => {
 
   test('hidden columns and tables do not exist for the role', async () => {
     const r = JSON.parse(await run('{ article { price } }', undefined, 'user', { 'x-svc-user-id': '3' }));
-    assert.deepEqual(r.errors[0], { extensions: { path: '$.selectionSet.article.selectionSet.price', code: 'validation-failed' }, message: 'field "price" not found in type: \'article\'' });
+    assert.deepEqual(r.errors[0], {
+      extensions: { path: '$.selectionSet.article.selectionSet.price', code: 'validation-failed' },
+      message: 'field "price" not found in type: \'article\'',
+    });
     const t = JSON.parse(await run('{ paint { id } }', undefined, 'user', { 'x-svc-user-id': '3' }));
     assert.equal(t.errors[0].message, 'field "paint" not found in type: \'query_root\'');
     const agg = JSON.parse(await run('{ author_aggregate { aggregate { count } } }', undefined, 'user', { 'x-svc-user-id': '3' }));
@@ -161,15 +209,24 @@ describe('permissions', () => {
 describe('validation errors', () => {
   const err = async (q: string, variables?: Record<string, unknown>) => JSON.parse(await run(q, variables)).errors[0];
   test('unknown field, argument, operator', async () => {
-    assert.deepEqual(await err('{ nope { id } }'), { extensions: { path: '$.selectionSet.nope', code: 'validation-failed' }, message: 'field "nope" not found in type: \'query_root\'' });
+    assert.deepEqual(await err('{ nope { id } }'), {
+      extensions: { path: '$.selectionSet.nope', code: 'validation-failed' },
+      message: 'field "nope" not found in type: \'query_root\'',
+    });
     assert.deepEqual(await err('{ author(where: {name: {_ne: "x"}}) { id } }'), {
       extensions: { path: '$.selectionSet.author.args.where.name._ne', code: 'validation-failed' },
       message: 'field "_ne" not found in type: \'String_comparison_exp\'',
     });
   });
   test('limit and offset', async () => {
-    assert.deepEqual(await err('{ author(limit: -1) { id } }'), { extensions: { path: '$.selectionSet.author.args.limit', code: 'not-supported' }, message: 'unexpected negative value' });
-    assert.deepEqual(await err('{ author(limit: "1") { id } }'), { extensions: { path: '$.selectionSet.author.args.limit', code: 'validation-failed' }, message: 'expecting Integer value for "limit"' });
+    assert.deepEqual(await err('{ author(limit: -1) { id } }'), {
+      extensions: { path: '$.selectionSet.author.args.limit', code: 'not-supported' },
+      message: 'unexpected negative value',
+    });
+    assert.deepEqual(await err('{ author(limit: "1") { id } }'), {
+      extensions: { path: '$.selectionSet.author.args.limit', code: 'validation-failed' },
+      message: 'expecting Integer value for "limit"',
+    });
   });
   test('variables', async () => {
     assert.deepEqual(await err('query($id: Int!) { author_by_pk(id: $id) { id } }', { id: null }), {
@@ -184,11 +241,17 @@ describe('validation errors', () => {
   });
   test('function arguments', async () => {
     const e = await err('{ search_articles(args: {lim: 1}) { id } }');
-    assert.deepEqual(e, { extensions: { path: '$.selectionSet.search_articles.args.args', code: 'not-supported' }, message: 'Non default arguments cannot be omitted' });
+    assert.deepEqual(e, {
+      extensions: { path: '$.selectionSet.search_articles.args.args', code: 'not-supported' },
+      message: 'Non default arguments cannot be omitted',
+    });
   });
   test('a string that is no integer is refused before SQL; what only the database can judge is a data error', async () => {
     const e = await err('{ author(where: {id: {_eq: "x"}}) { id } }');
-    assert.deepEqual(e, { extensions: { path: '$.selectionSet.author.args.where.id._eq', code: 'validation-failed' }, message: 'expected Int32, encountered String "x"' });
+    assert.deepEqual(e, {
+      extensions: { path: '$.selectionSet.author.args.where.id._eq', code: 'validation-failed' },
+      message: 'expected Int32, encountered String "x"',
+    });
     const d = await err('{ author(where: {id: {_eq: "99999999999999999999"}}) { id } }');
     assert.equal(d.extensions.code, 'parse-failed');
   });
@@ -257,7 +320,11 @@ describe('plan cache', () => {
 
 describe('explain and v1alpha1', () => {
   test('explain shows the SQL with the session values and the plan', async () => {
-    const r = (await explainGraphQL(f.ctx(), { query: { query: '{ author { id } }' }, user: { 'x-svc-role': 'user', 'X-Svc-User-Id': '2' } })) as Array<{ field: string; sql: string; plan: string[] }>;
+    const r = (await explainGraphQL(f.ctx(), { query: { query: '{ author { id } }' }, user: { 'x-svc-role': 'user', 'X-Svc-User-Id': '2' } })) as Array<{
+      field: string;
+      sql: string;
+      plan: string[];
+    }>;
     assert.equal(r[0]!.field, 'author');
     assert.match(r[0]!.sql, /'2'/);
     assert.ok(r[0]!.plan.length > 0);
@@ -265,7 +332,9 @@ describe('explain and v1alpha1', () => {
 
   test('v1alpha1 error envelope', async () => {
     const r = JSON.parse(await runGraphQL(f.ctx(), { query: '{ nope { id } }' }, { v1alpha1: true }));
-    assert.deepEqual(r, { errors: [{ extensions: { path: '$.selectionSet.nope', code: 'validation-failed' }, message: 'field "nope" not found in type: \'query_root\'' }] });
+    assert.deepEqual(r, {
+      errors: [{ extensions: { path: '$.selectionSet.nope', code: 'validation-failed' }, message: 'field "nope" not found in type: \'query_root\'' }],
+    });
   });
 });
 
@@ -273,7 +342,8 @@ describe('plan cache: null and absent variables', () => {
   test('a plan built for a null or absent leaf variable is not reused for a value', async () => {
     const cache = new PlanCache();
     const query = 'query($l: Int) { author(limit: $l, order_by: {id: asc}) { id } }';
-    const count = async (variables: Record<string, unknown>) => JSON.parse(await runGraphQL(f.ctx(), { query, variables }, { planCache: cache })).data.author.length;
+    const count = async (variables: Record<string, unknown>) =>
+      JSON.parse(await runGraphQL(f.ctx(), { query, variables }, { planCache: cache })).data.author.length;
     assert.equal(await count({ l: null }), 3);
     assert.equal(await count({ l: 1 }), 1);
     assert.equal(await count({}), 3);

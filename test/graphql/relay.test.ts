@@ -136,7 +136,12 @@ describe('paging through 1,000 rows', () => {
   }
 
   test('a page after a cursor is a keyset comparison, not an offset', async () => {
-    const { plan } = planRequest(f.ctx(), { query: PAGE(''), variables: { first: 20, after: Buffer.from('{"id" : 700}').toString('base64') } }, new PlanCache(), true);
+    const { plan } = planRequest(
+      f.ctx(),
+      { query: PAGE(''), variables: { first: 20, after: Buffer.from('{"id" : 700}').toString('base64') } },
+      new PlanCache(),
+      true,
+    );
     const text = plan.statement!.compiled.text;
     assert.doesNotMatch(text, /OFFSET|row_number/i);
     // one row beyond the page answers hasNextPage
@@ -176,7 +181,10 @@ describe('paging through 1,000 rows', () => {
       const grps: Array<number | null> = [];
       let cursor: string | null = null;
       for (let i = 0; i < 20; i++) {
-        const r = await relay(`query($c: String) { item_connection(first: 4, after: $c, distinct_on: [grp] ${order}) { pageInfo { endCursor hasNextPage } edges { node { grp } } } }`, { c: cursor });
+        const r = await relay(
+          `query($c: String) { item_connection(first: 4, after: $c, distinct_on: [grp] ${order}) { pageInfo { endCursor hasNextPage } edges { node { grp } } } }`,
+          { c: cursor },
+        );
         assert.equal(r.errors, undefined, JSON.stringify(r.errors));
         grps.push(...r.data.item_connection.edges.map((e: { node: { grp: number | null } }) => e.node.grp));
         if (!r.data.item_connection.pageInfo.hasNextPage) break;
@@ -191,7 +199,10 @@ describe('paging through 1,000 rows', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     for (;;) {
-      const r = await relay(`query($c: String) { pair_connection(first: 4, after: $c, where: {v: {_gt: 5}}, order_by: {a: desc}) { pageInfo { endCursor hasNextPage } edges { node { id a b } } } }`, { c: cursor });
+      const r = await relay(
+        `query($c: String) { pair_connection(first: 4, after: $c, where: {v: {_gt: 5}}, order_by: {a: desc}) { pageInfo { endCursor hasNextPage } edges { node { id a b } } } }`,
+        { c: cursor },
+      );
       seen.push(...r.data.pair_connection.edges.map((e: { node: { a: number; b: string } }) => `${e.node.a}/${e.node.b}`));
       if (!r.data.pair_connection.pageInfo.hasNextPage) break;
       cursor = r.data.pair_connection.pageInfo.endCursor;
@@ -225,7 +236,9 @@ describe('node', () => {
   test('a table the role cannot select is an invalid id', async () => {
     const cat = (await relay('{ category_connection(first: 1) { edges { node { id } } } }')).data.category_connection.edges[0].node.id;
     const r = await relay('query($id: ID!) { node(id: $id) { id } }', { id: cat }, 'user', { 'x-svc-user-id': '5' });
-    assert.deepEqual(r.errors, [{ extensions: { path: '$.selectionSet.node.args.id', code: 'validation-failed' }, message: `the node id is invalid: the table ${JSON.stringify(cat)}` }]);
+    assert.deepEqual(r.errors, [
+      { extensions: { path: '$.selectionSet.node.args.id', code: 'validation-failed' }, message: `the node id is invalid: the table ${JSON.stringify(cat)}` },
+    ]);
   });
 
   test('ids of composite keys, and fragments on other types are skipped', async () => {
@@ -237,9 +250,13 @@ describe('node', () => {
 
 describe('schema and errors', () => {
   test('tables without a primary key are no Node and have no connection', async () => {
-    const r = await relay('{ __schema { types { name interfaces { name } } queryType { fields { name } } } node: __type(name: "Node") { kind possibleTypes { name } } }');
+    const r = await relay(
+      '{ __schema { types { name interfaces { name } } queryType { fields { name } } } node: __type(name: "Node") { kind possibleTypes { name } } }',
+    );
     assert.deepEqual(r.data.node, { kind: 'INTERFACE', possibleTypes: [{ name: 'category' }, { name: 'item' }, { name: 'pair' }, { name: 'tag' }] });
-    const types = new Map<string, string[]>(r.data.__schema.types.map((t: { name: string; interfaces: Array<{ name: string }> | null }) => [t.name, (t.interfaces ?? []).map((i) => i.name)]));
+    const types = new Map<string, string[]>(
+      r.data.__schema.types.map((t: { name: string; interfaces: Array<{ name: string }> | null }) => [t.name, (t.interfaces ?? []).map((i) => i.name)]),
+    );
     assert.deepEqual(types.get('item'), ['Node']);
     assert.deepEqual(types.get('nopk'), []);
     const roots = r.data.__schema.queryType.fields.map((x: { name: string }) => x.name).sort();
@@ -247,10 +264,15 @@ describe('schema and errors', () => {
   });
 
   test('array relationships as connections', async () => {
-    const r = await relay('{ category_connection(first: 1) { edges { node { title items_connection(first: 2, order_by: {id: desc}) { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } } } } } }');
+    const r = await relay(
+      '{ category_connection(first: 1) { edges { node { title items_connection(first: 2, order_by: {id: desc}) { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } } } } } }',
+    );
     const c = r.data.category_connection.edges[0].node;
     assert.deepEqual(c.items_connection.pageInfo, { hasNextPage: true, hasPreviousPage: false });
-    assert.deepEqual(c.items_connection.edges.map((e: { node: { id: string } }) => idOf(e.node.id)), [1000, 990]);
+    assert.deepEqual(
+      c.items_connection.edges.map((e: { node: { id: string } }) => idOf(e.node.id)),
+      [1000, 990],
+    );
   });
 
   const errorOf = async (query: string, variables?: Record<string, unknown>) => (await relay(query, variables)).errors?.[0];
@@ -299,17 +321,31 @@ describe('schema and errors', () => {
     const ids = (x: { edges: Array<{ node: { id: string } }> }) => x.edges.map((e) => idOf(e.node.id));
     assert.deepEqual(ids(r.data.a), [996, 997, 998, 999, 1000]);
     assert.deepEqual(r.data.a.pageInfo, { hasNextPage: false, endCursor: c(1000) });
-    assert.deepEqual(r.data.b.edges.map((e: { cursor: string }) => e.cursor), [995, 996, 997, 998, 999].map(c));
+    assert.deepEqual(
+      r.data.b.edges.map((e: { cursor: string }) => e.cursor),
+      [995, 996, 997, 998, 999].map(c),
+    );
     assert.deepEqual(r.data.b.pageInfo, { hasNextPage: true, endCursor: c(999) });
     assert.deepEqual(r.data.z, { pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: true }, edges: [] });
     assert.deepEqual(ids(r.data.l), [1, 2, 3, 4, 5]);
     assert.deepEqual(r.data.l.pageInfo, { hasPreviousPage: false, startCursor: c(1), endCursor: c(5) });
-    assert.deepEqual(r.data.m.edges.map((e: { cursor: string }) => e.cursor), [2, 3, 4, 5, 6].map(c));
+    assert.deepEqual(
+      r.data.m.edges.map((e: { cursor: string }) => e.cursor),
+      [2, 3, 4, 5, 6].map(c),
+    );
     assert.deepEqual(r.data.m.pageInfo, { hasPreviousPage: true, startCursor: c(2) });
   });
 
   test('bad node ids never fail the server', async () => {
-    for (const id of ['', 'e30=', 'W10=', 'WzFd', 'WzEsMiwzLDRd', 'WzEsInB1YmxpYyIsIml0ZW0iLG51bGxd', Buffer.from('[1, "public", "item", 1, 2]').toString('base64')]) {
+    for (const id of [
+      '',
+      'e30=',
+      'W10=',
+      'WzFd',
+      'WzEsMiwzLDRd',
+      'WzEsInB1YmxpYyIsIml0ZW0iLG51bGxd',
+      Buffer.from('[1, "public", "item", 1, 2]').toString('base64'),
+    ]) {
       const r = await relay('query($id: ID!) { node(id: $id) { id } }', { id });
       assert.ok(r.errors || r.data.node === null, `${id}: ${JSON.stringify(r)}`);
       if (r.errors) assert.match(r.errors[0].extensions.code, /^(validation-failed|parse-failed|data-exception)$/);

@@ -37,7 +37,7 @@ export async function startPgbouncer(opts: { poolSize?: number } = {}): Promise<
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
-      "unix_socket_dir =",
+      'unix_socket_dir =',
       'auth_type = trust',
       `auth_file = ${path.join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
@@ -51,7 +51,9 @@ export async function startPgbouncer(opts: { poolSize?: number } = {}): Promise<
     ].join('\n'),
   );
   const isRoot = process.getuid?.() === 0;
-  const child: ChildProcess = isRoot ? spawn('runuser', ['-u', 'postgres', '--', PGBOUNCER, ini], { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(PGBOUNCER, [ini], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = isRoot
+    ? spawn('runuser', ['-u', 'postgres', '--', PGBOUNCER, ini], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(PGBOUNCER, [ini], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

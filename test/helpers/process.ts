@@ -160,7 +160,12 @@ export async function expectStartupLine(proc: SvcProcess, port: number, graceMs 
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, rej) => {
     timer = setTimeout(
-      () => rej(new Error(`svc answers /healthz on port ${port} but wrote no JSON startup log line with the port within ${graceMs} ms (is stdout logging buffered?); output so far:\n${proc.output() || '(nothing)'}`)),
+      () =>
+        rej(
+          new Error(
+            `svc answers /healthz on port ${port} but wrote no JSON startup log line with the port within ${graceMs} ms (is stdout logging buffered?); output so far:\n${proc.output() || '(nothing)'}`,
+          ),
+        ),
       graceMs,
     );
   });
@@ -176,7 +181,12 @@ export async function expectStartupLine(proc: SvcProcess, port: number, graceMs 
  * Runs a process to completion (bounded) and returns its exit code and output. `cwd`: where it runs
  * (tsx is loaded by its absolute URL, so any directory works).
  */
-export function runToExit(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 30_000, cwd = ROOT): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runToExit(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+  timeoutMs = 30_000,
+  cwd = ROOT,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -21,7 +21,9 @@ export const PG_BIN = process.env.SVC_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin
 async function asPostgres(bin: string, args: string[], timeoutMs = 120_000): Promise<string> {
   const exe = path.join(PG_BIN, bin);
   const isRoot = process.getuid?.() === 0;
-  const { stdout } = isRoot ? await run('runuser', ['-u', 'postgres', '--', exe, ...args], { timeout: timeoutMs }) : await run(exe, args, { timeout: timeoutMs });
+  const { stdout } = isRoot
+    ? await run('runuser', ['-u', 'postgres', '--', exe, ...args], { timeout: timeoutMs })
+    : await run(exe, args, { timeout: timeoutMs });
   return stdout;
 }
 
@@ -49,11 +51,35 @@ export async function createReplica(): Promise<Replica> {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await asPostgres('pg_basebackup', ['-h', primary.hostname, '-p', primary.port || '5432', '-U', decodeURIComponent(primary.username || 'postgres'), '-D', data, '-R', '-X', 'stream', '-c', 'fast']);
+    await asPostgres('pg_basebackup', [
+      '-h',
+      primary.hostname,
+      '-p',
+      primary.port || '5432',
+      '-U',
+      decodeURIComponent(primary.username || 'postgres'),
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+    ]);
     // Debian keeps postgresql.conf and pg_hba.conf outside the data directory: give the copy its own
     fs.writeFileSync(
       path.join(data, 'postgresql.conf'),
-      [`port = ${port}`, `listen_addresses = '127.0.0.1'`, `unix_socket_directories = '${dir}'`, 'max_connections = 100', 'hot_standby = on', 'wal_receiver_status_interval = 1s', 'hot_standby_feedback = on', "timezone = 'Etc/UTC'", ''].join('\n'),
+      [
+        `port = ${port}`,
+        `listen_addresses = '127.0.0.1'`,
+        `unix_socket_directories = '${dir}'`,
+        'max_connections = 100',
+        'hot_standby = on',
+        'wal_receiver_status_interval = 1s',
+        'hot_standby_feedback = on',
+        "timezone = 'Etc/UTC'",
+        '',
+      ].join('\n'),
     );
     fs.writeFileSync(path.join(data, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\n');
     if (process.getuid?.() === 0) await run('chown', ['postgres:postgres', path.join(data, 'postgresql.conf'), path.join(data, 'pg_hba.conf')]);

@@ -11,7 +11,22 @@ import { remoteHeaders } from '../../src/remote/execute.js';
 import type { ExecContext } from '../../src/execute/interface.js';
 
 // upstream's commonClientHeadersIgnored (Hasura/Server/Utils.hs, v1.3)
-const UPSTREAM = ['Content-Length', 'Content-MD5', 'User-Agent', 'Host', 'Origin', 'Referer', 'Accept', 'Accept-Encoding', 'Accept-Language', 'Accept-Datetime', 'Cache-Control', 'Connection', 'DNT', 'Content-Type'];
+const UPSTREAM = [
+  'Content-Length',
+  'Content-MD5',
+  'User-Agent',
+  'Host',
+  'Origin',
+  'Referer',
+  'Accept',
+  'Accept-Encoding',
+  'Accept-Language',
+  'Accept-Datetime',
+  'Cache-Control',
+  'Connection',
+  'DNT',
+  'Content-Type',
+];
 
 test("the ignored list is upstream's commonClientHeadersIgnored", () => {
   assert.deepEqual([...IGNORED_CLIENT_HEADERS].sort(), UPSTREAM.map((h) => h.toLowerCase()).sort());
@@ -30,8 +45,22 @@ test("sent as data (the auth webhook's POST mode): all but hop-by-hop headers an
 });
 
 test('actions and remote schemas apply the same list', () => {
-  const client: Record<string, string> = { 'x-custom': 'c', authorization: 'Bearer t', accept: '*/*', 'cache-control': 'no-cache', 'content-encoding': 'gzip', 'proxy-authorization': 'p', 'x-svc-admin-secret': 's', host: 'h' };
-  assert.deepEqual(forwardedClientHeaders(client).map((h) => h.name).sort(), ['authorization', 'x-custom']);
+  const client: Record<string, string> = {
+    'x-custom': 'c',
+    authorization: 'Bearer t',
+    accept: '*/*',
+    'cache-control': 'no-cache',
+    'content-encoding': 'gzip',
+    'proxy-authorization': 'p',
+    'x-svc-admin-secret': 's',
+    host: 'h',
+  };
+  assert.deepEqual(
+    forwardedClientHeaders(client)
+      .map((h) => h.name)
+      .sort(),
+    ['authorization', 'x-custom'],
+  );
   const ctx = { headers: client, session: { role: 'user', vars: { 'x-svc-role': 'user' } } } as unknown as ExecContext;
   const h = remoteHeaders(ctx, { name: 'r', url: 'http://127.0.0.1/', headers: [], forwardClientHeaders: true, timeoutMs: 1000 });
   assert.deepEqual(Object.keys(h).sort(), ['authorization', 'x-custom', 'x-svc-role']);

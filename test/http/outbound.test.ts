@@ -37,14 +37,34 @@ async function withActions(s: TestServer, handlers: Record<string, string>): Pro
     type: 'bulk',
     args: [
       { type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'id', type: 'Int' }] }] } },
-      ...Object.entries(handlers).map(([name, handler]) => ({ type: 'create_action', args: { name, definition: { kind: 'synchronous', output_type: 'Out', handler } } })),
+      ...Object.entries(handlers).map(([name, handler]) => ({
+        type: 'create_action',
+        args: { name, definition: { kind: 'synchronous', output_type: 'Out', handler } },
+      })),
     ],
   });
 }
 
 test('which addresses are private', () => {
-  for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1',
-    '::ffff:a9fe:a9fe', '::ffff:169.254.169.254', '::ffff:7f00:1', '::127.0.0.1', '64:ff9b::a9fe:a9fe', '224.0.0.1']) {
+  for (const a of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:a9fe:a9fe',
+    '::ffff:169.254.169.254',
+    '::ffff:7f00:1',
+    '::127.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '224.0.0.1',
+  ]) {
     assert.equal(isPrivateAddress(a), true, a);
   }
   for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.equal(isPrivateAddress(a), false, a);
@@ -88,10 +108,16 @@ describe('--outbound-deny-private', () => {
     const c = new pg.Client({ connectionString: s.databaseUrl });
     await c.connect();
     try {
-      const row = await waitFor('the failed try to be logged', async () => {
-        const r = await c.query("select response::text as response from svc_catalog.event_invocation_logs l join svc_catalog.event_log e on e.id = l.event_id where e.trigger_name = 'ev_hook'");
-        return r.rows[0] as { response: string } | undefined;
-      }, 10_000);
+      const row = await waitFor(
+        'the failed try to be logged',
+        async () => {
+          const r = await c.query(
+            "select response::text as response from svc_catalog.event_invocation_logs l join svc_catalog.event_log e on e.id = l.event_id where e.trigger_name = 'ev_hook'",
+          );
+          return r.rows[0] as { response: string } | undefined;
+        },
+        10_000,
+      );
       assert.match(row!.response, /refused: a private address/);
     } finally {
       await c.end();

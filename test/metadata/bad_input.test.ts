@@ -72,7 +72,10 @@ describe('malformed requests', () => {
       ['run_sql cascade as a string', { type: 'run_sql', args: { sql: 'select 1', cascade: 'yes' } }],
       ['args as a number', { type: 'track_table', args: 42 }],
       ['run_sql args as null', { type: 'run_sql', args: null }],
-      ['relationship name as an object', { type: 'create_object_relationship', args: { table: 'typed', name: { x: 1 }, using: { foreign_key_constraint_on: 'author_id' } } }],
+      [
+        'relationship name as an object',
+        { type: 'create_object_relationship', args: { table: 'typed', name: { x: 1 }, using: { foreign_key_constraint_on: 'author_id' } } },
+      ],
       ['permission role as a number', { type: 'create_select_permission', args: { table: 'typed', role: 7, permission: { columns: '*', filter: {} } } }],
       ['bulk args as an object', { type: 'bulk', args: { type: 'run_sql' } }],
     ];

@@ -64,12 +64,18 @@ describe('track_function: what the function cannot be is an inconsistency of the
     [
       'a session argument that is not an input argument (v2)',
       { type: 'track_function', version: 2, args: { function: 'get_session_var_value', configuration: { session_argument: 'random' } } },
-      inconsistency('get_session_var_value', 'the function "get_session_var_value" cannot be tracked because given session argument "random" not the input argument of the function'),
+      inconsistency(
+        'get_session_var_value',
+        'the function "get_session_var_value" cannot be tracked because given session argument "random" not the input argument of the function',
+      ),
     ],
     [
       'a session argument that is not json (v2)',
       { type: 'track_function', version: 2, args: { function: 'get_session_var_value', configuration: { session_argument: 'session_var' } } },
-      inconsistency('get_session_var_value', 'the function "get_session_var_value" cannot be tracked because given session argument "session_var" is not of type json'),
+      inconsistency(
+        'get_session_var_value',
+        'the function "get_session_var_value" cannot be tracked because given session argument "session_var" is not of type json',
+      ),
     ],
     [
       'a VOLATILE function (v1)',
@@ -106,7 +112,10 @@ describe('track_function: what the function cannot be is an inconsistency of the
     assert.equal(r.status, 400);
     assert.equal(r.body.code, 'constraint-violation');
     assert.equal(r.body.path, '$.args[1].args');
-    assert.deepEqual(r.body.internal.map((o: { type: string }) => o.type), ['function']);
+    assert.deepEqual(
+      r.body.internal.map((o: { type: string }) => o.type),
+      ['function'],
+    );
     assert.deepEqual((await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'text_result').select_permissions, undefined);
   });
 
@@ -118,10 +127,14 @@ describe('track_function: what the function cannot be is an inconsistency of the
     ] as const) {
       const r = await postQuery(s.url, { type: 'create_event_trigger', args: { name: 'unset_env', table: 'text_result', insert: { columns: '*' }, ...args } });
       const error = `in table "text_result": in event trigger "unset_env": environment variable "${where}" not set`;
-      assert.deepEqual({ status: r.status, path: r.body.path, error: r.body.error, code: r.body.code }, { status: 400, path: '$.args', error, code: 'constraint-violation' });
-      assert.deepEqual(r.body.internal.map((o: any) => [o.type, o.definition.table, o.definition.configuration.name, o.reason]), [
-        ['event_trigger', { schema: 'public', name: 'text_result' }, 'unset_env', error],
-      ]);
+      assert.deepEqual(
+        { status: r.status, path: r.body.path, error: r.body.error, code: r.body.code },
+        { status: 400, path: '$.args', error, code: 'constraint-violation' },
+      );
+      assert.deepEqual(
+        r.body.internal.map((o: any) => [o.type, o.definition.table, o.definition.configuration.name, o.reason]),
+        [['event_trigger', { schema: 'public', name: 'text_result' }, 'unset_env', error]],
+      );
     }
     assert.deepEqual(await exported(), before);
   });
@@ -136,16 +149,19 @@ describe('track_function: what the function cannot be is an inconsistency of the
       type: 'run_sql',
       args: { sql: 'create function get_session_var_value(svc_session json) returns setof text_result as $$ select * from text_result $$ language sql stable' },
     });
-    assert.deepEqual({ status: r.status, body: r.body }, {
-      status: 400,
-      body: { path: '$.args', error: 'the following tracked function(s) cannot be overloaded: get_session_var_value', code: 'not-supported' },
-    });
+    assert.deepEqual(
+      { status: r.status, body: r.body },
+      {
+        status: 400,
+        body: { path: '$.args', error: 'the following tracked function(s) cannot be overloaded: get_session_var_value', code: 'not-supported' },
+      },
+    );
     const n = await query(s.url, { type: 'run_sql', args: { sql: `select count(*) from pg_proc where proname = 'get_session_var_value'` } });
     assert.deepEqual(n.result, [['count'], ['1']]);
   });
 });
 
-describe('a tracked table dropped behind the server\'s back', () => {
+describe("a tracked table dropped behind the server's back", () => {
   const author = { schema: 'public', name: 'author' };
   const article = { schema: 'public', name: 'article' };
   const trigger = {
@@ -170,10 +186,24 @@ describe('a tracked table dropped behind the server\'s back', () => {
         { type: 'track_table', args: { schema: 'public', name: 'article' } },
         { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
         // the referencing table given by its name only: stored (and reported) as {schema, name}
-        { type: 'create_array_relationship', args: { table: 'author', name: 'articles', comment: 'by this author', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+        {
+          type: 'create_array_relationship',
+          args: {
+            table: 'author',
+            name: 'articles',
+            comment: 'by this author',
+            using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } },
+          },
+        },
         { type: 'create_select_permission', args: { table: 'article', role: 'user', permission: { columns: '*', filter: {} } } },
-        { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], filter: { articles: { id: { _gt: 0 } } } } } },
-        { type: 'create_event_trigger', args: { table: 'article', name: trigger.name, insert: trigger.definition.insert, retry_conf: trigger.retry_conf, webhook: trigger.webhook } },
+        {
+          type: 'create_select_permission',
+          args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], filter: { articles: { id: { _gt: 0 } } } } },
+        },
+        {
+          type: 'create_event_trigger',
+          args: { table: 'article', name: trigger.name, insert: trigger.definition.insert, retry_conf: trigger.retry_conf, webhook: trigger.webhook },
+        },
       ],
     });
     await sqlDirect('drop table article');
@@ -222,10 +252,13 @@ describe('a tracked table dropped behind the server\'s back', () => {
   test('replace_metadata with that metadata: unexpected, the same objects in the same order', async () => {
     const md = await exported();
     const r = await postQuery(s.url, { type: 'replace_metadata', args: md });
-    assert.deepEqual({ status: r.status, body: r.body }, {
-      status: 400,
-      body: { path: '$.args', error: 'cannot continue due to inconsistent metadata', code: 'unexpected', internal: expected },
-    });
+    assert.deepEqual(
+      { status: r.status, body: r.body },
+      {
+        status: 400,
+        body: { path: '$.args', error: 'cannot continue due to inconsistent metadata', code: 'unexpected', internal: expected },
+      },
+    );
     assert.deepEqual(await exported(), md);
   });
 
@@ -253,7 +286,10 @@ describe('the console drops the objects of a dropped table one by one (Metadata 
         { type: 'track_table', args: { table: 'writer' } },
         { type: 'track_table', args: { table: 'post' } },
         { type: 'create_object_relationship', args: { table: 'post', name: 'writer', using: { foreign_key_constraint_on: 'writer_id' } } },
-        { type: 'create_array_relationship', args: { table: 'writer', name: 'posts', using: { foreign_key_constraint_on: { table: 'post', column: 'writer_id' } } } },
+        {
+          type: 'create_array_relationship',
+          args: { table: 'writer', name: 'posts', using: { foreign_key_constraint_on: { table: 'post', column: 'writer_id' } } },
+        },
         { type: 'create_select_permission', args: { table: 'writer', role: 'user', permission: { columns: ['id'], filter: { posts: { id: { _gt: 0 } } } } } },
         { type: 'create_event_trigger', args: { table: 'post', name: 'post_changes', insert: { columns: '*' }, webhook: 'http://127.0.0.1:9/hook' } },
       ],
@@ -262,7 +298,7 @@ describe('the console drops the objects of a dropped table one by one (Metadata 
     await query(s.url, { type: 'reload_metadata', args: {} });
   });
 
-  test('each row\'s Drop (console/src/metadata/inconsistency.ts) works until the metadata is consistent', async () => {
+  test("each row's Drop (console/src/metadata/inconsistency.ts) works until the metadata is consistent", async () => {
     const { describeObject, dropOperation } = await import('../../console/src/metadata/inconsistency.ts');
     const dropped: string[] = [];
     for (let i = 0; i < 10; i++) {

@@ -22,15 +22,18 @@ after(async () => {
 
 test('dropping a permission that is not there', async () => {
   const r = await postQuery(s.url, { type: 'drop_select_permission', args: { table: 'author', role: 'user' } });
-  assert.deepEqual({ status: r.status, body: r.body }, {
-    status: 400,
-    body: { path: '$.args', error: 'select permission on "author" for role "user" does not exist', code: 'permission-denied' },
-  });
+  assert.deepEqual(
+    { status: r.status, body: r.body },
+    {
+      status: 400,
+      body: { path: '$.args', error: 'select permission on "author" for role "user" does not exist', code: 'permission-denied' },
+    },
+  );
 });
 
 test('commenting a permission that is not there, or of no known type', async () => {
   const r = await postQuery(s.url, { type: 'set_permission_comment', args: { table: 'author', role: 'user', type: 'insert', comment: 'x' } });
-  assert.deepEqual(r.body, { path: '$.args', error: "'insert' permission on \"author\" for role \"user\" does not exist", code: 'permission-denied' });
+  assert.deepEqual(r.body, { path: '$.args', error: '\'insert\' permission on "author" for role "user" does not exist', code: 'permission-denied' });
   const t = await postQuery(s.url, { type: 'set_permission_comment', args: { table: 'author', role: 'user', type: 'upsert', comment: 'x' } });
   assert.equal(t.body.code, 'parse-failed');
   assert.equal(t.body.error, "perm_type should be one of 'insert', 'select', 'update', 'delete'");

@@ -34,7 +34,7 @@ describe('run_sql errors', () => {
   });
 
   test('a hint and a detail are passed on', async () => {
-    const r = await postQuery(server.url, { type: 'run_sql', args: { sql: 'select lenght(\'x\')' } });
+    const r = await postQuery(server.url, { type: 'run_sql', args: { sql: "select lenght('x')" } });
     assert.equal(r.status, 400, r.text);
     const e = r.body.internal.error;
     assert.match(e.message, /function lenght\(unknown\) does not exist/);

@@ -32,14 +32,21 @@ after(async () => {
 const functions = async () => (await query(server.url, { type: 'export_metadata', args: {} })).functions ?? [];
 
 test('track_function v2 with a json session argument works', async () => {
-  const r = await postQuery(server.url, { type: 'track_function', version: 2, args: { function: 'get_session_var_value', configuration: { session_argument: 'svc_session' } } });
+  const r = await postQuery(server.url, {
+    type: 'track_function',
+    version: 2,
+    args: { function: 'get_session_var_value', configuration: { session_argument: 'svc_session' } },
+  });
   assert.equal(r.status, 200, r.text);
   assert.equal((await functions()).length, 1);
 });
 
 test('count distinct on a missing column: permission-denied, as upstream (admin too)', async () => {
   const r = await postQuery(server.url, { type: 'count', args: { table: 'article', distinct: ['author_name'] } });
-  assert.deepEqual({ status: r.status, body: r.body }, { status: 400, body: { path: '$.args.distinct[0]', error: 'no such column exists : "author_name"', code: 'permission-denied' } });
+  assert.deepEqual(
+    { status: r.status, body: r.body },
+    { status: 400, body: { path: '$.args.distinct[0]', error: 'no such column exists : "author_name"', code: 'permission-denied' } },
+  );
   const s = await postQuery(server.url, { type: 'select', args: { table: 'article', columns: ['nope'] } });
   assert.deepEqual({ status: s.status, code: s.body.code, path: s.body.path }, { status: 400, code: 'permission-denied', path: '$.args.columns[0]' });
 });

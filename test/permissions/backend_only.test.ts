@@ -70,7 +70,7 @@ const hidden = {
   queryItems: 'permission-denied',
   queryNotes: 'allowed',
   mutationFields: FRONTEND,
-  errors: ["field \"insert_items\" not found in type: 'mutation_root'", 'insert on "items" for role "backend" is not allowed. '],
+  errors: ['field "insert_items" not found in type: \'mutation_root\'', 'insert on "items" for role "backend" is not allowed. '],
 };
 
 describe('no authentication configured: the header decides', () => {

@@ -22,7 +22,10 @@ function withArticlePermission(permission: Record<string, unknown>, kind: 'selec
 const depsOf = (cache: SchemaCache, dependent: string) =>
   cache.dependencies
     .filter((d) => d.dependent === dependent)
-    .map((d) => `${d.on.kind}:${'column' in d.on ? `${d.on.table.name}.${d.on.column}` : 'name' in d.on ? `${(d.on as { table: { name: string } }).table.name}.${d.on.name}` : (d.on as { table: { name: string } }).table.name}${d.onType ? ' (type)' : ''}`)
+    .map(
+      (d) =>
+        `${d.on.kind}:${'column' in d.on ? `${d.on.table.name}.${d.on.column}` : 'name' in d.on ? `${(d.on as { table: { name: string } }).table.name}.${d.on.name}` : (d.on as { table: { name: string } }).table.name}${d.onType ? ' (type)' : ''}`,
+    )
     .sort();
 
 test('the IR is on the model; dependencies come from it', () => {
@@ -56,10 +59,16 @@ test('the IR is on the model; dependencies come from it', () => {
 });
 
 test('permissionExpUses: literal columns, not session variables, is_null or column comparisons', () => {
-  const cache = withArticlePermission({ columns: ['id'], filter: { author_id: 'x-svc-user-id', is_published: { _is_null: false }, id: { _cgt: 'author_id' }, title: { _in: ['a', 'x-svc-t'] } } });
+  const cache = withArticlePermission({
+    columns: ['id'],
+    filter: { author_id: 'x-svc-user-id', is_published: { _is_null: false }, id: { _cgt: 'author_id' }, title: { _in: ['a', 'x-svc-t'] } },
+  });
   const table = cache.tables.get('public.article')!;
   const uses = permissionExpUses(table.permissions.get('editor')!.select!.filterExp, table);
-  assert.deepEqual(uses.literalColumns.map((c) => c.column), ['title']);
+  assert.deepEqual(
+    uses.literalColumns.map((c) => c.column),
+    ['title'],
+  );
   assert.deepEqual([...uses.columns].sort(), ['author_id', 'id', 'is_published', 'title']);
 });
 
@@ -68,7 +77,9 @@ test('update permission: filter and check both parsed; check null stays null', (
   const upd = cache.tables.get('public.article')!.permissions.get('editor')!.update!;
   assert.equal(upd.filterExp.kind, 'column');
   assert.equal(upd.checkExp?.kind, 'column');
-  const noCheck = withArticlePermission({ columns: ['title'], filter: {} }, 'update').tables.get('public.article')!.permissions.get('editor')!.update!;
+  const noCheck = withArticlePermission({ columns: ['title'], filter: {} }, 'update')
+    .tables.get('public.article')!
+    .permissions.get('editor')!.update!;
   assert.equal(noCheck.checkExp, null);
   assert.deepEqual(noCheck.filterExp, { kind: 'and', items: [] });
 });

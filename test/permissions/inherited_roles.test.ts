@@ -18,7 +18,15 @@ let s: TestServer;
 
 // ---- the data ------------------------------------------------------------------------------
 
-interface Row { id: number; owner: number; team: number; pub: boolean; a: string; b: string; c: string }
+interface Row {
+  id: number;
+  owner: number;
+  team: number;
+  pub: boolean;
+  a: string;
+  b: string;
+  c: string;
+}
 const ROWS: Row[] = [];
 for (let id = 1; id <= 16; id++) {
   ROWS.push({ id, owner: (id % 3) + 1, team: (id % 4) + 1, pub: id % 5 === 0, a: `a${id % 6}`, b: `b${id}`, c: `c${id % 2}` });
@@ -40,8 +48,22 @@ interface Leaf {
   filter: object;
 }
 const LEAVES: Record<string, Leaf> = {
-  owner: { columns: ['id', 'owner', 'a', 'b'], shout: true, allows: (r, s) => r.owner === s.user, limit: null, aggregations: false, filter: { owner: { _eq: 'X-Svc-User-Id' } } },
-  team: { columns: ['id', 'team', 'b', 'c'], shout: false, allows: (r, s) => r.team === s.team, limit: 3, aggregations: true, filter: { team: { _eq: 'X-Svc-Team-Id' } } },
+  owner: {
+    columns: ['id', 'owner', 'a', 'b'],
+    shout: true,
+    allows: (r, s) => r.owner === s.user,
+    limit: null,
+    aggregations: false,
+    filter: { owner: { _eq: 'X-Svc-User-Id' } },
+  },
+  team: {
+    columns: ['id', 'team', 'b', 'c'],
+    shout: false,
+    allows: (r, s) => r.team === s.team,
+    limit: 3,
+    aggregations: true,
+    filter: { team: { _eq: 'X-Svc-Team-Id' } },
+  },
   public: { columns: ['id', 'pub', 'a'], shout: false, allows: (r) => r.pub, limit: 2, aggregations: false, filter: { pub: { _eq: true } } },
 };
 /** inherited role → its role set (i_all includes the inherited i_ot) */
@@ -86,7 +108,11 @@ create function shout(i item) returns text language sql stable as $$ select uppe
 
 const perm = (role: string, l: Leaf) => ({
   type: 'create_select_permission',
-  args: { table: 'item', role, permission: { columns: l.columns, filter: l.filter, limit: l.limit, allow_aggregations: l.aggregations, computed_fields: l.shout ? ['shout'] : [] } },
+  args: {
+    table: 'item',
+    role,
+    permission: { columns: l.columns, filter: l.filter, limit: l.limit, allow_aggregations: l.aggregations, computed_fields: l.shout ? ['shout'] : [] },
+  },
 });
 
 const SETUP = [
@@ -96,7 +122,10 @@ const SETUP = [
   ...Object.entries(LEAVES).map(([role, l]) => perm(role, l)),
   // identical delete permissions (inherited); insert only on owner (inherited: roles without one do not count)
   ...['owner', 'team'].map((role) => ({ type: 'create_delete_permission', args: { table: 'item', role, permission: { filter: { id: { _gt: 1000 } } } } })),
-  { type: 'create_insert_permission', args: { table: 'item', role: 'owner', permission: { columns: ['id', 'owner', 'team', 'pub', 'a', 'b', 'c'], check: { owner: { _eq: 'X-Svc-User-Id' } } } } },
+  {
+    type: 'create_insert_permission',
+    args: { table: 'item', role: 'owner', permission: { columns: ['id', 'owner', 'team', 'pub', 'a', 'b', 'c'], check: { owner: { _eq: 'X-Svc-User-Id' } } } },
+  },
   { type: 'add_inherited_role', args: { role_name: 'i_ot', role_set: INHERITED.i_ot } },
   { type: 'add_inherited_role', args: { role_name: 'i_tp', role_set: INHERITED.i_tp } },
   { type: 'add_inherited_role', args: { role_name: 'i_all', role_set: INHERITED.i_all } },
@@ -186,8 +215,14 @@ describe('select: the permission matrix against the model', () => {
       const agg = body.data.item_aggregate.aggregate;
       assert.equal(agg.count, m.visible.length, role);
       if (m.columns.includes('a')) {
-        const as = m.visible.map((r) => m.read(r, 'a')).filter((x): x is string => x !== null).sort();
-        const bs = m.visible.map((r) => m.read(r, 'b')).filter((x): x is string => x !== null).sort();
+        const as = m.visible
+          .map((r) => m.read(r, 'a'))
+          .filter((x): x is string => x !== null)
+          .sort();
+        const bs = m.visible
+          .map((r) => m.read(r, 'b'))
+          .filter((x): x is string => x !== null)
+          .sort();
         assert.equal(agg.max.a, as.length ? as[as.length - 1] : null, role);
         assert.equal(agg.min.b, bs.length ? bs[0] : null, role);
       }
@@ -209,7 +244,10 @@ describe('select: the permission matrix against the model', () => {
     const m = model('i_ot', sess);
     const r = await postQuery(s.url, { type: 'select', args: { table: 'item', columns: ['id', 'a', 'c'], order_by: ['id'] } }, headers('i_ot', sess));
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body, m.visible.map((x) => ({ id: x.id, a: m.read(x, 'a'), c: m.read(x, 'c') })));
+    assert.deepEqual(
+      r.body,
+      m.visible.map((x) => ({ id: x.id, a: m.read(x, 'a'), c: m.read(x, 'c') })),
+    );
   });
 });
 
@@ -219,10 +257,19 @@ describe('a role whose filter follows a relationship; distinct_on a guarded colu
     await query(s.url, {
       type: 'bulk',
       args: [
-        { type: 'run_sql', args: { sql: 'create table grp (id int primary key, open boolean not null); insert into grp values (1, false), (2, true), (3, false), (4, true);' } },
+        {
+          type: 'run_sql',
+          args: { sql: 'create table grp (id int primary key, open boolean not null); insert into grp values (1, false), (2, true), (3, false), (4, true);' },
+        },
         { type: 'track_table', args: { table: 'grp' } },
-        { type: 'create_object_relationship', args: { table: 'item', name: 'grp', using: { manual_configuration: { remote_table: 'grp', column_mapping: { team: 'id' } } } } },
-        { type: 'create_select_permission', args: { table: 'item', role: 'opengrp', permission: { columns: ['id', 'c'], filter: { grp: { open: { _eq: true } } } } } },
+        {
+          type: 'create_object_relationship',
+          args: { table: 'item', name: 'grp', using: { manual_configuration: { remote_table: 'grp', column_mapping: { team: 'id' } } } },
+        },
+        {
+          type: 'create_select_permission',
+          args: { table: 'item', role: 'opengrp', permission: { columns: ['id', 'c'], filter: { grp: { open: { _eq: true } } } } },
+        },
         { type: 'add_inherited_role', args: { role_name: 'i_og', role_set: ['owner', 'opengrp'] } },
       ],
     });
@@ -247,12 +294,18 @@ describe('a role whose filter follows a relationship; distinct_on a guarded colu
       const a = (r: Row) => (r.owner === sess.user ? r.a : null);
       const all = await gql('i_og', sess, '{ item(order_by: {id: asc}) { id a c } }');
       assert.equal(all.errors, undefined, JSON.stringify(all.errors));
-      assert.deepEqual(all.data.item, visible.map((r) => ({ id: r.id, a: a(r), c: c(r) })), JSON.stringify(sess));
+      assert.deepEqual(
+        all.data.item,
+        visible.map((r) => ({ id: r.id, a: a(r), c: c(r) })),
+        JSON.stringify(sess),
+      );
       const d = await gql('i_og', sess, '{ item(distinct_on: [c], order_by: [{c: asc}, {id: asc}]) { c id } }');
       assert.equal(d.errors, undefined, JSON.stringify(d.errors));
       const firsts = new Map<string | null, Row>();
       for (const r of [...visible].sort((x, y) => x.id - y.id)) if (!firsts.has(c(r))) firsts.set(c(r), r);
-      const want = [...firsts.entries()].sort(([x], [y]) => (x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1)).map(([v, r]) => ({ c: v, id: r.id }));
+      const want = [...firsts.entries()]
+        .sort(([x], [y]) => (x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1))
+        .map(([v, r]) => ({ c: v, id: r.id }));
       assert.deepEqual(d.data.item, want, JSON.stringify(sess));
     }
   });
@@ -266,7 +319,16 @@ describe('the GraphQL schema of an inherited role', () => {
   test('a column every role of the set reads keeps NOT NULL; the others become nullable', async () => {
     // i_ot = owner {id, owner, a, b} + team {id, team, b, c}: id and b are read by both
     assert.deepEqual(await typeOf('i_ot'), { id: 'NON_NULL', owner: 'SCALAR', team: 'SCALAR', a: 'SCALAR', b: 'NON_NULL', c: 'SCALAR', shout: 'SCALAR' });
-    assert.deepEqual(await typeOf('i_all'), { id: 'NON_NULL', owner: 'SCALAR', team: 'SCALAR', pub: 'SCALAR', a: 'SCALAR', b: 'SCALAR', c: 'SCALAR', shout: 'SCALAR' });
+    assert.deepEqual(await typeOf('i_all'), {
+      id: 'NON_NULL',
+      owner: 'SCALAR',
+      team: 'SCALAR',
+      pub: 'SCALAR',
+      a: 'SCALAR',
+      b: 'SCALAR',
+      c: 'SCALAR',
+      shout: 'SCALAR',
+    });
     assert.deepEqual(await typeOf('owner'), { id: 'NON_NULL', owner: 'NON_NULL', a: 'NON_NULL', b: 'NON_NULL', shout: 'SCALAR' });
     // one role: nothing to guard
     assert.deepEqual(await typeOf('i_pub'), { id: 'NON_NULL', pub: 'NON_NULL', a: 'NON_NULL' });
@@ -284,7 +346,8 @@ describe('Relay and subscriptions under an inherited role', () => {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers('i_ot', sess) },
         body: JSON.stringify({
-          query: 'query($after: String) { item_connection(first: 2, after: $after, order_by: {id: asc}) { edges { cursor node { id a c } } pageInfo { hasNextPage } } }',
+          query:
+            'query($after: String) { item_connection(first: 2, after: $after, order_by: {id: asc}) { edges { cursor node { id a c } } pageInfo { hasNextPage } } }',
           variables: { after },
         }),
       });
@@ -295,23 +358,41 @@ describe('Relay and subscriptions under an inherited role', () => {
       if (!c.pageInfo.hasNextPage) break;
       after = c.edges[c.edges.length - 1].cursor;
     }
-    assert.deepEqual(got, m.visible.map((x) => ({ a: m.read(x, 'a'), c: m.read(x, 'c'), id: 'string' })));
+    assert.deepEqual(
+      got,
+      m.visible.map((x) => ({ a: m.read(x, 'a'), c: m.read(x, 'c'), id: 'string' })),
+    );
   });
 
   test('a subscription sends the rows and values the model shows', async () => {
     const sess = SESSIONS[1]!;
     const m = model('i_all', sess);
-    const client = createClient({ url: `${s.url.replace('http', 'ws')}/v1/graphql`, webSocketImpl: WebSocket, connectionParams: { headers: headers('i_all', sess) }, retryAttempts: 0 });
+    const client = createClient({
+      url: `${s.url.replace('http', 'ws')}/v1/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { headers: headers('i_all', sess) },
+      retryAttempts: 0,
+    });
     try {
       const first = await new Promise<any>((resolve, reject) => {
         const stop = client.subscribe(
           { query: 'subscription { item(order_by: {id: asc}) { id a b c } }' },
-          { next: (v) => { stop(); resolve(v); }, error: reject, complete: () => undefined },
+          {
+            next: (v) => {
+              stop();
+              resolve(v);
+            },
+            error: reject,
+            complete: () => undefined,
+          },
         );
       });
       assert.equal(first.errors, undefined, JSON.stringify(first.errors));
       const rows = m.limit === null ? m.visible : m.visible.slice(0, m.limit);
-      assert.deepEqual(first.data.item, rows.map((r) => ({ id: r.id, a: m.read(r, 'a'), b: m.read(r, 'b'), c: m.read(r, 'c') })));
+      assert.deepEqual(
+        first.data.item,
+        rows.map((r) => ({ id: r.id, a: m.read(r, 'a'), b: m.read(r, 'b'), c: m.read(r, 'c') })),
+      );
     } finally {
       await client.dispose();
     }
@@ -331,14 +412,23 @@ describe('one statement per request', () => {
       seen.push(text);
       return orig.query.call(this, text, ...rest);
     };
-    const wrapConn = (c: any) => new Proxy(c, {
-      get(t, p) {
-        const v = t[p];
-        if (p === 'query' || p === 'prepared') return (...args: any[]) => { seen.push(String(p === 'query' ? args[0] : args[1])); return v.apply(t, args); };
-        if (p === 'pipeline' || p === 'batch') return (stmts: Array<{ text: string }>) => { for (const x of stmts) seen.push(x.text); return v.call(t, stmts); };
-        return typeof v === 'function' ? v.bind(t) : v;
-      },
-    });
+    const wrapConn = (c: any) =>
+      new Proxy(c, {
+        get(t, p) {
+          const v = t[p];
+          if (p === 'query' || p === 'prepared')
+            return (...args: any[]) => {
+              seen.push(String(p === 'query' ? args[0] : args[1]));
+              return v.apply(t, args);
+            };
+          if (p === 'pipeline' || p === 'batch')
+            return (stmts: Array<{ text: string }>) => {
+              for (const x of stmts) seen.push(x.text);
+              return v.call(t, stmts);
+            };
+          return typeof v === 'function' ? v.bind(t) : v;
+        },
+      });
     db.withConn = function (fn: (c: unknown) => Promise<unknown>) {
       return orig.withConn.call(this, (c: unknown) => fn(wrapConn(c)));
     };
@@ -367,21 +457,35 @@ describe('one statement per request', () => {
 describe('explicit permissions override inherited ones', () => {
   test('a select permission of the inherited role itself replaces the union on that table', async () => {
     const sess = SESSIONS[0]!;
-    await query(s.url, { type: 'create_select_permission', args: { table: 'item', role: 'i_pub', permission: { columns: ['id', 'c'], filter: { id: { _lt: 3 } } } } });
+    await query(s.url, {
+      type: 'create_select_permission',
+      args: { table: 'item', role: 'i_pub', permission: { columns: ['id', 'c'], filter: { id: { _lt: 3 } } } },
+    });
     try {
       const body = await gql('i_pub', sess, '{ item(order_by: {id: asc}) { id c } }');
-      assert.deepEqual(body.data.item, [{ id: 1, c: 'c1' }, { id: 2, c: 'c0' }]);
+      assert.deepEqual(body.data.item, [
+        { id: 1, c: 'c1' },
+        { id: 2, c: 'c0' },
+      ]);
       // i_all includes i_ot and public, not i_pub: unchanged
     } finally {
       await query(s.url, { type: 'drop_select_permission', args: { table: 'item', role: 'i_pub' } });
     }
     const body = await gql('i_pub', sess, '{ item(order_by: {id: asc}) { id a } }');
-    assert.deepEqual(body.data.item, model('i_pub', sess).visible.slice(0, 2).map((r) => ({ id: r.id, a: r.a })));
+    assert.deepEqual(
+      body.data.item,
+      model('i_pub', sess)
+        .visible.slice(0, 2)
+        .map((r) => ({ id: r.id, a: r.a })),
+    );
   });
 
   test('an inherited role in a set contributes its own permission where it has one', async () => {
     const sess = SESSIONS[0]!;
-    await query(s.url, { type: 'create_select_permission', args: { table: 'item', role: 'i_ot', permission: { columns: ['id'], filter: { id: { _eq: 1 } } } } });
+    await query(s.url, {
+      type: 'create_select_permission',
+      args: { table: 'item', role: 'i_ot', permission: { columns: ['id'], filter: { id: { _eq: 1 } } } },
+    });
     try {
       // i_all = {i_ot (own: row 1, id only, no limit), public (limit 2)}: no limit
       const body = await gql('i_all', sess, '{ item(order_by: {id: asc}) { id a } }');
@@ -398,9 +502,17 @@ describe('insert, update, delete', () => {
     const body = await gql('i_ot', SESSIONS[0]!, '{ __schema { mutationType { fields { name } } } }');
     const names = body.data.__schema.mutationType.fields.map((f: { name: string }) => f.name).sort();
     assert.deepEqual(names, ['delete_item', 'delete_item_by_pk', 'insert_item', 'insert_item_one']);
-    const ins = await gql('i_ot', SESSIONS[0]!, 'mutation { insert_item_one(object: {id: 2001, owner: 1, team: 1, pub: false, a: "x", b: "y", c: "z"}) { id } }');
+    const ins = await gql(
+      'i_ot',
+      SESSIONS[0]!,
+      'mutation { insert_item_one(object: {id: 2001, owner: 1, team: 1, pub: false, a: "x", b: "y", c: "z"}) { id } }',
+    );
     assert.deepEqual(ins.data, { insert_item_one: { id: 2001 } });
-    const bad = await gql('i_ot', SESSIONS[0]!, 'mutation { insert_item_one(object: {id: 2002, owner: 2, team: 1, pub: false, a: "x", b: "y", c: "z"}) { id } }');
+    const bad = await gql(
+      'i_ot',
+      SESSIONS[0]!,
+      'mutation { insert_item_one(object: {id: 2002, owner: 2, team: 1, pub: false, a: "x", b: "y", c: "z"}) { id } }',
+    );
     assert.equal(bad.errors[0].extensions.code, 'permission-error');
     const del = await gql('i_ot', SESSIONS[0]!, 'mutation { delete_item(where: {}) { affected_rows } }');
     assert.deepEqual(del.data, { delete_item: { affected_rows: 1 } });
@@ -414,7 +526,10 @@ describe('insert, update, delete', () => {
     // the change broke another object (upstream's buildSchemaCacheFor): the reasons are in `internal`
     assert.equal(r.body.code, 'unexpected');
     assert.equal(r.body.error, 'cannot continue due to new inconsistent metadata');
-    assert.match(r.body.internal.map((o: { reason: string }) => o.reason).join('\n'), /the inherited role "i_ot" cannot inherit the update permission: the update permissions of its roles "owner", "team" differ; define an update permission for "i_ot"/);
+    assert.match(
+      r.body.internal.map((o: { reason: string }) => o.reason).join('\n'),
+      /the inherited role "i_ot" cannot inherit the update permission: the update permissions of its roles "owner", "team" differ; define an update permission for "i_ot"/,
+    );
     assert.deepEqual(await query(s.url, { type: 'export_metadata', args: {} }), before);
     // with its own update permission the same change is accepted (i_all includes i_ot: it needs one too)
     await query(s.url, { type: 'bulk', args: [upd('i_ot', ['c']), upd('i_all', ['c']), upd('owner', ['a']), upd('team', ['b'])] });
@@ -422,7 +537,10 @@ describe('insert, update, delete', () => {
     assert.deepEqual(u.data, { update_item: { affected_rows: 1 } });
     const denied = await gql('i_ot', SESSIONS[0]!, 'mutation { update_item(where: {id: {_eq: 1}}, _set: {a: "zz"}) { affected_rows } }');
     assert.ok(denied.errors, 'a is not updatable by i_ot');
-    await query(s.url, { type: 'bulk', args: ['owner', 'team', 'i_ot', 'i_all'].map((role) => ({ type: 'drop_update_permission', args: { table: 'item', role } })) });
+    await query(s.url, {
+      type: 'bulk',
+      args: ['owner', 'team', 'i_ot', 'i_all'].map((role) => ({ type: 'drop_update_permission', args: { table: 'item', role } })),
+    });
     await query(s.url, { type: 'run_sql', args: { sql: "update item set c = 'c1' where id = 1" } });
   });
 
@@ -438,7 +556,10 @@ describe('insert, update, delete', () => {
     });
     assert.equal(r.status, 400, r.text);
     assert.equal(r.body.code, 'constraint-violation');
-    assert.match(r.body.error, /in table "item": the inherited role "i_x" cannot inherit the update permission: the update permissions of its roles "x1", "x2" differ/);
+    assert.match(
+      r.body.error,
+      /in table "item": the inherited role "i_x" cannot inherit the update permission: the update permissions of its roles "x1", "x2" differ/,
+    );
     assert.deepEqual(await query(s.url, { type: 'export_metadata', args: {} }), before);
   });
 });
@@ -449,7 +570,10 @@ describe('actions', () => {
       type: 'bulk',
       args: [
         { type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'ok', type: 'Boolean' }] }] } },
-        { type: 'create_action', args: { name: 'ping', definition: { kind: 'synchronous', type: 'mutation', arguments: [], output_type: 'Out', handler: 'http://127.0.0.1:1/ping' } } },
+        {
+          type: 'create_action',
+          args: { name: 'ping', definition: { kind: 'synchronous', type: 'mutation', arguments: [], output_type: 'Out', handler: 'http://127.0.0.1:1/ping' } },
+        },
         { type: 'create_action_permission', args: { action: 'ping', role: 'team' } },
       ],
     });
@@ -458,7 +582,13 @@ describe('actions', () => {
       return (body.data.__schema.mutationType?.fields ?? []).map((f: { name: string }) => f.name).includes('ping');
     };
     assert.deepEqual([await fields('i_ot'), await fields('i_all'), await fields('i_pub'), await fields('owner')], [true, true, false, false]);
-    await query(s.url, { type: 'bulk', args: [{ type: 'drop_action', args: { name: 'ping' } }, { type: 'set_custom_types', args: {} }] });
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        { type: 'drop_action', args: { name: 'ping' } },
+        { type: 'set_custom_types', args: {} },
+      ],
+    });
   });
 });
 
@@ -496,24 +626,140 @@ describe('metadata', () => {
   const BAD: Array<[string, object, number, string, RegExp]> = [
     ['role_set missing', { type: 'add_inherited_role', args: { role_name: 'x' } }, 400, 'parse-failed', /key "role_set" not found/],
     ['role_name missing', { type: 'add_inherited_role', args: { role_set: ['owner'] } }, 400, 'parse-failed', /key "role_name" not found/],
-    ['role_set not a list', { type: 'add_inherited_role', args: { role_name: 'x', role_set: 'owner' } }, 400, 'parse-failed', /expected Array, but encountered String/],
-    ['a member not a string', { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner', 3] } }, 400, 'parse-failed', /expected String, but encountered Number/],
-    ['empty role_set', { type: 'add_inherited_role', args: { role_name: 'x', role_set: [] } }, 400, 'invalid-params', /role_set of the inherited role "x" is empty/],
+    [
+      'role_set not a list',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: 'owner' } },
+      400,
+      'parse-failed',
+      /expected Array, but encountered String/,
+    ],
+    [
+      'a member not a string',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner', 3] } },
+      400,
+      'parse-failed',
+      /expected String, but encountered Number/,
+    ],
+    [
+      'empty role_set',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: [] } },
+      400,
+      'invalid-params',
+      /role_set of the inherited role "x" is empty/,
+    ],
     ['empty name', { type: 'add_inherited_role', args: { role_name: '', role_set: ['owner'] } }, 400, 'parse-failed', /empty string not allowed/],
-    ['itself in its set', { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner', 'x'] } }, 400, 'invalid-params', /an inherited role name cannot be in the role combination/],
-    ['admin as the role', { type: 'add_inherited_role', args: { role_name: 'admin', role_set: ['owner'] } }, 400, 'invalid-params', /"admin" role cannot be an inherited role/],
-    ['admin in the set', { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['admin'] } }, 400, 'invalid-params', /"admin" role cannot be in the role_set/],
-    ['a member twice', { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner', 'owner'] } }, 400, 'invalid-params', /the role "owner" is given twice/],
-    ['unknown key', { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner'], comment: 'c' } }, 400, 'parse-failed', /unexpected key "comment"/],
-    ['already exists', { type: 'add_inherited_role', args: { role_name: 'i_ot', role_set: ['owner'] } }, 400, 'already-exists', /the inherited role "i_ot" already exists/],
-    ['a cycle', { type: 'bulk', args: [{ type: 'add_inherited_role', args: { role_name: 'c1', role_set: ['c2'] } }, { type: 'add_inherited_role', args: { role_name: 'c2', role_set: ['owner', 'c1'] } }] }, 400, 'cyclic-dependency', /found cycle\(s\) in roles: \["c1","c2","c1"\]/],
+    [
+      'itself in its set',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner', 'x'] } },
+      400,
+      'invalid-params',
+      /an inherited role name cannot be in the role combination/,
+    ],
+    [
+      'admin as the role',
+      { type: 'add_inherited_role', args: { role_name: 'admin', role_set: ['owner'] } },
+      400,
+      'invalid-params',
+      /"admin" role cannot be an inherited role/,
+    ],
+    [
+      'admin in the set',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['admin'] } },
+      400,
+      'invalid-params',
+      /"admin" role cannot be in the role_set/,
+    ],
+    [
+      'a member twice',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner', 'owner'] } },
+      400,
+      'invalid-params',
+      /the role "owner" is given twice/,
+    ],
+    [
+      'unknown key',
+      { type: 'add_inherited_role', args: { role_name: 'x', role_set: ['owner'], comment: 'c' } },
+      400,
+      'parse-failed',
+      /unexpected key "comment"/,
+    ],
+    [
+      'already exists',
+      { type: 'add_inherited_role', args: { role_name: 'i_ot', role_set: ['owner'] } },
+      400,
+      'already-exists',
+      /the inherited role "i_ot" already exists/,
+    ],
+    [
+      'a cycle',
+      {
+        type: 'bulk',
+        args: [
+          { type: 'add_inherited_role', args: { role_name: 'c1', role_set: ['c2'] } },
+          { type: 'add_inherited_role', args: { role_name: 'c2', role_set: ['owner', 'c1'] } },
+        ],
+      },
+      400,
+      'cyclic-dependency',
+      /found cycle\(s\) in roles: \["c1","c2","c1"\]/,
+    ],
     ['drop: not there', { type: 'drop_inherited_role', args: { role_name: 'nope' } }, 400, 'not-exists', /"nope" inherited role doesn't exist/],
-    ['drop: used by another', { type: 'drop_inherited_role', args: { role_name: 'i_ot' } }, 400, 'dependency-error', /cannot drop due to the following dependent objects : inherited role "i_all"/],
+    [
+      'drop: used by another',
+      { type: 'drop_inherited_role', args: { role_name: 'i_ot' } },
+      400,
+      'dependency-error',
+      /cannot drop due to the following dependent objects : inherited role "i_all"/,
+    ],
     ['drop: missing name', { type: 'drop_inherited_role', args: {} }, 400, 'parse-failed', /key "role_name" not found/],
-    ['replace: a cycle', { type: 'replace_metadata', args: { version: 2, tables: [], inherited_roles: [{ role_name: 'p', role_set: ['q'] }, { role_name: 'q', role_set: ['p'] }] } }, 400, 'cyclic-dependency', /found cycle\(s\) in roles: \["p","q","p"\]/],
-    ['replace: twice', { type: 'replace_metadata', args: { version: 2, tables: [], inherited_roles: [{ role_name: 'p', role_set: ['a'] }, { role_name: 'p', role_set: ['b'] }] } }, 400, 'already-exists', /the inherited role "p" is defined twice/],
-    ['replace: not a list', { type: 'replace_metadata', args: { version: 2, tables: [], inherited_roles: {} } }, 400, 'parse-failed', /expected Array, but encountered Object/],
-    ['replace: bad entry', { type: 'replace_metadata', args: { version: 2, tables: [], inherited_roles: [{ role_name: 'p' }] } }, 400, 'parse-failed', /key "role_set" not found/],
+    [
+      'replace: a cycle',
+      {
+        type: 'replace_metadata',
+        args: {
+          version: 2,
+          tables: [],
+          inherited_roles: [
+            { role_name: 'p', role_set: ['q'] },
+            { role_name: 'q', role_set: ['p'] },
+          ],
+        },
+      },
+      400,
+      'cyclic-dependency',
+      /found cycle\(s\) in roles: \["p","q","p"\]/,
+    ],
+    [
+      'replace: twice',
+      {
+        type: 'replace_metadata',
+        args: {
+          version: 2,
+          tables: [],
+          inherited_roles: [
+            { role_name: 'p', role_set: ['a'] },
+            { role_name: 'p', role_set: ['b'] },
+          ],
+        },
+      },
+      400,
+      'already-exists',
+      /the inherited role "p" is defined twice/,
+    ],
+    [
+      'replace: not a list',
+      { type: 'replace_metadata', args: { version: 2, tables: [], inherited_roles: {} } },
+      400,
+      'parse-failed',
+      /expected Array, but encountered Object/,
+    ],
+    [
+      'replace: bad entry',
+      { type: 'replace_metadata', args: { version: 2, tables: [], inherited_roles: [{ role_name: 'p' }] } },
+      400,
+      'parse-failed',
+      /key "role_set" not found/,
+    ],
   ];
   for (const [name, body, status, code, message] of BAD) {
     test(`bad input: ${name} — a clear error, metadata unchanged`, async () => {

@@ -45,9 +45,18 @@ const METADATA = [
   { type: 'run_sql', args: { sql: SQL } },
   ...['authors', 'posts', 'vault', 'tags', 'likes'].map((name) => ({ type: 'track_table', args: { name } })),
   { type: 'create_object_relationship', args: { table: 'posts', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-  { type: 'create_object_relationship', args: { table: 'posts', name: 'vault_entry', using: { manual_configuration: { remote_table: 'vault', column_mapping: { id: 'post_id' } } } } },
-  { type: 'create_array_relationship', args: { table: 'authors', name: 'posts', using: { foreign_key_constraint_on: { table: 'posts', column: 'author_id' } } } },
-  ...['vault', 'tags', 'likes'].map((t) => ({ type: 'create_array_relationship', args: { table: 'posts', name: t, using: { foreign_key_constraint_on: { table: t, column: 'post_id' } } } })),
+  {
+    type: 'create_object_relationship',
+    args: { table: 'posts', name: 'vault_entry', using: { manual_configuration: { remote_table: 'vault', column_mapping: { id: 'post_id' } } } },
+  },
+  {
+    type: 'create_array_relationship',
+    args: { table: 'authors', name: 'posts', using: { foreign_key_constraint_on: { table: 'posts', column: 'author_id' } } },
+  },
+  ...['vault', 'tags', 'likes'].map((t) => ({
+    type: 'create_array_relationship',
+    args: { table: 'posts', name: t, using: { foreign_key_constraint_on: { table: t, column: 'post_id' } } },
+  })),
   { type: 'add_computed_field', args: { table: 'authors', name: 'shout', definition: { function: 'shout' } } },
   { type: 'add_computed_field', args: { table: 'authors', name: 'secret_len', definition: { function: 'secret_len' } } },
   { type: 'add_computed_field', args: { table: 'authors', name: 'all_posts', definition: { function: 'all_posts' } } },
@@ -59,7 +68,12 @@ const METADATA = [
   perm('update', 'authors', { columns: ['name'], filter: {} }),
   perm('delete', 'authors', { filter: {} }),
   // posts: unpublished ones are forbidden rows, `draft_note` a forbidden column (preset on insert)
-  perm('select', 'posts', { columns: ['id', 'author_id', 'title', 'published'], computed_fields: ['mine'], filter: { published: { _eq: true } }, allow_aggregations: true }),
+  perm('select', 'posts', {
+    columns: ['id', 'author_id', 'title', 'published'],
+    computed_fields: ['mine'],
+    filter: { published: { _eq: true } },
+    allow_aggregations: true,
+  }),
   perm('insert', 'posts', { columns: ['title', 'author_id'], check: {}, set: { draft_note: 'X-Svc-User-Id' } }),
   perm('update', 'posts', { columns: ['title'], filter: { published: { _eq: true } } }),
   perm('delete', 'posts', { filter: { published: { _eq: true } } }),
@@ -108,25 +122,37 @@ type Table = 'posts' | 'authors';
 const FILTERS: Partial<Record<Reach, { table: Table; forbidden: Array<[string, object]>; hidden: object; conflict: object }>> = {
   root: {
     table: 'posts',
-    forbidden: [['forbidden column', { draft_note: { _eq: 'd1' } }], ['forbidden column under _not/_or', { _or: [{ _not: { draft_note: { _is_null: true } } }] }]],
+    forbidden: [
+      ['forbidden column', { draft_note: { _eq: 'd1' } }],
+      ['forbidden column under _not/_or', { _or: [{ _not: { draft_note: { _is_null: true } } }] }],
+    ],
     hidden: { id: { _in: [2, 5] } },
     conflict: { title: 'p2', author_id: 1 },
   },
   object: {
     table: 'posts',
-    forbidden: [['forbidden column of the target', { author: { secret: { _eq: 's-ann' } } }], ['forbidden target table', { vault_entry: { secret: { _eq: 'v1' } } }]],
+    forbidden: [
+      ['forbidden column of the target', { author: { secret: { _eq: 's-ann' } } }],
+      ['forbidden target table', { vault_entry: { secret: { _eq: 'v1' } } }],
+    ],
     hidden: { author: { name: { _eq: 'eve' } } },
     conflict: { title: 'p4', author_id: 3 },
   },
   array: {
     table: 'authors',
-    forbidden: [['forbidden column of the target', { posts: { draft_note: { _eq: 'd2' } } }], ['forbidden table behind the target', { posts: { vault: { secret: { _eq: 'v1' } } } }]],
+    forbidden: [
+      ['forbidden column of the target', { posts: { draft_note: { _eq: 'd2' } } }],
+      ['forbidden table behind the target', { posts: { vault: { secret: { _eq: 'v1' } } } }],
+    ],
     hidden: { posts: { id: { _in: [2, 5] } } },
     conflict: { name: 'ann' },
   },
   exists: {
     table: 'posts',
-    forbidden: [['forbidden table', { _exists: { _table: 'vault', _where: { secret: { _eq: 'v1' } } } }], ['forbidden column of the table', { _exists: { _table: 'authors', _where: { secret: { _eq: 's-ann' } } } }]],
+    forbidden: [
+      ['forbidden table', { _exists: { _table: 'vault', _where: { secret: { _eq: 'v1' } } } }],
+      ['forbidden column of the table', { _exists: { _table: 'authors', _where: { secret: { _eq: 's-ann' } } } }],
+    ],
     hidden: { _exists: { _table: 'authors', _where: { name: { _eq: 'eve' } } } },
     conflict: { title: 'p1', author_id: 1 },
   },
@@ -134,10 +160,20 @@ const FILTERS: Partial<Record<Reach, { table: Table; forbidden: Array<[string, o
 
 const SET: Record<Table, string> = { posts: 'title: "zz"', authors: 'name: "zz"' };
 const CONFLICT: Record<Table, string> = { posts: 'posts_title_key, update_columns: [title]', authors: 'authors_name_key, update_columns: [name]' };
-const gqlObject = (o: object) => `{${Object.entries(o).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')}}`;
+const gqlObject = (o: object) =>
+  `{${Object.entries(o)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
 
 /** An operation on `table` filtered by `where`, as one request of `endpoint`; undefined when the endpoint has no such filter. */
-function filtered(endpoint: Endpoint, op: Op, table: Table, where: object, conflict: object, headers: Record<string, string> = USER): Pick<Probe, 'send' | 'pick'> | undefined {
+function filtered(
+  endpoint: Endpoint,
+  op: Op,
+  table: Table,
+  where: object,
+  conflict: object,
+  headers: Record<string, string> = USER,
+): Pick<Probe, 'send' | 'pick'> | undefined {
   if (endpoint === 'graphql') {
     const w = `$w: ${table}_bool_exp!`;
     const doc: Record<Op, [string, (d: any) => unknown]> = {
@@ -224,34 +260,126 @@ function returnedProbes(): Probe[] {
     gq('select', 'object', 'forbidden target table', '{ posts { vault_entry { id } } }', none),
     gq('select', 'object', 'forbidden column in order_by', '{ posts(order_by: {author: {secret: asc}}) { id } }', none),
     gq('select', 'object', 'forbidden table in order_by', '{ posts(order_by: {vault_entry: {secret: asc}}) { id } }', none),
-    gq('select', 'object', 'rows of the target', '{ posts(order_by: {id: asc}) { id author { name } } }', (d) => d.posts.map((p: any) => p.author?.name ?? null), ['ann', 'bob', null]),
-    gq('select', 'object', 'order_by sees only rows of the target', '{ posts(order_by: {author: {name: desc_nulls_last}}) { id } }', (d) => ids(d.posts), [3, 1, 4]),
+    gq(
+      'select',
+      'object',
+      'rows of the target',
+      '{ posts(order_by: {id: asc}) { id author { name } } }',
+      (d) => d.posts.map((p: any) => p.author?.name ?? null),
+      ['ann', 'bob', null],
+    ),
+    gq(
+      'select',
+      'object',
+      'order_by sees only rows of the target',
+      '{ posts(order_by: {author: {name: desc_nulls_last}}) { id } }',
+      (d) => ids(d.posts),
+      [3, 1, 4],
+    ),
     gq('select', 'array', 'forbidden column of the target', '{ authors { posts { draft_note } } }', none),
     gq('select', 'array', 'forbidden target table', '{ posts { vault { id } } }', none),
-    gq('select', 'array', 'rows of the target', '{ authors(order_by: {id: asc}) { posts(order_by: {id: asc}) { id } } }', (d) => d.authors.map((a: any) => ids(a.posts)), [[1], [3]]),
+    gq(
+      'select',
+      'array',
+      'rows of the target',
+      '{ authors(order_by: {id: asc}) { posts(order_by: {id: asc}) { id } } }',
+      (d) => d.authors.map((a: any) => ids(a.posts)),
+      [[1], [3]],
+    ),
     gq('select', 'aggregate', 'forbidden column in nodes', '{ authors { posts_aggregate { nodes { draft_note } } } }', none),
     gq('select', 'aggregate', 'forbidden column in an aggregate', '{ authors { posts_aggregate { aggregate { max { draft_note } } } } }', none),
     gq('select', 'aggregate', 'allow_aggregations: false', '{ posts { likes_aggregate { aggregate { count } } } }', none),
     gq('select', 'aggregate', 'forbidden column in an aggregate order_by', '{ authors(order_by: {posts_aggregate: {max: {draft_note: asc}}}) { id } }', none),
     gq('select', 'aggregate', 'allow_aggregations: false in order_by', '{ posts(order_by: {likes_aggregate: {count: asc}}) { id } }', none),
-    gq('select', 'aggregate', 'counts only rows of the target', '{ authors(order_by: {id: asc}) { posts_aggregate { aggregate { count } } } }', (d) => d.authors.map((a: any) => a.posts_aggregate.aggregate.count), [1, 1]),
+    gq(
+      'select',
+      'aggregate',
+      'counts only rows of the target',
+      '{ authors(order_by: {id: asc}) { posts_aggregate { aggregate { count } } } }',
+      (d) => d.authors.map((a: any) => a.posts_aggregate.aggregate.count),
+      [1, 1],
+    ),
     v1('select', 'root', 'forbidden table', { type: 'select', args: { table: 'vault', columns: ['id'] } }, none),
     v1('select', 'root', 'forbidden column', { type: 'select', args: { table: 'posts', columns: ['draft_note'] } }, none),
     v1('select', 'root', 'forbidden column in order_by', { type: 'select', args: { table: 'posts', columns: ['id'], order_by: '-draft_note' } }, none),
-    v1('select', 'root', '"*" is the selectable columns', { type: 'select', args: { table: 'posts', columns: ['*'], order_by: 'id' } }, (b) => Object.keys(b[0]), ['id', 'author_id', 'title', 'published']),
+    v1(
+      'select',
+      'root',
+      '"*" is the selectable columns',
+      { type: 'select', args: { table: 'posts', columns: ['*'], order_by: 'id' } },
+      (b) => Object.keys(b[0]),
+      ['id', 'author_id', 'title', 'published'],
+    ),
     v1('select', 'root', 'rows', { type: 'select', args: { table: 'posts', columns: ['id'], order_by: 'id' } }, ids, [1, 3, 4]),
-    v1('select', 'object', 'forbidden column of the target', { type: 'select', args: { table: 'posts', columns: ['id', { name: 'author', columns: ['secret'] }] } }, none),
-    v1('select', 'object', 'forbidden target table', { type: 'select', args: { table: 'posts', columns: ['id', { name: 'vault_entry', columns: ['id'] }] } }, none),
+    v1(
+      'select',
+      'object',
+      'forbidden column of the target',
+      { type: 'select', args: { table: 'posts', columns: ['id', { name: 'author', columns: ['secret'] }] } },
+      none,
+    ),
+    v1(
+      'select',
+      'object',
+      'forbidden target table',
+      { type: 'select', args: { table: 'posts', columns: ['id', { name: 'vault_entry', columns: ['id'] }] } },
+      none,
+    ),
     v1('select', 'object', 'forbidden column in order_by', { type: 'select', args: { table: 'posts', columns: ['id'], order_by: 'author.secret' } }, none),
     v1('select', 'object', 'forbidden table in order_by', { type: 'select', args: { table: 'posts', columns: ['id'], order_by: 'vault_entry.secret' } }, none),
-    v1('select', 'object', 'rows of the target', { type: 'select', args: { table: 'posts', columns: ['id', { name: 'author', columns: ['name'] }], order_by: 'id' } }, (b) => b.map((p: any) => p.author?.name ?? null), ['ann', 'bob', null]),
-    v1('select', 'object', 'order_by sees only rows of the target', { type: 'select', args: { table: 'posts', columns: ['id'], order_by: { column: 'author.name', type: 'desc', nulls: 'last' } } }, ids, [3, 1, 4]),
-    v1('select', 'array', 'forbidden column of the target', { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['draft_note'] }] } }, none),
+    v1(
+      'select',
+      'object',
+      'rows of the target',
+      { type: 'select', args: { table: 'posts', columns: ['id', { name: 'author', columns: ['name'] }], order_by: 'id' } },
+      (b) => b.map((p: any) => p.author?.name ?? null),
+      ['ann', 'bob', null],
+    ),
+    v1(
+      'select',
+      'object',
+      'order_by sees only rows of the target',
+      { type: 'select', args: { table: 'posts', columns: ['id'], order_by: { column: 'author.name', type: 'desc', nulls: 'last' } } },
+      ids,
+      [3, 1, 4],
+    ),
+    v1(
+      'select',
+      'array',
+      'forbidden column of the target',
+      { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['draft_note'] }] } },
+      none,
+    ),
     v1('select', 'array', 'forbidden target table', { type: 'select', args: { table: 'posts', columns: [{ name: 'vault', columns: ['id'] }] } }, none),
-    v1('select', 'array', 'forbidden column in the where of the target', { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], where: { draft_note: { _eq: 'd1' } } }] } }, none),
-    v1('select', 'array', 'forbidden column in the order_by of the target', { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], order_by: 'draft_note' }] } }, none),
-    v1('select', 'array', 'forbidden table in the where of the target', { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], where: { vault_entry: { id: { _eq: 1 } } } }] } }, none),
-    v1('select', 'array', 'rows of the target', { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], order_by: 'id' }], order_by: 'id' } }, (b) => b.map((a: any) => ids(a.posts)), [[1], [3]]),
+    v1(
+      'select',
+      'array',
+      'forbidden column in the where of the target',
+      { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], where: { draft_note: { _eq: 'd1' } } }] } },
+      none,
+    ),
+    v1(
+      'select',
+      'array',
+      'forbidden column in the order_by of the target',
+      { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], order_by: 'draft_note' }] } },
+      none,
+    ),
+    v1(
+      'select',
+      'array',
+      'forbidden table in the where of the target',
+      { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], where: { vault_entry: { id: { _eq: 1 } } } }] } },
+      none,
+    ),
+    v1(
+      'select',
+      'array',
+      'rows of the target',
+      { type: 'select', args: { table: 'authors', columns: [{ name: 'posts', columns: ['id'], order_by: 'id' }], order_by: 'id' } },
+      (b) => b.map((a: any) => ids(a.posts)),
+      [[1], [3]],
+    ),
     // aggregate / count
     gq('aggregate', 'root', 'forbidden table', '{ vault_aggregate { aggregate { count } } }', none),
     gq('aggregate', 'root', 'forbidden column in an aggregate', '{ posts_aggregate { aggregate { max { draft_note } } } }', none),
@@ -260,58 +388,266 @@ function returnedProbes(): Probe[] {
     gq('aggregate', 'root', 'allow_aggregations: false', '{ likes_aggregate { aggregate { count } } }', none),
     gq('aggregate', 'root', 'counts only rows', '{ posts_aggregate { aggregate { count } } }', (d) => d.posts_aggregate.aggregate.count, 3),
     gq('aggregate', 'object', 'forbidden column of the target in nodes', '{ posts_aggregate { nodes { author { secret } } } }', none),
-    gq('aggregate', 'object', 'rows of the target in nodes', '{ posts_aggregate(order_by: {id: asc}) { nodes { author { name } } } }', (d) => d.posts_aggregate.nodes.map((n: any) => n.author?.name ?? null), ['ann', 'bob', null]),
+    gq(
+      'aggregate',
+      'object',
+      'rows of the target in nodes',
+      '{ posts_aggregate(order_by: {id: asc}) { nodes { author { name } } } }',
+      (d) => d.posts_aggregate.nodes.map((n: any) => n.author?.name ?? null),
+      ['ann', 'bob', null],
+    ),
     gq('aggregate', 'array', 'forbidden column of the target in nodes', '{ authors_aggregate { nodes { posts { draft_note } } } }', none),
-    gq('aggregate', 'array', 'rows of the target in nodes', '{ authors_aggregate(order_by: {id: asc}) { nodes { posts { id } } } }', (d) => d.authors_aggregate.nodes.map((a: any) => ids(a.posts)), [[1], [3]]),
-    gq('aggregate', 'aggregate', 'nested aggregate counts only rows', '{ authors_aggregate(order_by: {id: asc}) { aggregate { count } nodes { posts_aggregate { aggregate { count } } } } }', (d) => [d.authors_aggregate.aggregate.count, ...d.authors_aggregate.nodes.map((a: any) => a.posts_aggregate.aggregate.count)], [2, 1, 1]),
-    gq('aggregate', 'aggregate', 'forbidden column in a nested aggregate', '{ authors_aggregate { nodes { posts_aggregate { aggregate { min { draft_note } } } } } }', none),
+    gq(
+      'aggregate',
+      'array',
+      'rows of the target in nodes',
+      '{ authors_aggregate(order_by: {id: asc}) { nodes { posts { id } } } }',
+      (d) => d.authors_aggregate.nodes.map((a: any) => ids(a.posts)),
+      [[1], [3]],
+    ),
+    gq(
+      'aggregate',
+      'aggregate',
+      'nested aggregate counts only rows',
+      '{ authors_aggregate(order_by: {id: asc}) { aggregate { count } nodes { posts_aggregate { aggregate { count } } } } }',
+      (d) => [d.authors_aggregate.aggregate.count, ...d.authors_aggregate.nodes.map((a: any) => a.posts_aggregate.aggregate.count)],
+      [2, 1, 1],
+    ),
+    gq(
+      'aggregate',
+      'aggregate',
+      'forbidden column in a nested aggregate',
+      '{ authors_aggregate { nodes { posts_aggregate { aggregate { min { draft_note } } } } } }',
+      none,
+    ),
     v1('aggregate', 'root', 'forbidden table', { type: 'count', args: { table: 'vault' } }, none),
     v1('aggregate', 'root', 'forbidden column in distinct', { type: 'count', args: { table: 'posts', distinct: ['draft_note'] } }, none),
     v1('aggregate', 'root', 'counts only rows', { type: 'count', args: { table: 'posts' } }, (b) => b.count, 3),
     // insert (the upserts below conflict with a published post: they rewrite its title with itself)
     gq('insert', 'root', 'forbidden table', 'mutation { insert_vault(objects: [{id: 9, post_id: 1, secret: "x"}]) { affected_rows } }', none),
     gq('insert', 'root', 'forbidden column in returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { draft_note } } }`, none),
-    gq('insert', 'root', 'preset column given', 'mutation { insert_posts(objects: [{title: "zz", author_id: 1, draft_note: "mine"}]) { affected_rows } }', none),
+    gq(
+      'insert',
+      'root',
+      'preset column given',
+      'mutation { insert_posts(objects: [{title: "zz", author_id: 1, draft_note: "mine"}]) { affected_rows } }',
+      none,
+    ),
     gq('insert', 'root', 'column not insertable', 'mutation { insert_posts(objects: [{title: "zz", author_id: 1, published: true}]) { affected_rows } }', none),
-    gq('insert', 'root', 'forbidden column in on_conflict.where', `mutation { insert_posts(objects: [{title: "p1", author_id: 1}], on_conflict: {constraint: ${CONFLICT.posts}, where: {draft_note: {_eq: "d1"}}}) { affected_rows } }`, none),
-    gq('insert', 'root', 'returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { id title } } }`, (d) => d.insert_posts.returning, [{ id: 1, title: 'p1' }]),
-    gq('insert', 'object', 'forbidden column of the target in returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { secret } } } }`, none),
-    gq('insert', 'object', 'rows of the target in returning', `mutation { ${UPSERT('{title: "p4", author_id: 3}')} { returning { id author { name } } } }`, (d) => d.insert_posts.returning, [{ id: 4, author: null }]),
-    gq('insert', 'array', 'forbidden column of the target in returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { posts { draft_note } } } } }`, none),
-    gq('insert', 'array', 'rows of the target in returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { posts { id } } } } }`, (d) => d.insert_posts.returning.map((r: any) => ids(r.author.posts)), [[1]]),
-    gq('insert', 'object', 'forbidden column in a nested on_conflict.where', `mutation { insert_posts(objects: [{title: "zz", author: {data: {name: "ann"}, on_conflict: {constraint: ${CONFLICT.authors}, where: {secret: {_eq: "s-ann"}}}}}]) { affected_rows } }`, none),
-    gq('insert', 'array', 'forbidden column in a nested on_conflict.where', `mutation { ${UPSERT('{name: "ann", posts: {data: [{title: "p1"}], on_conflict: {constraint: ' + CONFLICT.posts + ', where: {draft_note: {_eq: "d1"}}}}}', 'authors')} { affected_rows } }`, none),
+    gq(
+      'insert',
+      'root',
+      'forbidden column in on_conflict.where',
+      `mutation { insert_posts(objects: [{title: "p1", author_id: 1}], on_conflict: {constraint: ${CONFLICT.posts}, where: {draft_note: {_eq: "d1"}}}) { affected_rows } }`,
+      none,
+    ),
+    gq('insert', 'root', 'returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { id title } } }`, (d) => d.insert_posts.returning, [
+      { id: 1, title: 'p1' },
+    ]),
+    gq(
+      'insert',
+      'object',
+      'forbidden column of the target in returning',
+      `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { secret } } } }`,
+      none,
+    ),
+    gq(
+      'insert',
+      'object',
+      'rows of the target in returning',
+      `mutation { ${UPSERT('{title: "p4", author_id: 3}')} { returning { id author { name } } } }`,
+      (d) => d.insert_posts.returning,
+      [{ id: 4, author: null }],
+    ),
+    gq(
+      'insert',
+      'array',
+      'forbidden column of the target in returning',
+      `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { posts { draft_note } } } } }`,
+      none,
+    ),
+    gq(
+      'insert',
+      'array',
+      'rows of the target in returning',
+      `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { posts { id } } } } }`,
+      (d) => d.insert_posts.returning.map((r: any) => ids(r.author.posts)),
+      [[1]],
+    ),
+    gq(
+      'insert',
+      'object',
+      'forbidden column in a nested on_conflict.where',
+      `mutation { insert_posts(objects: [{title: "zz", author: {data: {name: "ann"}, on_conflict: {constraint: ${CONFLICT.authors}, where: {secret: {_eq: "s-ann"}}}}}]) { affected_rows } }`,
+      none,
+    ),
+    gq(
+      'insert',
+      'array',
+      'forbidden column in a nested on_conflict.where',
+      `mutation { ${UPSERT('{name: "ann", posts: {data: [{title: "p1"}], on_conflict: {constraint: ' + CONFLICT.posts + ', where: {draft_note: {_eq: "d1"}}}}}', 'authors')} { affected_rows } }`,
+      none,
+    ),
     // the nested upsert conflicts with p4, whose author (eve) the role may not see: only the parent row is written
-    gq('insert', 'array', 'nested on_conflict.where sees only rows of the target', `mutation { ${UPSERT('{name: "ann", posts: {data: [{title: "p4"}], on_conflict: {constraint: ' + CONFLICT.posts + ', where: {author: {name: {_eq: "eve"}}}}}}', 'authors')} { affected_rows } }`, (d) => d.insert_authors.affected_rows, 1),
-    gq('insert', 'aggregate', 'counts only rows in returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { posts_aggregate { aggregate { count } } } } } }`, (d) => d.insert_posts.returning[0].author.posts_aggregate.aggregate.count, 1),
-    gq('insert', 'aggregate', 'allow_aggregations: false in returning', `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { likes_aggregate { aggregate { count } } } } }`, none),
+    gq(
+      'insert',
+      'array',
+      'nested on_conflict.where sees only rows of the target',
+      `mutation { ${UPSERT('{name: "ann", posts: {data: [{title: "p4"}], on_conflict: {constraint: ' + CONFLICT.posts + ', where: {author: {name: {_eq: "eve"}}}}}}', 'authors')} { affected_rows } }`,
+      (d) => d.insert_authors.affected_rows,
+      1,
+    ),
+    gq(
+      'insert',
+      'aggregate',
+      'counts only rows in returning',
+      `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { author { posts_aggregate { aggregate { count } } } } } }`,
+      (d) => d.insert_posts.returning[0].author.posts_aggregate.aggregate.count,
+      1,
+    ),
+    gq(
+      'insert',
+      'aggregate',
+      'allow_aggregations: false in returning',
+      `mutation { ${UPSERT('{title: "p1", author_id: 1}')} { returning { likes_aggregate { aggregate { count } } } } }`,
+      none,
+    ),
     v1('insert', 'root', 'forbidden table', { type: 'insert', args: { table: 'vault', objects: [{ id: 9, post_id: 1, secret: 'x' }] } }, none),
-    v1('insert', 'root', 'forbidden column in returning', { type: 'insert', args: { table: 'posts', objects: [{ title: 'zz', author_id: 1 }], returning: ['draft_note'] } }, none),
-    v1('insert', 'root', 'preset column given', { type: 'insert', args: { table: 'posts', objects: [{ title: 'zz', author_id: 1, draft_note: 'mine' }] } }, none, undefined, 'not-supported'),
-    v1('insert', 'root', 'column not insertable', { type: 'insert', args: { table: 'posts', objects: [{ title: 'zz', author_id: 1, published: true }] } }, none),
+    v1(
+      'insert',
+      'root',
+      'forbidden column in returning',
+      { type: 'insert', args: { table: 'posts', objects: [{ title: 'zz', author_id: 1 }], returning: ['draft_note'] } },
+      none,
+    ),
+    v1(
+      'insert',
+      'root',
+      'preset column given',
+      { type: 'insert', args: { table: 'posts', objects: [{ title: 'zz', author_id: 1, draft_note: 'mine' }] } },
+      none,
+      undefined,
+      'not-supported',
+    ),
+    v1(
+      'insert',
+      'root',
+      'column not insertable',
+      { type: 'insert', args: { table: 'posts', objects: [{ title: 'zz', author_id: 1, published: true }] } },
+      none,
+    ),
     // update
     gq('update', 'root', 'forbidden table', 'mutation { update_vault(where: {}, _set: {secret: "x"}) { affected_rows } }', none),
-    gq('update', 'root', 'forbidden column in returning', 'mutation { update_posts(where: {id: {_eq: 1}}, _set: {title: "p1"}) { returning { draft_note } } }', none),
+    gq(
+      'update',
+      'root',
+      'forbidden column in returning',
+      'mutation { update_posts(where: {id: {_eq: 1}}, _set: {title: "p1"}) { returning { draft_note } } }',
+      none,
+    ),
     gq('update', 'root', 'column not updatable', 'mutation { update_posts(where: {id: {_eq: 1}}, _set: {draft_note: "x"}) { affected_rows } }', none),
-    gq('update', 'root', 'returning', 'mutation { update_posts(where: {id: {_eq: 1}}, _set: {title: "p1"}) { returning { id } } }', (d) => ids(d.update_posts.returning), [1]),
-    gq('update', 'object', 'forbidden column of the target in returning', 'mutation { update_posts(where: {id: {_eq: 1}}, _set: {title: "p1"}) { returning { author { secret } } } }', none),
-    gq('update', 'object', 'rows of the target in returning', 'mutation { update_posts(where: {id: {_eq: 4}}, _set: {title: "p4"}) { returning { author { name } } } }', (d) => d.update_posts.returning, [{ author: null }]),
-    gq('update', 'array', 'forbidden column of the target in returning', 'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts { draft_note } } } }', none),
-    gq('update', 'array', 'rows of the target in returning', 'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts { id } } } }', (d) => d.update_authors.returning.map((a: any) => ids(a.posts)), [[1]]),
-    gq('update', 'aggregate', 'counts only rows in returning', 'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts_aggregate { aggregate { count } } } } }', (d) => d.update_authors.returning[0].posts_aggregate.aggregate.count, 1),
-    gq('update', 'aggregate', 'forbidden column in an aggregate in returning', 'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts_aggregate { aggregate { max { draft_note } } } } } }', none),
+    gq(
+      'update',
+      'root',
+      'returning',
+      'mutation { update_posts(where: {id: {_eq: 1}}, _set: {title: "p1"}) { returning { id } } }',
+      (d) => ids(d.update_posts.returning),
+      [1],
+    ),
+    gq(
+      'update',
+      'object',
+      'forbidden column of the target in returning',
+      'mutation { update_posts(where: {id: {_eq: 1}}, _set: {title: "p1"}) { returning { author { secret } } } }',
+      none,
+    ),
+    gq(
+      'update',
+      'object',
+      'rows of the target in returning',
+      'mutation { update_posts(where: {id: {_eq: 4}}, _set: {title: "p4"}) { returning { author { name } } } }',
+      (d) => d.update_posts.returning,
+      [{ author: null }],
+    ),
+    gq(
+      'update',
+      'array',
+      'forbidden column of the target in returning',
+      'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts { draft_note } } } }',
+      none,
+    ),
+    gq(
+      'update',
+      'array',
+      'rows of the target in returning',
+      'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts { id } } } }',
+      (d) => d.update_authors.returning.map((a: any) => ids(a.posts)),
+      [[1]],
+    ),
+    gq(
+      'update',
+      'aggregate',
+      'counts only rows in returning',
+      'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts_aggregate { aggregate { count } } } } }',
+      (d) => d.update_authors.returning[0].posts_aggregate.aggregate.count,
+      1,
+    ),
+    gq(
+      'update',
+      'aggregate',
+      'forbidden column in an aggregate in returning',
+      'mutation { update_authors(where: {id: {_eq: 1}}, _set: {name: "ann"}) { returning { posts_aggregate { aggregate { max { draft_note } } } } } }',
+      none,
+    ),
     v1('update', 'root', 'forbidden table', { type: 'update', args: { table: 'vault', where: {}, $set: { secret: 'x' } } }, none),
-    v1('update', 'root', 'forbidden column in returning', { type: 'update', args: { table: 'posts', where: { id: { _eq: 1 } }, $set: { title: 'p1' }, returning: ['draft_note'] } }, none),
+    v1(
+      'update',
+      'root',
+      'forbidden column in returning',
+      { type: 'update', args: { table: 'posts', where: { id: { _eq: 1 } }, $set: { title: 'p1' }, returning: ['draft_note'] } },
+      none,
+    ),
     v1('update', 'root', 'column not updatable', { type: 'update', args: { table: 'posts', where: { id: { _eq: 1 } }, $set: { draft_note: 'x' } } }, none),
-    v1('update', 'root', 'returning', { type: 'update', args: { table: 'posts', where: { id: { _eq: 1 } }, $set: { title: 'p1' }, returning: ['id'] } }, (b) => ids(b.returning), [1]),
+    v1(
+      'update',
+      'root',
+      'returning',
+      { type: 'update', args: { table: 'posts', where: { id: { _eq: 1 } }, $set: { title: 'p1' }, returning: ['id'] } },
+      (b) => ids(b.returning),
+      [1],
+    ),
     // delete (of nothing: the where matches no row)
     gq('delete', 'root', 'forbidden table', 'mutation { delete_vault(where: {}) { affected_rows } }', none),
     gq('delete', 'root', 'forbidden column in returning', 'mutation { delete_posts(where: {id: {_eq: -1}}) { returning { draft_note } } }', none),
-    gq('delete', 'object', 'forbidden column of the target in returning', 'mutation { delete_posts(where: {id: {_eq: -1}}) { returning { author { secret } } } }', none),
-    gq('delete', 'array', 'forbidden column of the target in returning', 'mutation { delete_authors(where: {id: {_eq: -1}}) { returning { posts { draft_note } } } }', none),
-    gq('delete', 'aggregate', 'forbidden column in an aggregate in returning', 'mutation { delete_authors(where: {id: {_eq: -1}}) { returning { posts_aggregate { aggregate { max { draft_note } } } } } }', none),
+    gq(
+      'delete',
+      'object',
+      'forbidden column of the target in returning',
+      'mutation { delete_posts(where: {id: {_eq: -1}}) { returning { author { secret } } } }',
+      none,
+    ),
+    gq(
+      'delete',
+      'array',
+      'forbidden column of the target in returning',
+      'mutation { delete_authors(where: {id: {_eq: -1}}) { returning { posts { draft_note } } } }',
+      none,
+    ),
+    gq(
+      'delete',
+      'aggregate',
+      'forbidden column in an aggregate in returning',
+      'mutation { delete_authors(where: {id: {_eq: -1}}) { returning { posts_aggregate { aggregate { max { draft_note } } } } } }',
+      none,
+    ),
     v1('delete', 'root', 'forbidden table', { type: 'delete', args: { table: 'vault', where: {} } }, none),
-    v1('delete', 'root', 'forbidden column in returning', { type: 'delete', args: { table: 'posts', where: { id: { _eq: -1 } }, returning: ['draft_note'] } }, none),
+    v1(
+      'delete',
+      'root',
+      'forbidden column in returning',
+      { type: 'delete', args: { table: 'posts', where: { id: { _eq: -1 } }, returning: ['draft_note'] } },
+      none,
+    ),
   ];
 }
 
@@ -329,7 +665,8 @@ async function outcome(p: Probe): Promise<Outcome> {
 /** Every row of every table, as the admin sees it. */
 async function snapshot(): Promise<unknown> {
   const out: Record<string, unknown> = {};
-  for (const t of ['authors', 'posts', 'vault', 'tags', 'likes']) out[t] = await query(s.url, { type: 'select', args: { table: t, columns: ['*'], order_by: 'id' } });
+  for (const t of ['authors', 'posts', 'vault', 'tags', 'likes'])
+    out[t] = await query(s.url, { type: 'select', args: { table: t, columns: ['*'], order_by: 'id' } });
   return out;
 }
 
@@ -391,7 +728,12 @@ const v1q = (body: object, headers: Record<string, string> = USER) => postQuery(
 describe('messages', () => {
   test("the rejections carry Hasura's messages and paths", async () => {
     assert.deepEqual(await gql('{ posts { draft_note } }'), {
-      errors: [{ extensions: { path: '$.selectionSet.posts.selectionSet.draft_note', code: 'validation-failed' }, message: "field \"draft_note\" not found in type: 'posts'" }],
+      errors: [
+        {
+          extensions: { path: '$.selectionSet.posts.selectionSet.draft_note', code: 'validation-failed' },
+          message: 'field "draft_note" not found in type: \'posts\'',
+        },
+      ],
     });
     assert.deepEqual((await v1q({ type: 'count', args: { table: 'posts', where: { author: { secret: { _eq: 'x' } } } } })).body, {
       path: '$.args.where',
@@ -408,7 +750,10 @@ describe('messages', () => {
       error: 'column "draft_note" is not insertable for role "user"',
       code: 'not-supported',
     });
-    assert.deepEqual((await gql('mutation { insert_posts(objects: [{title: "zz", author_id: 1, draft_note: "mine"}]) { affected_rows } }')).errors[0].message, "field \"draft_note\" not found in type: 'posts_insert_input'");
+    assert.deepEqual(
+      (await gql('mutation { insert_posts(objects: [{title: "zz", author_id: 1, draft_note: "mine"}]) { affected_rows } }')).errors[0].message,
+      'field "draft_note" not found in type: \'posts_insert_input\'',
+    );
   });
 });
 
@@ -425,13 +770,31 @@ describe('computed fields and functions with session arguments', () => {
   });
 
   test("a table computed field is filtered by the returned table's permission", async () => {
-    assert.deepEqual(await gql('{ authors(order_by: {id: asc}) { all_posts(order_by: {id: asc}) { id } } }'), { data: { authors: [{ all_posts: [{ id: 1 }] }, { all_posts: [{ id: 3 }] }] } });
+    assert.deepEqual(await gql('{ authors(order_by: {id: asc}) { all_posts(order_by: {id: asc}) { id } } }'), {
+      data: { authors: [{ all_posts: [{ id: 1 }] }, { all_posts: [{ id: 3 }] }] },
+    });
     assert.equal((await gql('{ authors { all_posts { draft_note } } }')).errors[0].extensions.code, 'validation-failed');
   });
 
   test('a computed field with a session argument reads the caller’s session', async () => {
-    assert.deepEqual(await gql('{ posts(order_by: {id: asc}) { id mine } }'), { data: { posts: [{ id: 1, mine: true }, { id: 3, mine: false }, { id: 4, mine: false }] } });
-    assert.deepEqual(await gql('{ posts(order_by: {id: asc}) { id mine } }', { ...USER, 'x-svc-user-id': '2' }), { data: { posts: [{ id: 1, mine: false }, { id: 3, mine: true }, { id: 4, mine: false }] } });
+    assert.deepEqual(await gql('{ posts(order_by: {id: asc}) { id mine } }'), {
+      data: {
+        posts: [
+          { id: 1, mine: true },
+          { id: 3, mine: false },
+          { id: 4, mine: false },
+        ],
+      },
+    });
+    assert.deepEqual(await gql('{ posts(order_by: {id: asc}) { id mine } }', { ...USER, 'x-svc-user-id': '2' }), {
+      data: {
+        posts: [
+          { id: 1, mine: false },
+          { id: 3, mine: true },
+          { id: 4, mine: false },
+        ],
+      },
+    });
   });
 
   test("a function with a session argument: the caller's rows, filtered by the permission", async () => {
@@ -446,7 +809,7 @@ describe('computed fields and functions with session arguments', () => {
 describe('allow_aggregations: false and the row limit', () => {
   test('no aggregates over likes (GraphQL); /v1/query count needs only select, as upstream', async () => {
     assert.deepEqual(await gql('{ likes(order_by: {id: asc}) { id } }'), { data: { likes: [{ id: 1 }, { id: 2 }] } });
-    assert.equal((await gql('{ likes_aggregate { aggregate { count } } }')).errors[0].message, "field \"likes_aggregate\" not found in type: 'query_root'");
+    assert.equal((await gql('{ likes_aggregate { aggregate { count } } }')).errors[0].message, 'field "likes_aggregate" not found in type: \'query_root\'');
     assert.deepEqual((await v1q({ type: 'count', args: { table: 'likes' } })).body, { count: 2 });
   });
 
@@ -454,10 +817,19 @@ describe('allow_aggregations: false and the row limit', () => {
     assert.equal((await gql('{ tags { id } }')).data.tags.length, 2);
     assert.equal((await gql('{ tags(limit: 3) { id } }')).data.tags.length, 2);
     assert.equal((await gql('{ posts(where: {id: {_eq: 1}}) { tags { id } } }')).data.posts[0].tags.length, 2);
-    assert.deepEqual(await gql('{ tags_aggregate { aggregate { count } nodes { id } } }').then((b) => [b.data.tags_aggregate.aggregate.count, b.data.tags_aggregate.nodes.length]), [4, 2]);
+    assert.deepEqual(
+      await gql('{ tags_aggregate { aggregate { count } nodes { id } } }').then((b) => [
+        b.data.tags_aggregate.aggregate.count,
+        b.data.tags_aggregate.nodes.length,
+      ]),
+      [4, 2],
+    );
     assert.equal((await gql('{ posts(where: {id: {_eq: 1}}) { tags_aggregate { nodes { id } } } }')).data.posts[0].tags_aggregate.nodes.length, 2);
     assert.equal((await v1q({ type: 'select', args: { table: 'tags', columns: ['id'] } })).body.length, 2);
-    assert.equal((await v1q({ type: 'select', args: { table: 'posts', columns: [{ name: 'tags', columns: ['id'] }], where: { id: { _eq: 1 } } } })).body[0].tags.length, 2);
+    assert.equal(
+      (await v1q({ type: 'select', args: { table: 'posts', columns: [{ name: 'tags', columns: ['id'] }], where: { id: { _eq: 1 } } } })).body[0].tags.length,
+      2,
+    );
   });
 });
 
@@ -488,7 +860,13 @@ describe('presets', () => {
     assert.deepEqual(r.body, { affected_rows: 1 });
     const g = await gql('mutation { insert_posts_one(object: {title: "new-gql", author_id: 2}) { title } }', { ...USER, 'x-svc-user-id': '8' });
     assert.deepEqual(g, { data: { insert_posts_one: { title: 'new-gql' } } });
-    const rows = await query(s.url, { type: 'select', args: { table: 'posts', columns: ['title', 'draft_note'], where: { title: { _like: 'new-%' } }, order_by: 'title' } });
-    assert.deepEqual(rows, [{ title: 'new-gql', draft_note: '8' }, { title: 'new-v1', draft_note: '7' }]);
+    const rows = await query(s.url, {
+      type: 'select',
+      args: { table: 'posts', columns: ['title', 'draft_note'], where: { title: { _like: 'new-%' } }, order_by: 'title' },
+    });
+    assert.deepEqual(rows, [
+      { title: 'new-gql', draft_note: '8' },
+      { title: 'new-v1', draft_note: '7' },
+    ]);
   });
 });

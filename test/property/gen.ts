@@ -48,9 +48,36 @@ const QUERIES = ['query { author { id name } }', 'query Q { article(limit: 1) { 
 const BAD_QUERIES = ['query { author { id }', 'query { }', '{{ nope'];
 /** per table, disjoint pools of custom root field names (no clash across tables) */
 const ROOT_NAMES: Record<string, Record<string, string[]>> = {
-  author: { select: ['Authors', 'AllAuthors'], select_by_pk: ['AuthorByPk'], select_aggregate: ['AuthorsAgg'], insert: ['AddAuthors'], insert_one: ['AddAuthor'], update: ['UpdateAuthors'], update_by_pk: ['UpdateAuthor'], delete: ['DeleteAuthors'], delete_by_pk: ['DeleteAuthor'] },
-  article: { select: ['Articles', 'AllArticles'], select_by_pk: ['ArticleByPk'], select_aggregate: ['ArticlesAgg'], insert: ['AddArticles'], insert_one: ['AddArticle'], update: ['UpdateArticles'], update_by_pk: ['UpdateArticle'], delete: ['DeleteArticles'], delete_by_pk: ['DeleteArticle'] },
-  published_articles: { select: ['Published', 'AllPublished'], select_aggregate: ['PublishedAgg'], insert: ['AddPublished'], insert_one: ['AddOnePublished'], update: ['UpdatePublished'], delete: ['DeletePublished'] },
+  author: {
+    select: ['Authors', 'AllAuthors'],
+    select_by_pk: ['AuthorByPk'],
+    select_aggregate: ['AuthorsAgg'],
+    insert: ['AddAuthors'],
+    insert_one: ['AddAuthor'],
+    update: ['UpdateAuthors'],
+    update_by_pk: ['UpdateAuthor'],
+    delete: ['DeleteAuthors'],
+    delete_by_pk: ['DeleteAuthor'],
+  },
+  article: {
+    select: ['Articles', 'AllArticles'],
+    select_by_pk: ['ArticleByPk'],
+    select_aggregate: ['ArticlesAgg'],
+    insert: ['AddArticles'],
+    insert_one: ['AddArticle'],
+    update: ['UpdateArticles'],
+    update_by_pk: ['UpdateArticle'],
+    delete: ['DeleteArticles'],
+    delete_by_pk: ['DeleteArticle'],
+  },
+  published_articles: {
+    select: ['Published', 'AllPublished'],
+    select_aggregate: ['PublishedAgg'],
+    insert: ['AddPublished'],
+    insert_one: ['AddOnePublished'],
+    update: ['UpdatePublished'],
+    delete: ['DeletePublished'],
+  },
 };
 /** custom GraphQL names for columns (some swap, some clash on purpose) */
 const COLUMN_NAMES = ['Id', 'ident', 'full_name', 'heading', 'title', 'name', 'authorId', 'isPublished', 'author', 'articles'];
@@ -220,7 +247,10 @@ export class Generator {
       else if (other === 'author') mapping = { [lcols.includes('author_id') ? 'author_id' : 'id']: 'id' };
       else mapping = { id: 'id' };
       if (r.chance(0.15)) mapping = { [r.chance(0.5) ? 'nope' : r.pick(lcols)]: r.chance(0.5) ? 'nope' : r.pick(rcols) };
-      return { type: `create_${kind}_relationship`, args: { table: tq(r, table), name, using: { manual_configuration: { remote_table: tq(r, other), column_mapping: mapping } }, ...comment } };
+      return {
+        type: `create_${kind}_relationship`,
+        args: { table: tq(r, table), name, using: { manual_configuration: { remote_table: tq(r, other), column_mapping: mapping } }, ...comment },
+      };
     };
     if (r.chance(0.5)) {
       // the relationships this schema is made for
@@ -228,16 +258,56 @@ export class Generator {
       const nm = (names: string[]) => (r.chance(0.85) ? r.pick(names) : name);
       const options: Request[] = {
         article: [
-          { type: 'create_object_relationship', args: { table: tq(r, t), name: nm(['author', 'writer']), using: { foreign_key_constraint_on: 'author_id' }, ...comment } },
-          { type: 'create_array_relationship', args: { table: tq(r, t), name: nm(['published', 'posts']), using: { manual_configuration: { remote_table: tq(r, 'published_articles'), column_mapping: { id: 'id' } } } } },
+          {
+            type: 'create_object_relationship',
+            args: { table: tq(r, t), name: nm(['author', 'writer']), using: { foreign_key_constraint_on: 'author_id' }, ...comment },
+          },
+          {
+            type: 'create_array_relationship',
+            args: {
+              table: tq(r, t),
+              name: nm(['published', 'posts']),
+              using: { manual_configuration: { remote_table: tq(r, 'published_articles'), column_mapping: { id: 'id' } } },
+            },
+          },
         ],
         author: [
-          { type: 'create_array_relationship', args: { table: tq(r, t), name: nm(['articles', 'posts']), using: { foreign_key_constraint_on: { table: tq(r, 'article'), column: 'author_id' } }, ...comment } },
-          { type: 'create_array_relationship', args: { table: tq(r, t), name: nm(['published', 'posts']), using: { manual_configuration: { remote_table: tq(r, 'published_articles'), column_mapping: { id: 'author_id' } } } } },
+          {
+            type: 'create_array_relationship',
+            args: {
+              table: tq(r, t),
+              name: nm(['articles', 'posts']),
+              using: { foreign_key_constraint_on: { table: tq(r, 'article'), column: 'author_id' } },
+              ...comment,
+            },
+          },
+          {
+            type: 'create_array_relationship',
+            args: {
+              table: tq(r, t),
+              name: nm(['published', 'posts']),
+              using: { manual_configuration: { remote_table: tq(r, 'published_articles'), column_mapping: { id: 'author_id' } } },
+            },
+          },
         ],
         published_articles: [
-          { type: 'create_object_relationship', args: { table: tq(r, t), name: nm(['author', 'writer']), using: { manual_configuration: { remote_table: tq(r, 'author'), column_mapping: { author_id: 'id' } } }, ...comment } },
-          { type: 'create_object_relationship', args: { table: tq(r, t), name: nm(['stats', 'posts']), using: { manual_configuration: { remote_table: tq(r, 'article'), column_mapping: { id: 'id' } } } } },
+          {
+            type: 'create_object_relationship',
+            args: {
+              table: tq(r, t),
+              name: nm(['author', 'writer']),
+              using: { manual_configuration: { remote_table: tq(r, 'author'), column_mapping: { author_id: 'id' } } },
+              ...comment,
+            },
+          },
+          {
+            type: 'create_object_relationship',
+            args: {
+              table: tq(r, t),
+              name: nm(['stats', 'posts']),
+              using: { manual_configuration: { remote_table: tq(r, 'article'), column_mapping: { id: 'id' } } },
+            },
+          },
         ],
       }[t] ?? [{ type: 'create_object_relationship', args: { table: tq(r, t), name, using: { foreign_key_constraint_on: 'author_id' } } }];
       return r.pick(options);
@@ -250,7 +320,10 @@ export class Generator {
       case 1: {
         const col = r.chance(0.85) ? 'author_id' : r.pick(['title', 'nope']);
         const rt = r.chance(0.8) ? 'article' : other;
-        return { type: 'create_array_relationship', args: { table: tq(r, table), name, using: { foreign_key_constraint_on: { table: tq(r, rt), column: col } }, ...comment } };
+        return {
+          type: 'create_array_relationship',
+          args: { table: tq(r, table), name, using: { foreign_key_constraint_on: { table: tq(r, rt), column: col } }, ...comment },
+        };
       }
       case 2:
         return manual('object');
@@ -275,12 +348,18 @@ export class Generator {
 
   private setRelationshipComment(s: MState): Request {
     const [table, name] = this.rel(s);
-    return { type: 'set_relationship_comment', args: { table: tq(this.rng, table), relationship: name, comment: this.rng.chance(0.6) ? 'about this relationship' : null } };
+    return {
+      type: 'set_relationship_comment',
+      args: { table: tq(this.rng, table), relationship: name, comment: this.rng.chance(0.6) ? 'about this relationship' : null },
+    };
   }
 
   private renameRelationship(s: MState): Request {
     const [table, name] = this.rel(s);
-    return { type: 'rename_relationship', args: { table: tq(this.rng, table), name, new_name: this.rng.pick([...REL_NAMES, 'renamed', 'renamed_again', 'id']) } };
+    return {
+      type: 'rename_relationship',
+      args: { table: tq(this.rng, table), name, new_name: this.rng.pick([...REL_NAMES, 'renamed', 'renamed_again', 'id']) },
+    };
   }
 
   // ------------------------------------------------------------ permissions
@@ -361,7 +440,9 @@ export class Generator {
 
   /** an existing permission (most of the time) */
   private perm(s: MState): [string, PermKind, string] {
-    const all = s.tables.flatMap((t) => (['insert', 'select', 'update', 'delete'] as const).flatMap((k) => model.perms(t, k).map((p) => [t.name, k, p.role] as [string, PermKind, string])));
+    const all = s.tables.flatMap((t) =>
+      (['insert', 'select', 'update', 'delete'] as const).flatMap((k) => model.perms(t, k).map((p) => [t.name, k, p.role] as [string, PermKind, string])),
+    );
     if (all.length && this.rng.chance(0.8)) return this.rng.pick(all);
     return [this.table(s), this.rng.pick(['insert', 'select', 'update', 'delete'] as const), this.rng.pick(ROLES)];
   }
@@ -374,7 +455,10 @@ export class Generator {
   private setPermissionComment(s: MState): Request {
     const [table, kind, role] = this.perm(s);
     const r = this.rng;
-    return { type: 'set_permission_comment', args: { table: tq(r, table), role, type: r.chance(0.95) ? kind : 'upsert', comment: r.chance(0.6) ? r.pick(['hello', 'who can see what']) : null } };
+    return {
+      type: 'set_permission_comment',
+      args: { table: tq(r, table), role, type: r.chance(0.95) ? kind : 'upsert', comment: r.chance(0.6) ? r.pick(['hello', 'who can see what']) : null },
+    };
   }
 
   // ------------------------------------------------------------ computed fields, functions
@@ -436,7 +520,10 @@ export class Generator {
 
   private addQuery(s: MState): Request {
     const r = this.rng;
-    return { type: 'add_query_to_collection', args: { collection_name: this.collection(s), query_name: r.pick(QUERY_NAMES), query: r.chance(0.85) ? r.pick(QUERIES) : r.pick(BAD_QUERIES) } };
+    return {
+      type: 'add_query_to_collection',
+      args: { collection_name: this.collection(s), query_name: r.pick(QUERY_NAMES), query: r.chance(0.85) ? r.pick(QUERIES) : r.pick(BAD_QUERIES) },
+    };
   }
 
   private dropQuery(s: MState): Request {

@@ -186,29 +186,89 @@ describe('metadata API property test', { timeout: 2 * 60_000 + RUNS * STEPS * 15
       }
       const total = [...stats.values()].reduce((a, s) => ({ ok: a.ok + s.ok, rejected: a.rejected + s.rejected }), { ok: 0, rejected: 0 });
       diag(`seed ${seed}: ${STEPS} steps in ${Date.now() - started} ms; ${total.ok} succeeded, ${total.rejected} rejected`);
-      diag(`final state: ${state.tables.length} tables, ${state.tables.reduce((n, x) => n + x.object_relationships.length + x.array_relationships.length, 0)} relationships, ${state.tables.reduce((n, x) => n + x.select_permissions.length + x.insert_permissions.length + x.update_permissions.length + x.delete_permissions.length, 0)} permissions, ${state.functions.length} functions, ${state.collections.length} collections`);
-      diag(`per operation (ok/rejected): ${[...stats.entries()].sort().map(([k, v]) => `${k} ${v.ok}/${v.rejected}`).join(', ')}`);
-      diag(`events: ${[...events.entries()].sort().map(([k, v]) => `${k} ×${v}`).join('; ') || 'none'}`);
+      diag(
+        `final state: ${state.tables.length} tables, ${state.tables.reduce((n, x) => n + x.object_relationships.length + x.array_relationships.length, 0)} relationships, ${state.tables.reduce((n, x) => n + x.select_permissions.length + x.insert_permissions.length + x.update_permissions.length + x.delete_permissions.length, 0)} permissions, ${state.functions.length} functions, ${state.collections.length} collections`,
+      );
+      diag(
+        `per operation (ok/rejected): ${[...stats.entries()]
+          .sort()
+          .map(([k, v]) => `${k} ${v.ok}/${v.rejected}`)
+          .join(', ')}`,
+      );
+      diag(
+        `events: ${
+          [...events.entries()]
+            .sort()
+            .map(([k, v]) => `${k} ×${v}`)
+            .join('; ') || 'none'
+        }`,
+      );
     });
   }
 
   /** a fixed, rich metadata document built through the API */
   const RICH: Request[] = [
-    { type: 'track_table', version: 2, args: { table: 'author', configuration: { custom_root_fields: { select: 'Authors', select_by_pk: 'AuthorByPk' }, custom_column_names: { name: 'authorName' } } } },
+    {
+      type: 'track_table',
+      version: 2,
+      args: {
+        table: 'author',
+        configuration: { custom_root_fields: { select: 'Authors', select_by_pk: 'AuthorByPk' }, custom_column_names: { name: 'authorName' } },
+      },
+    },
     { type: 'track_table', args: { schema: 'public', name: 'article' } },
     { type: 'track_table', args: 'published_articles' },
     { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-    { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } }, comment: 'all articles' } },
-    { type: 'create_object_relationship', args: { table: 'published_articles', name: 'writer', using: { manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } } },
-    { type: 'add_computed_field', args: { table: 'author', name: 'full_name', definition: { function: 'author_full_name', table_argument: 'author_row' }, comment: 'the name' } },
-    { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], computed_fields: ['full_name'], filter: { articles: { published: { _eq: true } } }, limit: 10, allow_aggregations: true } } },
-    { type: 'create_select_permission', args: { table: 'article', role: 'user', permission: { columns: '*', filter: { author: { id: { _eq: 'X-Svc-User-Id' } } } } } },
-    { type: 'create_insert_permission', args: { table: 'article', role: 'user', permission: { check: { author_id: { _eq: 'X-Svc-User-Id' } }, set: { author_id: 'X-Svc-User-Id' }, columns: ['title', 'published'] }, comment: 'own articles' } },
-    { type: 'create_update_permission', args: { table: 'article', role: 'editor', permission: { columns: ['title'], filter: {}, check: { published: { _eq: false } } } } },
+    {
+      type: 'create_array_relationship',
+      args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } }, comment: 'all articles' },
+    },
+    {
+      type: 'create_object_relationship',
+      args: { table: 'published_articles', name: 'writer', using: { manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } },
+    },
+    {
+      type: 'add_computed_field',
+      args: { table: 'author', name: 'full_name', definition: { function: 'author_full_name', table_argument: 'author_row' }, comment: 'the name' },
+    },
+    {
+      type: 'create_select_permission',
+      args: {
+        table: 'author',
+        role: 'user',
+        permission: {
+          columns: ['id', 'name'],
+          computed_fields: ['full_name'],
+          filter: { articles: { published: { _eq: true } } },
+          limit: 10,
+          allow_aggregations: true,
+        },
+      },
+    },
+    {
+      type: 'create_select_permission',
+      args: { table: 'article', role: 'user', permission: { columns: '*', filter: { author: { id: { _eq: 'X-Svc-User-Id' } } } } },
+    },
+    {
+      type: 'create_insert_permission',
+      args: {
+        table: 'article',
+        role: 'user',
+        permission: { check: { author_id: { _eq: 'X-Svc-User-Id' } }, set: { author_id: 'X-Svc-User-Id' }, columns: ['title', 'published'] },
+        comment: 'own articles',
+      },
+    },
+    {
+      type: 'create_update_permission',
+      args: { table: 'article', role: 'editor', permission: { columns: ['title'], filter: {}, check: { published: { _eq: false } } } },
+    },
     { type: 'create_delete_permission', args: { table: 'article', role: 'editor', permission: { filter: { published: { _eq: false } } } } },
     { type: 'track_function', args: { schema: 'public', name: 'search_articles' } },
     { type: 'track_function', version: 2, args: { function: 'my_articles', configuration: { session_argument: 'hasura_session' } } },
-    { type: 'create_query_collection', args: { name: 'allowed', definition: { queries: [{ name: 'authors', query: 'query { Authors { id } }' }] }, comment: 'allowed queries' } },
+    {
+      type: 'create_query_collection',
+      args: { name: 'allowed', definition: { queries: [{ name: 'authors', query: 'query { Authors { id } }' }] }, comment: 'allowed queries' },
+    },
     { type: 'add_query_to_collection', args: { collection_name: 'allowed', query_name: 'articles', query: 'query { article { id title } }' } },
     { type: 'add_collection_to_allowlist', args: { collection: 'allowed' } },
   ];
@@ -259,7 +319,10 @@ describe('metadata API property test', { timeout: 2 * 60_000 + RUNS * STEPS * 15
           computed_fields: [{ name: 'full_name', definition: { function: 'author_full_name' }, comment: null }],
         },
         { table: 'article', object_relationships: [{ name: 'author', using: { foreign_key_constraint_on: 'author_id' } }] },
-        { table: 'published_articles', object_relationships: [{ name: 'writer', using: { manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } }] },
+        {
+          table: 'published_articles',
+          object_relationships: [{ name: 'writer', using: { manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } }],
+        },
       ],
       functions: ['search_articles'],
     };
@@ -268,10 +331,16 @@ describe('metadata API property test', { timeout: 2 * 60_000 + RUNS * STEPS * 15
       { type: 'track_table', args: 'author' },
       { type: 'track_table', args: 'article' },
       { type: 'track_table', args: 'published_articles' },
-      { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } },
+      },
       { type: 'add_computed_field', args: { table: 'author', name: 'full_name', definition: { function: 'author_full_name' } } },
       { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-      { type: 'create_object_relationship', args: { table: 'published_articles', name: 'writer', using: { manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } } },
+      {
+        type: 'create_object_relationship',
+        args: { table: 'published_articles', name: 'writer', using: { manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } },
+      },
       { type: 'track_function', args: 'search_articles' },
     ];
     const state = same.reduce((st, req) => apply(st, req), emptyState());

@@ -117,7 +117,10 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 
 class Args {
   private readonly seen = new Set<string>();
-  constructor(readonly o: Obj, readonly what: string) {}
+  constructor(
+    readonly o: Obj,
+    readonly what: string,
+  ) {}
   static of(v: unknown, what: string): Args {
     if (!isObj(v)) reject(`${what}: args must be an object`);
     return new Args(v as Obj, what);
@@ -344,17 +347,12 @@ function normalizePermission(kind: PermKind, p: Obj): Obj {
 }
 
 type ObjectRef =
-  | { kind: 'rel'; table: string; name: string }
-  | { kind: 'perm'; table: string; perm: PermKind; role: string }
-  | { kind: 'function'; name: string };
+  { kind: 'rel'; table: string; name: string } | { kind: 'perm'; table: string; perm: PermKind; role: string } | { kind: 'function'; name: string };
 
 const refKey = (r: ObjectRef) => JSON.stringify(r);
 
 /** Objects (outside `exceptTable`) depending on the given table / relationships / computed fields. */
-function dependents(
-  s: MState,
-  target: { table?: string; rel?: [string, string]; computedField?: [string, string] },
-): ObjectRef[] {
+function dependents(s: MState, target: { table?: string; rel?: [string, string]; computedField?: [string, string] }): ObjectRef[] {
   const out = new Map<string, ObjectRef>();
   const droppedRels: Array<[string, string]> = target.rel ? [target.rel] : [];
   // relationships into the table
@@ -412,7 +410,12 @@ function removeRef(s: MState, r: ObjectRef): void {
 function dropOrFail(s: MState, deps: ObjectRef[], cascade: boolean, note?: (event: string) => void): void {
   if (deps.length === 0) return;
   if (!cascade) reject(`dependency error: ${deps.map(refKey).join(', ')}`);
-  note?.(`cascade dropped ${deps.map((d) => d.kind).sort().join('+')}`);
+  note?.(
+    `cascade dropped ${deps
+      .map((d) => d.kind)
+      .sort()
+      .join('+')}`,
+  );
   for (const d of deps) removeRef(s, d);
 }
 
@@ -762,7 +765,8 @@ function applyOne(s: MState, req: Request, note: (event: string) => void): void 
       s.tables.forEach((pt, i) =>
         PERMISSION_KINDS.forEach((kind, j) =>
           perms(pt, kind).forEach((p, k) => {
-            if (JSON.stringify(p.permission) !== JSON.stringify(rewritten[i]![j]![k]!)) note(`rename_relationship: rewrote a permission of ${pt.name === table ? 'its table' : 'another table'}`);
+            if (JSON.stringify(p.permission) !== JSON.stringify(rewritten[i]![j]![k]!))
+              note(`rename_relationship: rewrote a permission of ${pt.name === table ? 'its table' : 'another table'}`);
             p.permission = rewritten[i]![j]![k]!;
           }),
         ),
@@ -942,7 +946,10 @@ function applyOne(s: MState, req: Request, note: (event: string) => void): void 
 
 // ---------------------------------------------------------------- export
 
-const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+const byKey =
+  <T>(key: (x: T) => string) =>
+  (a: T, b: T) =>
+    key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
 
 /** What export_metadata must return for this state. */
 export function exportState(s: MState): Obj {
@@ -958,13 +965,17 @@ export function exportState(s: MState): Obj {
     const rel = (r: MRel): Obj => (r.comment !== undefined ? { name: r.name, using: r.using, comment: r.comment } : { name: r.name, using: r.using });
     named('object_relationships', t.object_relationships, rel);
     named('array_relationships', t.array_relationships, rel);
-    named('computed_fields', t.computed_fields, (c): Obj => (c.comment !== undefined ? { name: c.name, definition: c.definition, comment: c.comment } : { name: c.name, definition: c.definition }));
+    named('computed_fields', t.computed_fields, (c): Obj =>
+      c.comment !== undefined ? { name: c.name, definition: c.definition, comment: c.comment } : { name: c.name, definition: c.definition },
+    );
     for (const kind of PERMISSION_KINDS) {
       const ps = perms(t, kind);
       if (ps.length) {
         o[`${kind}_permissions`] = [...ps]
           .sort(byKey((p) => p.role))
-          .map((p): Obj => (p.comment !== undefined ? { role: p.role, permission: p.permission, comment: p.comment } : { role: p.role, permission: p.permission }));
+          .map((p): Obj =>
+            p.comment !== undefined ? { role: p.role, permission: p.permission, comment: p.comment } : { role: p.role, permission: p.permission },
+          );
       }
     }
     return o;
@@ -972,16 +983,16 @@ export function exportState(s: MState): Obj {
   if (s.functions.length) {
     out.functions = [...s.functions]
       .sort(byKey((f) => f.name))
-      .map((f): Obj => (f.session_argument !== undefined ? { function: qn(f.name), configuration: { session_argument: f.session_argument } } : { function: qn(f.name) }));
+      .map((f): Obj =>
+        f.session_argument !== undefined ? { function: qn(f.name), configuration: { session_argument: f.session_argument } } : { function: qn(f.name) },
+      );
   }
   if (s.collections.length) {
-    out.query_collections = [...s.collections]
-      .sort(byKey((c) => c.name))
-      .map((c) => {
-        const o: Obj = { name: c.name, definition: { queries: c.queries.map((q) => ({ name: q.name, query: q.query })) } };
-        if (c.comment !== undefined) o.comment = c.comment;
-        return o;
-      });
+    out.query_collections = [...s.collections].sort(byKey((c) => c.name)).map((c) => {
+      const o: Obj = { name: c.name, definition: { queries: c.queries.map((q) => ({ name: q.name, query: q.query })) } };
+      if (c.comment !== undefined) o.comment = c.comment;
+      return o;
+    });
   }
   if (s.allowlist.length) out.allowlist = [...s.allowlist].sort().map((c) => ({ collection: c }));
   return out;

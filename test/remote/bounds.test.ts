@@ -33,7 +33,8 @@ function introspectionWith(sdl: string, patch: (schema: any) => void = () => und
 
 const nestedList = (n: number) => `${'{"kind":"LIST","name":null,"ofType":'.repeat(n)}{"kind":"SCALAR","name":"Int","ofType":null}${'}'.repeat(n)}`;
 
-const addRemote = (name: string, url: string) => postQuery(svc.url, { type: 'add_remote_schema', args: { name, definition: { url, forward_client_headers: false } } });
+const addRemote = (name: string, url: string) =>
+  postQuery(svc.url, { type: 'add_remote_schema', args: { name, definition: { url, forward_client_headers: false } } });
 
 /** The rest of the API still answers: a database field and the healthy remote's field in one request. */
 async function apiWorks(url = svc.url): Promise<void> {
@@ -64,13 +65,28 @@ after(async () => {
 
 describe('hostile introspections are refused at add time, the API keeps working', () => {
   const cases: Array<[string, () => string, RegExp]> = [
-    ['10,000 nested LIST wrappers', () => introspectionWith('type Query { deep: Int }', undefined, nestedList(10_000)), /nested deeper than|list\/non-null wrappers/],
+    [
+      '10,000 nested LIST wrappers',
+      () => introspectionWith('type Query { deep: Int }', undefined, nestedList(10_000)),
+      /nested deeper than|list\/non-null wrappers/,
+    ],
     ['40 nested LIST wrappers', () => introspectionWith('type Query { deep: Int }', undefined, nestedList(40)), /more than 32 list\/non-null wrappers/],
     [
       '10,001 types',
       () =>
         introspectionWith('type Query { deep: Int }', (s) => {
-          for (let i = 0; i < 10_001; i++) s.types.push({ kind: 'SCALAR', name: `S${i}`, description: null, specifiedByURL: null, fields: null, inputFields: null, interfaces: null, enumValues: null, possibleTypes: null });
+          for (let i = 0; i < 10_001; i++)
+            s.types.push({
+              kind: 'SCALAR',
+              name: `S${i}`,
+              description: null,
+              specifiedByURL: null,
+              fields: null,
+              inputFields: null,
+              interfaces: null,
+              enumValues: null,
+              possibleTypes: null,
+            });
         }),
       /types; at most 10000 are accepted/,
     ],
@@ -79,7 +95,11 @@ describe('hostile introspections are refused at add time, the API keeps working'
       () => introspectionWith('type Query { deep: Int }', undefined, '{"kind":"OBJECT","name":"Nowhere","ofType":null}'),
       /refers to "Nowhere", which the remote schema does not define/,
     ],
-    ['a LIST without ofType', () => introspectionWith('type Query { deep: Int }', undefined, '{"kind":"LIST","name":null,"ofType":null}'), /is not a type reference/],
+    [
+      'a LIST without ofType',
+      () => introspectionWith('type Query { deep: Int }', undefined, '{"kind":"LIST","name":null,"ofType":null}'),
+      /is not a type reference/,
+    ],
     [
       'a field name that is not a GraphQL name',
       () =>
@@ -106,7 +126,11 @@ describe('hostile introspections are refused at add time, the API keeps working'
       assert.match(r.body.error, message);
       await apiWorks();
       const md = await query(svc.url, { type: 'export_metadata', args: {} });
-      assert.deepEqual(md.remote_schemas.map((x: { name: string }) => x.name), ['good'], 'nothing stored');
+      assert.deepEqual(
+        md.remote_schemas.map((x: { name: string }) => x.name),
+        ['good'],
+        'nothing stored',
+      );
     });
   }
 
@@ -137,7 +161,10 @@ describe('a remote that turns hostile after it was added', () => {
       await apiWorks(other.url);
       const inc = await query(other.url, { type: 'get_inconsistent_metadata', args: {} });
       assert.equal(inc.is_consistent, false);
-      assert.deepEqual(inc.inconsistent_objects.map((o: { type: string; definition: { name: string } }) => [o.type, o.definition.name]), [['remote_schema', 'flip']]);
+      assert.deepEqual(
+        inc.inconsistent_objects.map((o: { type: string; definition: { name: string } }) => [o.type, o.definition.name]),
+        [['remote_schema', 'flip']],
+      );
       assert.match(inc.inconsistent_objects[0].reason, /nested deeper than/);
     } finally {
       await other.proc.stop();
@@ -145,7 +172,10 @@ describe('a remote that turns hostile after it was added', () => {
     // this instance, on its next rebuild, too
     await query(svc.url, { type: 'reload_metadata', args: {} });
     const inc = await query(svc.url, { type: 'get_inconsistent_metadata', args: {} });
-    assert.deepEqual(inc.inconsistent_objects.map((o: { definition: { name: string } }) => o.definition.name), ['flip']);
+    assert.deepEqual(
+      inc.inconsistent_objects.map((o: { definition: { name: string } }) => o.definition.name),
+      ['flip'],
+    );
     await apiWorks();
     await query(svc.url, { type: 'remove_remote_schema', args: { name: 'flip' } });
   });

@@ -31,9 +31,15 @@ const QUERY = getIntrospectionQuery({ descriptions: true, inputValueDeprecation:
 // the remote's introspection, with default literals as another GraphQL implementation prints them
 const remoteIntrospection = graphqlSync({ schema: buildSchema(SDL), source: QUERY }).data as unknown as IntrospectionQuery;
 const literals: Record<string, string> = { w: '1.0', o: '{max: 1.5, min: 2}' };
-const filter = remoteIntrospection.__schema.types.find((t) => t.name === 'Filter') as unknown as { inputFields: Array<{ name: string; defaultValue: string | null }> };
+const filter = remoteIntrospection.__schema.types.find((t) => t.name === 'Filter') as unknown as {
+  inputFields: Array<{ name: string; defaultValue: string | null }>;
+};
 filter.inputFields.find((f) => f.name === 'j')!.defaultValue = '{a: 1, b: [true]}';
-const thing = (remoteIntrospection.__schema.types.find((t) => t.name === 'Query') as unknown as { fields: Array<{ name: string; args: Array<{ name: string; defaultValue: string | null }> }> }).fields[0]!;
+const thing = (
+  remoteIntrospection.__schema.types.find((t) => t.name === 'Query') as unknown as {
+    fields: Array<{ name: string; args: Array<{ name: string; defaultValue: string | null }> }>;
+  }
+).fields[0]!;
 for (const a of thing.args) if (literals[a.name]) a.defaultValue = literals[a.name]!;
 
 let svc: TestServer;
@@ -73,7 +79,10 @@ test("the remote's types and root fields introspect as the remote's own introspe
     if (t.name === 'Query' || t.name === 'Mutation') continue;
     assert.deepEqual(byName(mine.get(t.name)), byName(t), `type ${t.name}`);
   }
-  for (const [root, svcRoot] of [['Query', 'query_root'], ['Mutation', 'mutation_root']] as const) {
+  for (const [root, svcRoot] of [
+    ['Query', 'query_root'],
+    ['Mutation', 'mutation_root'],
+  ] as const) {
     const rootFields = (mine.get(svcRoot) as { fields: Array<{ name: string }> }).fields;
     for (const f of (theirs.find((t) => t.name === root) as unknown as { fields: Array<{ name: string }> }).fields) {
       assert.deepEqual(byName(rootFields.find((x) => x.name === f.name)), byName(f), `${root}.${f.name}`);

@@ -14,7 +14,8 @@ import { startGraphQLServer, type GraphQLTestServer } from '../fixtures/remote/s
 let svc: TestServer;
 let remote: GraphQLTestServer;
 
-const gql = async (q: string, headers: Record<string, string> = {}, variables?: Record<string, unknown>) => (await postGraphql(svc.url, { query: q, variables }, headers)).body;
+const gql = async (q: string, headers: Record<string, string> = {}, variables?: Record<string, unknown>) =>
+  (await postGraphql(svc.url, { query: q, variables }, headers)).body;
 const rel = (name: string, svcFields: string[], remoteField: Record<string, unknown>, table = 'profiles') => ({
   type: 'create_remote_relationship',
   args: { name, table, svc_fields: svcFields, remote_schema: 'msgs', remote_field: remoteField },
@@ -41,14 +42,22 @@ before(async () => {
       { type: 'track_table', args: { schema: 'public', name: 'profiles' } },
       { type: 'track_table', args: { schema: 'public', name: 'many' } },
       { type: 'track_table', args: { schema: 'public', name: 'teams' } },
-      { type: 'create_array_relationship', args: { table: 'teams', name: 'profiles', using: { foreign_key_constraint_on: { table: 'profiles', column: 'team_id' } } } },
+      {
+        type: 'create_array_relationship',
+        args: { table: 'teams', name: 'profiles', using: { foreign_key_constraint_on: { table: 'profiles', column: 'team_id' } } },
+      },
       { type: 'add_remote_schema', args: { name: 'msgs', definition: { url: remote.url, forward_client_headers: false } } },
       rel('messageBasic', ['id'], { message: { arguments: { id: '$id' } } }),
       rel('messagesNested', ['id'], { messages: { arguments: { where: { id: { eq: '$id' } } } } }),
       rel('messagesByName', ['name'], { messages: { arguments: { where: { name: { eq: '$name' } } } } }),
-      rel('userNested', ['id', 'name'], { user: { arguments: { user_id: '$id' }, field: { userMessages: { arguments: { whered: { name: { eq: '$name' } } } } } } }),
+      rel('userNested', ['id', 'name'], {
+        user: { arguments: { user_id: '$id' }, field: { userMessages: { arguments: { whered: { name: { eq: '$name' } } } } } },
+      }),
       rel('message', ['msg_id'], { message: { arguments: { id: '$msg_id' } } }, 'many'),
-      { type: 'create_select_permission', args: { table: 'profiles', role: 'user', permission: { columns: ['id', 'name'], filter: { id: { _eq: 'X-Svc-User-Id' } } } } },
+      {
+        type: 'create_select_permission',
+        args: { table: 'profiles', role: 'user', permission: { columns: ['id', 'name'], filter: { id: { _eq: 'X-Svc-User-Id' } } } },
+      },
       { type: 'create_select_permission', args: { table: 'profiles', role: 'nameonly', permission: { columns: ['name'], filter: {} } } },
     ],
   });
@@ -95,12 +104,25 @@ describe('execution', () => {
       {},
       { ids: [1, 2] },
     );
-    assert.deepEqual(r, { data: { profiles: [{ name: 'alice', userNested: [{ id: 1 }] }, { name: 'bob', userNested: [{ id: 2 }] }, { name: 'alice', userNested: [] }] } });
+    assert.deepEqual(r, {
+      data: {
+        profiles: [
+          { name: 'alice', userNested: [{ id: 1 }] },
+          { name: 'bob', userNested: [{ id: 2 }] },
+          { name: 'alice', userNested: [] },
+        ],
+      },
+    });
   });
 
   test('remote relationships under a table relationship, and aggregates untouched', async () => {
     const r = await gql('{ teams { profiles(order_by: {id: desc}, limit: 2) { messageBasic { name } } } profiles_aggregate { aggregate { count } } }');
-    assert.deepEqual(r, { data: { teams: [{ profiles: [{ messageBasic: { name: 'alice' } }, { messageBasic: { name: 'bob' } }] }], profiles_aggregate: { aggregate: { count: 3 } } } });
+    assert.deepEqual(r, {
+      data: {
+        teams: [{ profiles: [{ messageBasic: { name: 'alice' } }, { messageBasic: { name: 'bob' } }] }],
+        profiles_aggregate: { aggregate: { count: 3 } },
+      },
+    });
   });
 
   test('a role sees the relationship when it may read the join columns', async () => {
@@ -109,7 +131,9 @@ describe('execution', () => {
     const denied = await gql('{ profiles { messageBasic { name } } }', { 'X-Svc-Role': 'nameonly' });
     assert.equal(denied.errors[0].extensions.code, 'validation-failed');
     // messagesByName joins on `name`, which this role reads
-    assert.deepEqual((await gql('{ profiles(limit: 1) { messagesByName { id } } }', { 'X-Svc-Role': 'nameonly' })).data, { profiles: [{ messagesByName: [{ id: 1 }, { id: 3 }] }] });
+    assert.deepEqual((await gql('{ profiles(limit: 1) { messagesByName { id } } }', { 'X-Svc-Role': 'nameonly' })).data, {
+      profiles: [{ messagesByName: [{ id: 1 }, { id: 3 }] }],
+    });
   });
 
   test('errors of the remote: "Errors from remote server" with the remote errors', async () => {
@@ -121,7 +145,17 @@ describe('execution', () => {
 
   test('remote relationships in the rows a mutation returns', async () => {
     const r = await gql('mutation { update_profiles(where: {id: {_lte: 2}}, _set: {team_id: 1}) { affected_rows returning { id messageBasic { msg } } } }');
-    assert.deepEqual(r, { data: { update_profiles: { affected_rows: 2, returning: [{ id: 1, messageBasic: { msg: 'You win!' } }, { id: 2, messageBasic: { msg: 'You lose!' } }] } } });
+    assert.deepEqual(r, {
+      data: {
+        update_profiles: {
+          affected_rows: 2,
+          returning: [
+            { id: 1, messageBasic: { msg: 'You win!' } },
+            { id: 2, messageBasic: { msg: 'You lose!' } },
+          ],
+        },
+      },
+    });
     const one = await gql('mutation { update_profiles_by_pk(pk_columns: {id: 3}, _set: {team_id: 1}) { id messageBasic { id } } }');
     assert.deepEqual(one, { data: { update_profiles_by_pk: { id: 3, messageBasic: { id: 3 } } } });
   });
@@ -139,7 +173,11 @@ describe('execution', () => {
 });
 
 describe('metadata', () => {
-  const remoteRels = async () => (await query(svc.url, { type: 'export_metadata', args: {} })).tables.find((t: { table: { name: string } }) => t.table.name === 'profiles').remote_relationships.map((r: { name: string }) => r.name).sort();
+  const remoteRels = async () =>
+    (await query(svc.url, { type: 'export_metadata', args: {} })).tables
+      .find((t: { table: { name: string } }) => t.table.name === 'profiles')
+      .remote_relationships.map((r: { name: string }) => r.name)
+      .sort();
 
   test('bad relationships: 400 with the reason, nothing stored', async () => {
     const before = await remoteRels();
@@ -165,7 +203,10 @@ describe('metadata', () => {
 
   test('update and delete; remove_remote_schema is refused while used; dropping a join column needs cascade', async () => {
     await query(svc.url, rel('tmp', ['id'], { message: { arguments: { id: '$id' } } }));
-    await query(svc.url, { type: 'update_remote_relationship', args: { ...rel('tmp', ['id'], { messages: { arguments: { where: { id: { gt: '$id' } } } } }).args } });
+    await query(svc.url, {
+      type: 'update_remote_relationship',
+      args: { ...rel('tmp', ['id'], { messages: { arguments: { where: { id: { gt: '$id' } } } } }).args },
+    });
     assert.deepEqual((await gql('{ profiles(where: {id: {_eq: 2}}) { tmp { id } } }')).data, { profiles: [{ tmp: [{ id: 3 }] }] });
     let r = await postQuery(svc.url, { type: 'remove_remote_schema', args: { name: 'msgs' } });
     assert.equal(r.status, 400);
@@ -188,10 +229,13 @@ describe('metadata', () => {
   test('export/replace keep remote relationships', async () => {
     const md = await query(svc.url, { type: 'export_metadata', args: {} });
     const profiles = md.tables.find((t: { table: { name: string } }) => t.table.name === 'profiles');
-    assert.deepEqual(profiles.remote_relationships.find((r: { name: string }) => r.name === 'messageBasic'), {
-      name: 'messageBasic',
-      definition: { svc_fields: ['id'], remote_schema: 'msgs', remote_field: { message: { arguments: { id: '$id' } } } },
-    });
+    assert.deepEqual(
+      profiles.remote_relationships.find((r: { name: string }) => r.name === 'messageBasic'),
+      {
+        name: 'messageBasic',
+        definition: { svc_fields: ['id'], remote_schema: 'msgs', remote_field: { message: { arguments: { id: '$id' } } } },
+      },
+    );
     await query(svc.url, { type: 'replace_metadata', args: md });
     assert.deepEqual((await gql('{ profiles(where: {id: {_eq: 1}}) { messageBasic { id } } }')).data, { profiles: [{ messageBasic: { id: 1 } }] });
   });

@@ -21,7 +21,10 @@ before(async () => {
       { type: 'run_sql', args: { sql: "create table profiles (id serial primary key, name text); insert into profiles (name) values ('alice'), ('bob');" } },
       { type: 'track_table', args: { schema: 'public', name: 'profiles' } },
       { type: 'add_remote_schema', args: { name: 'msgs', definition: { url: remote.url, forward_client_headers: false } } },
-      { type: 'create_remote_relationship', args: { name: 'messageBasic', table: 'profiles', svc_fields: ['id'], remote_schema: 'msgs', remote_field: { message: { arguments: { id: '$id' } } } } },
+      {
+        type: 'create_remote_relationship',
+        args: { name: 'messageBasic', table: 'profiles', svc_fields: ['id'], remote_schema: 'msgs', remote_field: { message: { arguments: { id: '$id' } } } },
+      },
     ],
   });
 });
@@ -33,17 +36,20 @@ after(async () => {
 
 test('a remote relationship inside a Relay connection', async () => {
   remote.reset();
-  const r = await post(svc.url, '/v1beta1/relay', { query: '{ profiles_connection(order_by: {id: asc}) { edges { node { name messageBasic { id msg } } } } }' });
+  const r = await post(svc.url, '/v1beta1/relay', {
+    query: '{ profiles_connection(order_by: {id: asc}) { edges { node { name messageBasic { id msg } } } } }',
+  });
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.body, {
-    data: {
-      profiles_connection: {
-        edges: [
-          { node: { name: 'alice', messageBasic: { id: 1, msg: 'You win!' } } },
-          { node: { name: 'bob', messageBasic: { id: 2, msg: 'You lose!' } } },
-        ],
+  assert.deepEqual(
+    r.body,
+    {
+      data: {
+        profiles_connection: {
+          edges: [{ node: { name: 'alice', messageBasic: { id: 1, msg: 'You win!' } } }, { node: { name: 'bob', messageBasic: { id: 2, msg: 'You lose!' } } }],
+        },
       },
     },
-  }, r.text);
+    r.text,
+  );
   assert.equal(remote.count(), 1, 'one remote request for the connection');
 });

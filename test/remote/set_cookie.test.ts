@@ -43,13 +43,13 @@ async function cookiesOf(q: string): Promise<{ body: unknown; cookies: string[] 
   return { body: await res.json(), cookies: res.headers.getSetCookie() };
 }
 
-test('an action handler\'s Set-Cookie reaches the client', async () => {
+test("an action handler's Set-Cookie reaches the client", async () => {
   const r = await cookiesOf('mutation { login { id } }');
   assert.deepEqual(r.body, { data: { login: { id: 1 } } });
   assert.deepEqual(r.cookies, ['session=abc; Path=/; HttpOnly']);
 });
 
-test('a remote schema\'s Set-Cookie reaches the client', async () => {
+test("a remote schema's Set-Cookie reaches the client", async () => {
   const r = await cookiesOf('{ who }');
   assert.deepEqual(r.body, { data: { who: 'me' } });
   assert.deepEqual(r.cookies, ['remote=1; Path=/']);

@@ -40,5 +40,8 @@ test('the same scalar and an identical type merge; a conflicting type is refused
   assert.equal(three.status, 400, three.text);
   assert.match(three.body.error, /types: \[ Point \] have mismatch/);
   const r = await postGraphql(svc.url, { query: '{ __type(name: "Point") { fields { name } } }' });
-  assert.deepEqual(r.body.data.__type.fields.map((f: { name: string }) => f.name), ['a', 'j']);
+  assert.deepEqual(
+    r.body.data.__type.fields.map((f: { name: string }) => f.name),
+    ['a', 'j'],
+  );
 });

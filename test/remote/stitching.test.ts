@@ -20,7 +20,8 @@ let hello: GraphQLTestServer;
 
 const addRemote = (name: string, url: string, extra: Record<string, unknown> = {}) =>
   postQuery(svc.url, { type: 'add_remote_schema', args: { name, definition: { url, forward_client_headers: false, ...extra } } });
-const gql = async (q: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) => (await postGraphql(svc.url, { query: q, variables }, headers)).body;
+const gql = async (q: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  (await postGraphql(svc.url, { query: q, variables }, headers)).body;
 
 before(async () => {
   svc = await startTestServer();
@@ -55,7 +56,10 @@ describe('queries', () => {
 
   test('variables and fragments are resolved: the remote gets a document with the used variables and no fragment spreads', async () => {
     users.reset();
-    const r = await gql('query Q($id: Int!, $unused: String) { user(id: $id) { ...U } } fragment U on User { id ... on User { username } }', { id: 1, unused: 'x' });
+    const r = await gql('query Q($id: Int!, $unused: String) { user(id: $id) { ...U } } fragment U on User { id ... on User { username } }', {
+      id: 1,
+      unused: 'x',
+    });
     assert.deepEqual(r, { data: { user: { id: 1, username: 'jane' } } });
     const sent = users.requests[0]!.body;
     assert.deepEqual(sent.variables, { id: 1 });
@@ -75,7 +79,10 @@ describe('queries', () => {
         messagesByTone: [{ id: 2, tone: 'SAD', meta: { n: 2, tags: ['x'] } }],
         messages: [{ id: 3, name: 'alice' }],
         communications: [{ id: 1, name: 'alice' }],
-        search: [{ __typename: 'Message', msg: 'You lose!' }, { __typename: 'MsgUser', user_id: 2 }],
+        search: [
+          { __typename: 'Message', msg: 'You lose!' },
+          { __typename: 'MsgUser', user_id: 2 },
+        ],
       },
     });
     const byVar = await gql('query ($t: Tone!) { messagesByTone(tone: $t) { id } }', { t: 'HAPPY' });
@@ -159,16 +166,36 @@ describe('headers and timeouts', () => {
       });
       assert.equal(fwd.status, 200, fwd.text);
       // two remotes with the same root fields cannot both be added: one at a time
-      let r = await addRemote('echo', `${echo.url}/a`, { forward_client_headers: true, headers: [{ name: 'X-Conf', value: 'conf' }, { name: 'X-Env', value_from_env: 'SVC_TEST_REMOTE_TOKEN' }, { name: 'Authorization', value: 'Bearer conf' }] });
+      let r = await addRemote('echo', `${echo.url}/a`, {
+        forward_client_headers: true,
+        headers: [
+          { name: 'X-Conf', value: 'conf' },
+          { name: 'X-Env', value_from_env: 'SVC_TEST_REMOTE_TOKEN' },
+          { name: 'Authorization', value: 'Bearer conf' },
+        ],
+      });
       // the hello schema's root fields clash with the messages remote's `hello` (upstream v1.3: `unexpected`)
       assert.equal(r.status, 400);
       assert.equal(r.body.code, 'unexpected');
       assert.match(r.body.error, /top-level nodes: \[ hello \]/);
       await query(svc.url, { type: 'remove_remote_schema', args: { name: 'messages' } });
-      r = await addRemote('echo', `${echo.url}/a`, { forward_client_headers: true, headers: [{ name: 'X-Conf', value: 'conf' }, { name: 'X-Env', value_from_env: 'SVC_TEST_REMOTE_TOKEN' }, { name: 'Authorization', value: 'Bearer conf' }] });
+      r = await addRemote('echo', `${echo.url}/a`, {
+        forward_client_headers: true,
+        headers: [
+          { name: 'X-Conf', value: 'conf' },
+          { name: 'X-Env', value_from_env: 'SVC_TEST_REMOTE_TOKEN' },
+          { name: 'Authorization', value: 'Bearer conf' },
+        ],
+      });
       assert.equal(r.status, 200, r.text);
       echo.reset();
-      const body = await gql('{ hello hdr { id } }', undefined, { 'X-Svc-Role': 'user', 'X-Svc-User-Id': '42', Cookie: 'c=1', Authorization: 'Bearer client', 'X-Custom': 'yes' });
+      const body = await gql('{ hello hdr { id } }', undefined, {
+        'X-Svc-Role': 'user',
+        'X-Svc-User-Id': '42',
+        Cookie: 'c=1',
+        Authorization: 'Bearer client',
+        'X-Custom': 'yes',
+      });
       assert.deepEqual(body, { data: { hello: 'Hello World', hdr: [] } });
       const h = echo.requests[0]!.headers;
       assert.equal(h['x-svc-role'], 'user');
@@ -231,7 +258,10 @@ describe('bad input and lifecycle', () => {
     assert.equal(r.body.code, 'unexpected');
     assert.match(r.body.error, /top-level nodes: \[ user, allUsers, createUser \]/);
     // another type of the same name
-    const other = await startGraphQLServer({ '/graphql': { schema: buildSchema('type User { id: String } type Query { otherUser: User }') }, '/t': { schema: buildSchema('type Query { article: String }') } });
+    const other = await startGraphQLServer({
+      '/graphql': { schema: buildSchema('type User { id: String } type Query { otherUser: User }') },
+      '/t': { schema: buildSchema('type Query { article: String }') },
+    });
     try {
       r = await addRemote('users3', `${other.url}/graphql`);
       assert.equal(r.status, 400);
@@ -282,8 +312,13 @@ describe('bad input and lifecycle', () => {
       const second = await startTestServer({ databaseUrl: svc.databaseUrl });
       try {
         const inc2 = await query(second.url, { type: 'get_inconsistent_metadata', args: {} });
-        assert.deepEqual(inc2.inconsistent_objects.map((o: { type: string; definition: { name: string } }) => [o.type, o.definition.name]), [['remote_schema', 'flaky']]);
-        assert.deepEqual((await postGraphql(second.url, { query: '{ article(limit: 1, order_by: {id: asc}) { title } hello }' })).body, { data: { article: [{ title: 'a' }], hello: 'world' } });
+        assert.deepEqual(
+          inc2.inconsistent_objects.map((o: { type: string; definition: { name: string } }) => [o.type, o.definition.name]),
+          [['remote_schema', 'flaky']],
+        );
+        assert.deepEqual((await postGraphql(second.url, { query: '{ article(limit: 1, order_by: {id: asc}) { title } hello }' })).body, {
+          data: { article: [{ title: 'a' }], hello: 'world' },
+        });
       } finally {
         await second.close();
       }

@@ -36,14 +36,23 @@ async function v1q(name: string, status = 200): Promise<void> {
 }
 
 const dropLocations = (v: any): any =>
-  Array.isArray(v) ? v.map(dropLocations) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'locations').map(([k, x]) => [k, dropLocations(x)])) : v;
+  Array.isArray(v)
+    ? v.map(dropLocations)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([k]) => k !== 'locations')
+            .map(([k, x]) => [k, dropLocations(x)]),
+        )
+      : v;
 
 async function check(name: string): Promise<void> {
   const file = load(name);
   for (const c of Array.isArray(file) ? file : [file]) {
     const r = await post(svc.url, c.url, c.query, c.headers ?? {});
     assert.equal(r.status, c.status, `${name} (${c.description}): ${r.text}`);
-    if (c.response && !(Array.isArray(c.response) && c.response.length === 0)) assert.deepEqual(dropLocations(r.body), dropLocations(c.response), `${name} (${c.description})`);
+    if (c.response && !(Array.isArray(c.response) && c.response.length === 0))
+      assert.deepEqual(dropLocations(r.body), dropLocations(c.response), `${name} (${c.description})`);
   }
 }
 
@@ -80,10 +89,18 @@ async function expect(q: object, status: number, code?: string): Promise<void> {
 
 describe('TestCreateRemoteRelationship', () => {
   flow('test_create_valid', async () => {
-    for (const s of ['setup_remote_rel_basic', 'setup_remote_rel_nested_args', 'setup_remote_rel_array', 'setup_remote_rel_nested_fields', 'setup_remote_rel_multiple_fields']) await v1q(s);
+    for (const s of [
+      'setup_remote_rel_basic',
+      'setup_remote_rel_nested_args',
+      'setup_remote_rel_array',
+      'setup_remote_rel_nested_fields',
+      'setup_remote_rel_multiple_fields',
+    ])
+      await v1q(s);
   });
   flow('test_create_invalid', async () => {
-    for (const s of ['hasura_field', 'literal', 'variable', 'remote_args', 'remote_schema', 'remote_field', 'type', 'nested_args', 'array']) await v1q(`setup_invalid_remote_rel_${s}`, 400);
+    for (const s of ['hasura_field', 'literal', 'variable', 'remote_args', 'remote_schema', 'remote_field', 'type', 'nested_args', 'array'])
+      await v1q(`setup_invalid_remote_rel_${s}`, 400);
   });
   flow('test_generation', async () => {
     await v1q('setup_remote_rel_basic');
@@ -163,10 +180,15 @@ describe('TestExecution', () => {
 
 describe('TestDeepExecution', () => {
   const deep = (title: string, setup: string, checks: string[]) =>
-    flow(title, async () => {
-      await v1q(setup);
-      for (const c of checks) await check(c);
-    }, ['setup', 'setup_address'], ['teardown_address', 'teardown']);
+    flow(
+      title,
+      async () => {
+        await v1q(setup);
+        for (const c of checks) await check(c);
+      },
+      ['setup', 'setup_address'],
+      ['teardown_address', 'teardown'],
+    );
   deep('test_with_deep_object', 'setup_remote_rel_basic', ['query_with_deep_nesting_obj']);
   deep('test_with_deep_array', 'setup_remote_rel_nested_args', ['query_with_deep_nesting_arr']);
   deep('test_with_complex_path_object', 'setup_remote_rel_basic', ['query_with_deep_nesting_complex_path_obj', 'query_with_deep_nesting_complex_path_obj2']);
@@ -215,7 +237,14 @@ describe('test_schema_stitching.py', () => {
     assert.equal(r.status, 400);
     assert.equal(r.body.code, 'remote-schema-conflicts');
   });
-  tbls('TestAddRemoteSchemaTbls::test_add_schema_duplicate_name', () => expect(addRemote('simple2-graphql', 'http://localhost:5000/user-graphql'), 400, 'already-exists'));
+  tbls('TestAddRemoteSchemaTbls::test_add_schema_duplicate_name', () =>
+    expect(addRemote('simple2-graphql', 'http://localhost:5000/user-graphql'), 400, 'already-exists'),
+  );
 
-  flow('TestRemoteSchemaTimeout::test_remote_query_timeout', () => check('../basic_timeout_query'), [addRemote('simple 1', hello, 5)], [{ type: 'clear_metadata', args: {} }]);
+  flow(
+    'TestRemoteSchemaTimeout::test_remote_query_timeout',
+    () => check('../basic_timeout_query'),
+    [addRemote('simple 1', hello, 5)],
+    [{ type: 'clear_metadata', args: {} }],
+  );
 });

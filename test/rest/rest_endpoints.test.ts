@@ -27,11 +27,20 @@ insert into article (author_id, title) values (1, 'A1'), (1, 'A2'), (2, 'B1');`,
     },
     { type: 'track_table', args: { name: 'author' } },
     { type: 'track_table', args: { name: 'article' } },
-    { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+    {
+      type: 'create_array_relationship',
+      args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } },
+    },
     { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-    { type: 'create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name', 'active'], filter: { id: { _eq: 'X-Svc-User-Id' } } } } },
+    {
+      type: 'create_select_permission',
+      args: { table: 'author', role: 'user', permission: { columns: ['id', 'name', 'active'], filter: { id: { _eq: 'X-Svc-User-Id' } } } },
+    },
     { type: 'create_select_permission', args: { table: 'article', role: 'user', permission: { columns: ['id', 'title', 'author_id'], filter: {} } } },
-    { type: 'create_insert_permission', args: { table: 'article', role: 'user', permission: { columns: ['author_id', 'title'], check: { author_id: { _eq: 'X-Svc-User-Id' } } } } },
+    {
+      type: 'create_insert_permission',
+      args: { table: 'article', role: 'user', permission: { columns: ['author_id', 'title'], check: { author_id: { _eq: 'X-Svc-User-Id' } } } },
+    },
     {
       type: 'create_query_collection',
       args: {
@@ -39,12 +48,24 @@ insert into article (author_id, title) values (1, 'A1'), (1, 'A2'), (2, 'B1');`,
         definition: {
           queries: [
             { name: 'author_by_id', query: 'query author_by_id($id: Int!) { author_by_pk(id: $id) { id name articles(order_by: {id: asc}) { title } } }' },
-            { name: 'authors_active', query: 'query ($active: Boolean!, $limit: Int) { author(where: {active: {_eq: $active}}, order_by: {id: asc}, limit: $limit) { id name active } }' },
+            {
+              name: 'authors_active',
+              query:
+                'query ($active: Boolean!, $limit: Int) { author(where: {active: {_eq: $active}}, order_by: {id: asc}, limit: $limit) { id name active } }',
+            },
             { name: 'by_big', query: 'query ($big: bigint!) { author(where: {big: {_eq: $big}}) { id big } }' },
             { name: 'by_tags', query: 'query ($tags: jsonb!) { author(where: {tags: {_contains: $tags}}, order_by: {id: asc}) { id tags } }' },
             { name: 'by_rating', query: 'query ($r: float8!, $born: date) { author(where: {rating: {_gte: $r}}, order_by: {id: asc}) { id rating born } }' },
-            { name: 'add_article', query: 'mutation add_article($author_id: Int!, $title: String!) { insert_article(objects: [{author_id: $author_id, title: $title}]) { affected_rows returning { title author { name } } } }' },
-            { name: 'filtered', query: 'query filtered($where: author_bool_exp, $order: [author_order_by!] = [{id: asc}]) { author(where: $where, order_by: $order) { id name } }' },
+            {
+              name: 'add_article',
+              query:
+                'mutation add_article($author_id: Int!, $title: String!) { insert_article(objects: [{author_id: $author_id, title: $title}]) { affected_rows returning { title author { name } } } }',
+            },
+            {
+              name: 'filtered',
+              query:
+                'query filtered($where: author_bool_exp, $order: [author_order_by!] = [{id: asc}]) { author(where: $where, order_by: $order) { id name } }',
+            },
             { name: 'sub', query: 'subscription { author { id } }' },
             { name: 'two', query: 'query a { author { id } } query b { author { name } }' },
           ],
@@ -152,12 +173,25 @@ describe('REST endpoints', () => {
       [endpoint('m', 'm/:id?x', ['GET'], 'author_by_id'), 400, 'constraint-violation', /may contain neither/],
       [endpoint('m', 'authors/:id', ['GET', 'PATCH'], 'author_by_id'), 400, 'constraint-violation', /^Ambiguous URL paths: authors\/:id, authors\/:id$/],
       [endpoint('m', 'authors/top', ['GET'], 'authors_active'), 400, 'constraint-violation', /^Ambiguous URL paths: authors\/:id, authors\/top$/],
-      [{ ...endpoint('m', 'm', ['GET'], 'x'), args: { name: 'm', url: 'm', methods: ['GET'], definition: { query: { collection_name: 'nope', query_name: 'x' } } } }, 400, 'constraint-violation', /^in endpoint "m": collection with name nope does not exist$/],
+      [
+        {
+          ...endpoint('m', 'm', ['GET'], 'x'),
+          args: { name: 'm', url: 'm', methods: ['GET'], definition: { query: { collection_name: 'nope', query_name: 'x' } } },
+        },
+        400,
+        'constraint-violation',
+        /^in endpoint "m": collection with name nope does not exist$/,
+      ],
       [endpoint('m', 'm', ['GET'], 'nope'), 400, 'constraint-violation', /^in endpoint "m": query with name nope does not exist in collection rest$/],
       [endpoint('m', 'm', ['GET'], 'sub'), 400, 'constraint-violation', /^in endpoint "m": query with name sub is a subscription$/],
       [endpoint('m', 'm', ['POST'], 'two'), 400, 'constraint-violation', /^in endpoint "m": query with name two has multiple definitions\.$/],
       [endpoint('m', 'm', ['GET'], 'add_article'), 400, 'constraint-violation', /is a mutation, which cannot be served with GET/],
-      [endpoint('m', 'm/:nope', ['GET'], 'author_by_id'), 400, 'constraint-violation', /the URL template's variable "nope" is not a variable of query author_by_id/],
+      [
+        endpoint('m', 'm/:nope', ['GET'], 'author_by_id'),
+        400,
+        'constraint-violation',
+        /the URL template's variable "nope" is not a variable of query author_by_id/,
+      ],
       [{ type: 'drop_rest_endpoint', args: { name: 'nope' } }, 400, 'not-exists', /^endpoint with name: nope does not exist$/],
       [{ type: 'drop_rest_endpoint', args: {} }, 400, 'parse-failed', /key "name" not found/],
     ];
@@ -178,13 +212,22 @@ describe('REST endpoints', () => {
     let r = await postQuery(s.url, { type: 'drop_query_collection', args: { collection: 'rest', cascade: false } });
     assert.equal(r.status, 400);
     assert.equal(r.body.code, 'dependency-error');
-    assert.equal(r.body.error, 'cannot drop due to the following dependent objects : rest endpoint add_article, rest endpoint author, rest endpoint authors_active, rest endpoint big, rest endpoint filtered, rest endpoint rating, rest endpoint tags');
+    assert.equal(
+      r.body.error,
+      'cannot drop due to the following dependent objects : rest endpoint add_article, rest endpoint author, rest endpoint authors_active, rest endpoint big, rest endpoint filtered, rest endpoint rating, rest endpoint tags',
+    );
     r = await postQuery(s.url, { type: 'drop_query_from_collection', args: { collection_name: 'rest', query_name: 'author_by_id' } });
     assert.equal(r.status, 400);
     assert.equal(r.body.error, 'cannot drop due to the following dependent objects : rest endpoint author');
     assert.deepEqual(await exportMd(s.url), before);
     // a query no endpoint uses can go; a whole collection with cascade takes its endpoints along
-    await query(s.url, { type: 'bulk', args: [{ type: 'create_query_collection', args: { name: 'c2', definition: { queries: [{ name: 'q', query: 'query { author { id } }' }] } } }, { type: 'create_rest_endpoint', args: { name: 'c2e', url: 'c2', methods: ['GET'], definition: { query: { collection_name: 'c2', query_name: 'q' } } } }] });
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        { type: 'create_query_collection', args: { name: 'c2', definition: { queries: [{ name: 'q', query: 'query { author { id } }' }] } } },
+        { type: 'create_rest_endpoint', args: { name: 'c2e', url: 'c2', methods: ['GET'], definition: { query: { collection_name: 'c2', query_name: 'q' } } } },
+      ],
+    });
     assert.equal((await call(s.url, 'GET', '/api/rest/c2')).status, 200);
     await query(s.url, { type: 'drop_query_collection', args: { collection: 'c2', cascade: true } });
     assert.equal((await call(s.url, 'GET', '/api/rest/c2')).status, 404);
@@ -198,7 +241,12 @@ describe('REST endpoints', () => {
     assert.deepEqual(r.body, { author_by_pk: { id: 1, name: 'Ann', articles: [{ title: 'A1' }, { title: 'A2' }] } });
     // Boolean: a bare key is true, `false` is false; Int from the query string
     r = await call(s.url, 'GET', '/api/rest/authors?active');
-    assert.deepEqual(r.body, { author: [{ id: 1, name: 'Ann', active: true }, { id: 3, name: 'Cy', active: true }] });
+    assert.deepEqual(r.body, {
+      author: [
+        { id: 1, name: 'Ann', active: true },
+        { id: 3, name: 'Cy', active: true },
+      ],
+    });
     r = await call(s.url, 'GET', '/api/rest/authors?active=true&limit=1');
     assert.deepEqual(r.body, { author: [{ id: 1, name: 'Ann', active: true }] });
     r = await call(s.url, 'GET', '/api/rest/authors?active=false');
@@ -304,15 +352,29 @@ describe('REST endpoints', () => {
     const result = await validator.validate(structuredClone(doc));
     assert.equal(result.valid, true, JSON.stringify(result.errors));
     assert.equal(validator.version, '3.0');
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/rest/authors', '/api/rest/authors/{author_id}/articles', '/api/rest/authors/{id}', '/api/rest/big/{big}', '/api/rest/filtered', '/api/rest/rating/{r}', '/api/rest/tags']);
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/api/rest/authors',
+      '/api/rest/authors/{author_id}/articles',
+      '/api/rest/authors/{id}',
+      '/api/rest/big/{big}',
+      '/api/rest/filtered',
+      '/api/rest/rating/{r}',
+      '/api/rest/tags',
+    ]);
     // input objects (recursive) and enums are components; a list with a default is a body property
-    assert.deepEqual(doc.paths['/api/rest/filtered'].post.requestBody.content['application/json'].schema.properties.where, { allOf: [{ $ref: '#/components/schemas/author_bool_exp' }], nullable: true });
+    assert.deepEqual(doc.paths['/api/rest/filtered'].post.requestBody.content['application/json'].schema.properties.where, {
+      allOf: [{ $ref: '#/components/schemas/author_bool_exp' }],
+      nullable: true,
+    });
     assert.deepEqual(doc.components.schemas.author_bool_exp.properties._not, { allOf: [{ $ref: '#/components/schemas/author_bool_exp' }], nullable: true });
     assert.equal(doc.components.schemas.order_by.type, 'string');
     const get = doc.paths['/api/rest/authors/{id}'].get;
     assert.deepEqual(get.parameters, [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }]);
     assert.match(get.description, /^one author\n\*\*\*\nThe GraphQL query for this endpoint is:/);
-    assert.deepEqual(doc.paths['/api/rest/authors'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`), ['query:active', 'query:limit']);
+    assert.deepEqual(
+      doc.paths['/api/rest/authors'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
+      ['query:active', 'query:limit'],
+    );
     assert.ok(doc.paths['/api/rest/authors'].post.requestBody);
     assert.ok(doc.paths['/api/rest/authors/{author_id}/articles'].put);
 
@@ -342,7 +404,12 @@ describe('REST endpoints', () => {
     await check('get', '/api/rest/tags', '/api/rest/tags?tags=%7B%7D');
     await check('post', '/api/rest/authors/{author_id}/articles', '/api/rest/authors/3/articles', { title: 'C1' });
     const f = await check('post', '/api/rest/filtered', '/api/rest/filtered', { where: { id: { _gt: 1 } }, order: [{ id: 'desc' }] });
-    assert.deepEqual(f.body, { author: [{ id: 3, name: 'Cy' }, { id: 2, name: 'Bob' }] });
+    assert.deepEqual(f.body, {
+      author: [
+        { id: 3, name: 'Cy' },
+        { id: 2, name: 'Bob' },
+      ],
+    });
     // and a response that does not match is caught by the same check (the check can fail)
     const schema = doc.paths['/api/rest/authors/{id}'].get.responses['200'].content['application/json'].schema;
     const validate = ajv.compile(toJsonSchema(schema) as object);

@@ -10,11 +10,28 @@ import type { InconsistentObject } from '../../src/model/tables.js';
 const op = (q: string) => parse(q).definitions[0] as OperationDefinitionNode;
 
 test('parameter text is read by the declared type', () => {
-  const o = op('query ($b: Boolean, $c: Boolean!, $i: Int, $f: float8!, $big: bigint!, $j: jsonb, $s: String, $n: String, $l: [Int!], $e: order_by, $bad: Int) { x }');
-  const v = restVariables(o, {
-    path: { big: '9007199254740993' },
-    query: [['b', ''], ['c', 'false'], ['i', '-12'], ['f', '1.5e3'], ['j', '{"a":[1]}'], ['s', '007'], ['n', ''], ['l', '[1,2]'], ['e', 'asc'], ['bad', '1.5']],
-  }, 10);
+  const o = op(
+    'query ($b: Boolean, $c: Boolean!, $i: Int, $f: float8!, $big: bigint!, $j: jsonb, $s: String, $n: String, $l: [Int!], $e: order_by, $bad: Int) { x }',
+  );
+  const v = restVariables(
+    o,
+    {
+      path: { big: '9007199254740993' },
+      query: [
+        ['b', ''],
+        ['c', 'false'],
+        ['i', '-12'],
+        ['f', '1.5e3'],
+        ['j', '{"a":[1]}'],
+        ['s', '007'],
+        ['n', ''],
+        ['l', '[1,2]'],
+        ['e', 'asc'],
+        ['bad', '1.5'],
+      ],
+    },
+    10,
+  );
   assert.deepEqual(v, { big: '9007199254740993', b: true, c: false, i: -12, f: 1500, j: { a: [1] }, s: '007', n: null, l: [1, 2], e: 'asc', bad: '1.5' });
   // a body's values pass as they are
   assert.deepEqual(restVariables(o, { path: {}, query: [], body: { i: '3', j: [1] } }, 10), { i: '3', j: [1] });
@@ -31,8 +48,14 @@ test('the router: literal and variable segments, methods, ambiguity refused at b
   md.rest_endpoints = [ep('one', 'a/:id', ['GET']), ep('two', 'a/:id', ['POST']), ep('three', 'a/top', ['GET']), ep('four', 'a/:id/b/:x', ['GET'])];
   const inconsistent: InconsistentObject[] = [];
   const r = resolveRestEndpoints(md, inconsistent);
-  assert.deepEqual(inconsistent.map((o) => o.reason), ['Ambiguous URL paths: a/:id, a/top']);
-  assert.deepEqual(r.endpoints.map((e) => e.name), ['one', 'two', 'four']);
+  assert.deepEqual(
+    inconsistent.map((o) => o.reason),
+    ['Ambiguous URL paths: a/:id, a/top'],
+  );
+  assert.deepEqual(
+    r.endpoints.map((e) => e.name),
+    ['one', 'two', 'four'],
+  );
   const m = matchRest(r, ['a', '5'], 'POST');
   assert.equal(m.kind, 'found');
   assert.equal(m.kind === 'found' && m.endpoint.name, 'two');

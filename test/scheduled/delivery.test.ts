@@ -35,12 +35,15 @@ before(async () => {
   rx = await new Receiver().start();
   process.env.SVC_TEST_SCHED_URL = rx.url;
   process.env.SVC_TEST_SCHED_HEADER = 'from-env';
-  s = await startTestServer({ eventsFetchInterval: 50, logLevel: 'info', enabledLogTypes: ['webhook-log'] }, new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
-      cb();
-    },
-  }));
+  s = await startTestServer(
+    { eventsFetchInterval: 50, logLevel: 'info', enabledLogTypes: ['webhook-log'] },
+    new Writable({
+      write(chunk, _enc, cb) {
+        for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
+        cb();
+      },
+    }),
+  );
   s.engine.clock = () => now;
 });
 
@@ -79,21 +82,29 @@ describe('one-off scheduled events', () => {
     assert.equal(got!.body.scheduled_time, '2031-03-04T05:06:07Z');
     assert.deepEqual(got!.body.payload, { foo: 'baz', n: [1, 2] });
     assert.equal(got!.body.comment, 'test scheduled event');
-    const [row] = await rows("select to_char(created_at, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') as c from svc_catalog.hdb_scheduled_events where id = $1", [r.event_id]);
+    const [row] = await rows('select to_char(created_at, \'YYYY-MM-DD"T"HH24:MI:SS.US\') as c from svc_catalog.hdb_scheduled_events where id = $1', [
+      r.event_id,
+    ]);
     assert.equal(got!.body.created_at, `${String(row!.c).replace(/\.?0+$/, '')}Z`);
     assert.ok(Math.abs(Date.parse(got!.body.created_at) - Date.now()) < 60_000, 'created_at is the real creation time (UTC)');
     assert.equal(got!.headers['content-type'], 'application/json');
     assert.equal(got!.headers['x-static'], 'static-value');
     assert.equal(got!.headers['x-from-env'], 'from-env');
 
-    await waitFor('delivered', async () => (await rows('select status from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.status === 'delivered');
+    await waitFor(
+      'delivered',
+      async () => (await rows('select status from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.status === 'delivered',
+    );
     const [ev] = await rows('select status, tries, locked_by, locked_until, next_retry_at from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]);
     assert.deepEqual(ev, { status: 'delivered', tries: 1, locked_by: null, locked_until: null, next_retry_at: null });
     const logs = await rows('select status, request, response from svc_catalog.hdb_scheduled_event_invocation_logs where event_id = $1', [r.event_id]);
     assert.equal(logs.length, 1);
     assert.equal(logs[0]!.status, 200);
     assert.deepEqual((logs[0]!.request as any).payload, got!.body);
-    assert.deepEqual((logs[0]!.request as any).headers, [{ name: 'X-Static', value: 'static-value' }, { name: 'X-From-Env', value: 'from-env' }]);
+    assert.deepEqual((logs[0]!.request as any).headers, [
+      { name: 'X-Static', value: 'static-value' },
+      { name: 'X-From-Env', value: 'from-env' },
+    ]);
     assert.deepEqual((logs[0]!.response as any).data, { status: 200, body: '{"ok":true}', headers: (logs[0]!.response as any).data.headers });
     // no comment, no payload: comment left out, payload null
     const bare = await run({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/bare`, schedule_at: iso(now - 1000) } });
@@ -105,13 +116,34 @@ describe('one-off scheduled events', () => {
   });
 
   test('an event in the future waits for its time; one past its tolerance is dead, never delivered', async () => {
-    const later = await run({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/later`, schedule_at: iso(now + 3_600_000), payload: { later: true } } });
+    const later = await run({
+      type: 'create_scheduled_event',
+      args: { webhook: `${rx.url}/later`, schedule_at: iso(now + 3_600_000), payload: { later: true } },
+    });
     const dead = await run({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/dead`, schedule_at: '2020-01-01T00:00:00Z', payload: {} } });
-    const tight = await run({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/dead`, schedule_at: iso(now - 120_000), retry_conf: { tolerance_seconds: 60 } } });
-    await waitFor('both past events dead', async () => (await count("select count(*)::int as n from svc_catalog.hdb_scheduled_events where status = 'dead'")) === 2);
-    const st = await rows('select id, status, tries from svc_catalog.hdb_scheduled_events where id = any($1) order by status', [[later.event_id, dead.event_id, tight.event_id]]);
-    assert.deepEqual(st.map((x) => [x.status, x.tries]), [['dead', 0], ['dead', 0], ['scheduled', 0]]);
-    assert.equal(await count('select count(*)::int as n from svc_catalog.hdb_scheduled_event_invocation_logs where event_id = any($1)', [[dead.event_id, tight.event_id]]), 0);
+    const tight = await run({
+      type: 'create_scheduled_event',
+      args: { webhook: `${rx.url}/dead`, schedule_at: iso(now - 120_000), retry_conf: { tolerance_seconds: 60 } },
+    });
+    await waitFor(
+      'both past events dead',
+      async () => (await count("select count(*)::int as n from svc_catalog.hdb_scheduled_events where status = 'dead'")) === 2,
+    );
+    const st = await rows('select id, status, tries from svc_catalog.hdb_scheduled_events where id = any($1) order by status', [
+      [later.event_id, dead.event_id, tight.event_id],
+    ]);
+    assert.deepEqual(
+      st.map((x) => [x.status, x.tries]),
+      [
+        ['dead', 0],
+        ['dead', 0],
+        ['scheduled', 0],
+      ],
+    );
+    assert.equal(
+      await count('select count(*)::int as n from svc_catalog.hdb_scheduled_event_invocation_logs where event_id = any($1)', [[dead.event_id, tight.event_id]]),
+      0,
+    );
     // the clock reaches the later event: delivered
     now += 3_600_000;
     const [got] = await rx.waitFor(1, (x) => x.path === '/later');
@@ -123,11 +155,22 @@ describe('one-off scheduled events', () => {
     rx.respond = (r) => (r.path === '/fail' ? { status: 500, body: 'nope' } : { status: 200 });
     const r = await run({
       type: 'create_scheduled_event',
-      args: { webhook: `${rx.url}/fail`, schedule_at: iso(now), payload: { x: 1 }, retry_conf: { num_retries: 2, retry_interval_seconds: 30, timeout_seconds: 5, tolerance_seconds: 21600 } },
+      args: {
+        webhook: `${rx.url}/fail`,
+        schedule_at: iso(now),
+        payload: { x: 1 },
+        retry_conf: { num_retries: 2, retry_interval_seconds: 30, timeout_seconds: 5, tolerance_seconds: 21600 },
+      },
     });
     await rx.waitFor(1, (x) => x.path === '/fail');
-    await waitFor('first try recorded', async () => (await rows('select tries from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.tries === 1);
-    const [first] = await rows("select status, tries, extract(epoch from next_retry_at)::float8 * 1000 as next from svc_catalog.hdb_scheduled_events where id = $1", [r.event_id]);
+    await waitFor(
+      'first try recorded',
+      async () => (await rows('select tries from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.tries === 1,
+    );
+    const [first] = await rows(
+      'select status, tries, extract(epoch from next_retry_at)::float8 * 1000 as next from svc_catalog.hdb_scheduled_events where id = $1',
+      [r.event_id],
+    );
     assert.equal(first!.status, 'scheduled');
     assert.equal(Number(first!.next), now + 30_000, 'next_retry_at = the scheduler clock + retry_interval_seconds');
     // nothing before the interval has passed on the scheduler's clock
@@ -135,14 +178,26 @@ describe('one-off scheduled events', () => {
     assert.equal(rx.requests.filter((x) => x.path === '/fail').length, 1);
     now += 30_000;
     await rx.waitFor(2, (x) => x.path === '/fail');
-    await waitFor('second try recorded', async () => (await rows('select tries from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.tries === 2);
+    await waitFor(
+      'second try recorded',
+      async () => (await rows('select tries from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.tries === 2,
+    );
     now += 30_000;
     await rx.waitFor(3, (x) => x.path === '/fail');
     await waitFor('error', async () => (await rows('select status from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.status === 'error');
     const [ev] = await rows('select status, tries, locked_by from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]);
     assert.deepEqual(ev, { status: 'error', tries: 3, locked_by: null });
-    const logs = await rows('select status, response from svc_catalog.hdb_scheduled_event_invocation_logs where event_id = $1 order by created_at', [r.event_id]);
-    assert.deepEqual(logs.map((l) => [l.status, (l.response as any).data.body]), [[500, 'nope'], [500, 'nope'], [500, 'nope']]);
+    const logs = await rows('select status, response from svc_catalog.hdb_scheduled_event_invocation_logs where event_id = $1 order by created_at', [
+      r.event_id,
+    ]);
+    assert.deepEqual(
+      logs.map((l) => [l.status, (l.response as any).data.body]),
+      [
+        [500, 'nope'],
+        [500, 'nope'],
+        [500, 'nope'],
+      ],
+    );
     now += 120_000;
     await new Promise((res) => setTimeout(res, 300));
     assert.equal(rx.requests.filter((x) => x.path === '/fail').length, 3, 'no try after error');
@@ -151,7 +206,11 @@ describe('one-off scheduled events', () => {
   test('a timeout is a failed try logged as a client error', async () => {
     rx.respond = () => ({ status: 200, delayMs: 3_000 });
     const r = await run({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/slow`, schedule_at: iso(now), retry_conf: { timeout_seconds: 1 } } });
-    await waitFor('error after the timeout', async () => (await rows('select status from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.status === 'error', 10_000);
+    await waitFor(
+      'error after the timeout',
+      async () => (await rows('select status from svc_catalog.hdb_scheduled_events where id = $1', [r.event_id]))[0]?.status === 'error',
+      10_000,
+    );
     const [log] = await rows('select status, response from svc_catalog.hdb_scheduled_event_invocation_logs where event_id = $1', [r.event_id]);
     assert.equal(log!.status, 1000);
     assert.equal((log!.response as any).type, 'client_error');
@@ -159,30 +218,76 @@ describe('one-off scheduled events', () => {
 });
 
 describe('cron triggers', () => {
-  const cronRows = (name: string) => rows("select to_char(scheduled_time at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') as t, status from svc_catalog.hdb_cron_events where trigger_name = $1 order by scheduled_time", [name]);
+  const cronRows = (name: string) =>
+    rows(
+      'select to_char(scheduled_time at time zone \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS"Z"\') as t, status from svc_catalog.hdb_cron_events where trigger_name = $1 order by scheduled_time',
+      [name],
+    );
 
   test('`* * * * *` keeps a window of 100 future events, the next 100 minutes; replace with a new schedule regenerates it', async () => {
     now = Date.parse('2031-03-04T06:00:30Z');
-    await run({ type: 'create_cron_trigger', args: { name: 'every_minute', webhook: `${rx.url}/never`, schedule: '* * * * *', payload: { a: 1 }, include_in_metadata: true } });
+    await run({
+      type: 'create_cron_trigger',
+      args: { name: 'every_minute', webhook: `${rx.url}/never`, schedule: '* * * * *', payload: { a: 1 }, include_in_metadata: true },
+    });
     const expected = cronTimes('* * * * *', new Date(now), 100).map((d) => d.toISOString().replace('.000Z', 'Z'));
     assert.equal(expected[0], '2031-03-04T06:01:00Z');
-    assert.deepEqual((await cronRows('every_minute')).map((r) => r.t), expected);
-    const [trow] = await rows("select name, webhook_conf, cron_schedule, payload, retry_conf, header_conf, include_in_metadata, comment from svc_catalog.hdb_cron_triggers where name = 'every_minute'");
-    assert.deepEqual(trow, { name: 'every_minute', webhook_conf: `${rx.url}/never`, cron_schedule: '* * * * *', payload: { a: 1 }, retry_conf: { num_retries: 0, retry_interval_seconds: 10, timeout_seconds: 60, tolerance_seconds: 21600 }, header_conf: [], include_in_metadata: true, comment: null });
+    assert.deepEqual(
+      (await cronRows('every_minute')).map((r) => r.t),
+      expected,
+    );
+    const [trow] = await rows(
+      "select name, webhook_conf, cron_schedule, payload, retry_conf, header_conf, include_in_metadata, comment from svc_catalog.hdb_cron_triggers where name = 'every_minute'",
+    );
+    assert.deepEqual(trow, {
+      name: 'every_minute',
+      webhook_conf: `${rx.url}/never`,
+      cron_schedule: '* * * * *',
+      payload: { a: 1 },
+      retry_conf: { num_retries: 0, retry_interval_seconds: 10, timeout_seconds: 60, tolerance_seconds: 21600 },
+      header_conf: [],
+      include_in_metadata: true,
+      comment: null,
+    });
     // the generator tops up, idempotently: running it again (or from another process) adds nothing
     await s.engine.cronGenerator.tick();
     await s.engine.cronGenerator.tick();
     assert.equal((await cronRows('every_minute')).length, 100);
     // replace, same schedule: the events stay; new schedule: the future events follow it
-    await run({ type: 'create_cron_trigger', args: { name: 'every_minute', webhook: `${rx.url}/never`, schedule: '* * * * *', headers: [{ name: 'header-name', value: 'header-value' }], include_in_metadata: true, replace: true } });
-    assert.deepEqual((await cronRows('every_minute')).map((r) => r.t), expected);
-    await run({ type: 'create_cron_trigger', args: { name: 'every_minute', webhook: `${rx.url}/never`, schedule: '*/5 * * * *', include_in_metadata: true, replace: true } });
+    await run({
+      type: 'create_cron_trigger',
+      args: {
+        name: 'every_minute',
+        webhook: `${rx.url}/never`,
+        schedule: '* * * * *',
+        headers: [{ name: 'header-name', value: 'header-value' }],
+        include_in_metadata: true,
+        replace: true,
+      },
+    });
+    assert.deepEqual(
+      (await cronRows('every_minute')).map((r) => r.t),
+      expected,
+    );
+    await run({
+      type: 'create_cron_trigger',
+      args: { name: 'every_minute', webhook: `${rx.url}/never`, schedule: '*/5 * * * *', include_in_metadata: true, replace: true },
+    });
     const five = cronTimes('*/5 * * * *', new Date(now), 100).map((d) => d.toISOString().replace('.000Z', 'Z'));
-    assert.deepEqual((await cronRows('every_minute')).map((r) => r.t), five);
+    assert.deepEqual(
+      (await cronRows('every_minute')).map((r) => r.t),
+      five,
+    );
     // replace of a trigger that does not exist, create of one that does
-    const missing = await runRaw({ type: 'create_cron_trigger', args: { name: 'nope', webhook: rx.url, schedule: '* * * * *', include_in_metadata: false, replace: true } });
+    const missing = await runRaw({
+      type: 'create_cron_trigger',
+      args: { name: 'nope', webhook: rx.url, schedule: '* * * * *', include_in_metadata: false, replace: true },
+    });
     assert.deepEqual([missing.status, missing.body], [400, { path: '$.args', error: 'cron trigger with name: nope does not exist', code: 'not-exists' }]);
-    const dup = await runRaw({ type: 'create_cron_trigger', args: { name: 'every_minute', webhook: rx.url, schedule: '* * * * *', include_in_metadata: false } });
+    const dup = await runRaw({
+      type: 'create_cron_trigger',
+      args: { name: 'every_minute', webhook: rx.url, schedule: '* * * * *', include_in_metadata: false },
+    });
     assert.deepEqual([dup.status, dup.body], [400, { path: '$.args', error: 'cron trigger with name: every_minute already exists', code: 'already-exists' }]);
   });
 
@@ -190,7 +295,15 @@ describe('cron triggers', () => {
     now = Date.parse('2031-03-04T07:00:10Z');
     await run({
       type: 'create_cron_trigger',
-      args: { name: 'hourly_report', webhook: '{{SVC_TEST_SCHED_URL}}/cron', schedule: '0 * * * *', payload: { foo: 'baz' }, headers: [{ name: 'header-key', value: 'header-value' }], comment: 'every hour', include_in_metadata: false },
+      args: {
+        name: 'hourly_report',
+        webhook: '{{SVC_TEST_SCHED_URL}}/cron',
+        schedule: '0 * * * *',
+        payload: { foo: 'baz' },
+        headers: [{ name: 'header-key', value: 'header-value' }],
+        comment: 'every hour',
+        include_in_metadata: false,
+      },
     });
     assert.equal((await cronRows('hourly_report'))[0]!.t, '2031-03-04T08:00:00Z');
     now = Date.parse('2031-03-04T08:00:01Z');
@@ -202,7 +315,10 @@ describe('cron triggers', () => {
     assert.equal(got!.body.comment, 'every hour');
     assert.equal(got!.headers['header-key'], 'header-value');
     await waitFor('delivered', async () => (await cronRows('hourly_report'))[0]!.status === 'delivered');
-    const [log] = await rows('select l.status from svc_catalog.hdb_cron_event_invocation_logs l join svc_catalog.hdb_cron_events e on e.id = l.event_id where e.trigger_name = $1', ['hourly_report']);
+    const [log] = await rows(
+      'select l.status from svc_catalog.hdb_cron_event_invocation_logs l join svc_catalog.hdb_cron_events e on e.id = l.event_id where e.trigger_name = $1',
+      ['hourly_report'],
+    );
     assert.equal(log!.status, 200);
     await s.engine.cronGenerator.tick();
     const all = await cronRows('hourly_report');
@@ -227,7 +343,16 @@ describe('cron triggers', () => {
     assert.equal(await future(), 100);
     assert.equal((await cronRows('every_minute')).length, 100);
     const back = await run({ type: 'export_metadata', args: {} });
-    assert.deepEqual(back.cron_triggers, [{ name: 'every_minute', webhook: `${rx.url}/never`, schedule: '*/5 * * * *', include_in_metadata: true, retry_conf: { num_retries: 2, retry_interval_seconds: 10, timeout_seconds: 60, tolerance_seconds: 21600 }, comment: 'restored' }]);
+    assert.deepEqual(back.cron_triggers, [
+      {
+        name: 'every_minute',
+        webhook: `${rx.url}/never`,
+        schedule: '*/5 * * * *',
+        include_in_metadata: true,
+        retry_conf: { num_retries: 2, retry_interval_seconds: 10, timeout_seconds: 60, tolerance_seconds: 21600 },
+        comment: 'restored',
+      },
+    ]);
     const bad = await runRaw({ type: 'replace_metadata', args: { ...md, cron_triggers: [{ ...md.cron_triggers[0], schedule: '* * *' }] } });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.path, '$.cron_triggers[0].schedule');
@@ -247,9 +372,14 @@ describe('cron triggers', () => {
 
 describe('bad input', () => {
   test('clear 400s naming the problem, nothing stored', async () => {
-    const before = await rows('select (select count(*)::int from svc_catalog.hdb_cron_triggers) as t, (select count(*)::int from svc_catalog.hdb_cron_events) as e, (select count(*)::int from svc_catalog.hdb_scheduled_events) as s');
+    const before = await rows(
+      'select (select count(*)::int from svc_catalog.hdb_cron_triggers) as t, (select count(*)::int from svc_catalog.hdb_cron_events) as e, (select count(*)::int from svc_catalog.hdb_scheduled_events) as s',
+    );
     const version = s.engine.cache.resourceVersion;
-    const cron = (extra: Record<string, unknown>) => ({ type: 'create_cron_trigger', args: { name: 'bad', webhook: rx.url, schedule: '* * * * *', include_in_metadata: false, ...extra } });
+    const cron = (extra: Record<string, unknown>) => ({
+      type: 'create_cron_trigger',
+      args: { name: 'bad', webhook: rx.url, schedule: '* * * * *', include_in_metadata: false, ...extra },
+    });
     const one = (extra: Record<string, unknown>) => ({ type: 'create_scheduled_event', args: { webhook: rx.url, schedule_at: iso(now), ...extra } });
     const cases: Array<[unknown, string, RegExp | string, string]> = [
       [cron({ schedule: '* * *' }), '$.schedule', /^invalid cron expression "\* \* \*": /, 'parse-failed'],
@@ -257,15 +387,35 @@ describe('bad input', () => {
       [cron({ schedule: 'every day' }), '$.schedule', /^invalid cron expression "every day": /, 'parse-failed'],
       [cron({ schedule: '0 0 * * * *' }), '$.schedule', /^invalid cron expression "0 0 \* \* \* \*": expected 5 fields/, 'parse-failed'],
       [cron({ retry_conf: { num_retries: -1 } }), '$.retry_conf.num_retries', 'num_retries must be an integer from 0 to 1000000', 'parse-failed'],
-      [cron({ retry_conf: { tolerance_seconds: -5 } }), '$.retry_conf.tolerance_seconds', 'tolerance_seconds must be an integer from 0 to 315360000', 'parse-failed'],
-      [cron({ retry_conf: { retry_interval_seconds: 1.5 } }), '$.retry_conf.retry_interval_seconds', 'parsing Int failed, expected Number, but encountered Number', 'parse-failed'],
+      [
+        cron({ retry_conf: { tolerance_seconds: -5 } }),
+        '$.retry_conf.tolerance_seconds',
+        'tolerance_seconds must be an integer from 0 to 315360000',
+        'parse-failed',
+      ],
+      [
+        cron({ retry_conf: { retry_interval_seconds: 1.5 } }),
+        '$.retry_conf.retry_interval_seconds',
+        'parsing Int failed, expected Number, but encountered Number',
+        'parse-failed',
+      ],
       [cron({ retry_conf: { timeout_seconds: 0 } }), '$.retry_conf.timeout_seconds', 'timeout_seconds must be an integer from 1 to 2147483', 'parse-failed'],
       [cron({ retry_conf: { retries: 1 } }), '$.retry_conf', 'unexpected key "retries"', 'parse-failed'],
       [cron({ webhook: '{{SVC_TEST_SCHED_UNSET}}/x' }), '$.webhook', 'environment variable "SVC_TEST_SCHED_UNSET" not set', 'not-exists'],
       [cron({ webhook: { from_env: 'SVC_TEST_SCHED_UNSET' } }), '$.webhook', 'environment variable "SVC_TEST_SCHED_UNSET" not set', 'not-exists'],
       [cron({ webhook: 'not a url' }), '$.webhook', 'not a valid URL: "not a url"', 'invalid-params'],
-      [cron({ headers: [{ name: 'h', value_from_env: 'SVC_TEST_SCHED_UNSET' }] }), '$.headers', 'environment variable "SVC_TEST_SCHED_UNSET" not set', 'not-exists'],
-      [cron({ headers: [{ name: 'h', value: 'v', value_from_env: 'SVC_TEST_SCHED_HEADER' }] }), '$.headers[0]', 'expecting exactly one of "value" or "value_from_env"', 'parse-failed'],
+      [
+        cron({ headers: [{ name: 'h', value_from_env: 'SVC_TEST_SCHED_UNSET' }] }),
+        '$.headers',
+        'environment variable "SVC_TEST_SCHED_UNSET" not set',
+        'not-exists',
+      ],
+      [
+        cron({ headers: [{ name: 'h', value: 'v', value_from_env: 'SVC_TEST_SCHED_HEADER' }] }),
+        '$.headers[0]',
+        'expecting exactly one of "value" or "value_from_env"',
+        'parse-failed',
+      ],
       [cron({ include_in_metadata: undefined }), '$', 'key "include_in_metadata" not found', 'parse-failed'],
       [{ type: 'delete_cron_trigger', args: { name: 'no_such_trigger' } }, '$.args', 'cron trigger with name: no_such_trigger does not exist', 'not-exists'],
       [one({ schedule_at: 'tomorrow' }), '$.schedule_at', 'schedule_at: not an ISO 8601 timestamp: "tomorrow"', 'parse-failed'],
@@ -282,11 +432,14 @@ describe('bad input', () => {
     const wrong: string[] = [];
     for (const [body, path, error, code] of cases) {
       const r = await runRaw(body);
-      const ok = r.status === 400 && r.body.code === code && r.body.path === path && (typeof error === 'string' ? r.body.error === error : error.test(r.body.error));
+      const ok =
+        r.status === 400 && r.body.code === code && r.body.path === path && (typeof error === 'string' ? r.body.error === error : error.test(r.body.error));
       if (!ok) wrong.push(`${JSON.stringify(body)} → ${r.status} ${r.text}`);
     }
     assert.deepEqual(wrong, []);
-    const afterRows = await rows('select (select count(*)::int from svc_catalog.hdb_cron_triggers) as t, (select count(*)::int from svc_catalog.hdb_cron_events) as e, (select count(*)::int from svc_catalog.hdb_scheduled_events) as s');
+    const afterRows = await rows(
+      'select (select count(*)::int from svc_catalog.hdb_cron_triggers) as t, (select count(*)::int from svc_catalog.hdb_cron_events) as e, (select count(*)::int from svc_catalog.hdb_scheduled_events) as s',
+    );
     assert.deepEqual(afterRows, before);
     assert.equal(s.engine.cache.resourceVersion, version, 'the metadata did not change');
   });
@@ -320,7 +473,14 @@ describe('time', () => {
     const a = await startTestServer({ databaseUrl: db.url, eventsFetchInterval: 50 });
     try {
       a.engine.clock = () => t0;
-      await query(a.url, { type: 'create_cron_trigger', args: { name: 'minutely', webhook: `${rx.url}/down`, schedule: '* * * * *', include_in_metadata: false, retry_conf: { tolerance_seconds: 1800 } } }, { 'x-svc-role': 'admin' });
+      await query(
+        a.url,
+        {
+          type: 'create_cron_trigger',
+          args: { name: 'minutely', webhook: `${rx.url}/down`, schedule: '* * * * *', include_in_metadata: false, retry_conf: { tolerance_seconds: 1800 } },
+        },
+        { 'x-svc-role': 'admin' },
+      );
     } finally {
       await a.close();
     }
@@ -328,13 +488,24 @@ describe('time', () => {
     t0 += 3_600_000;
     const b = await startTestServer({ databaseUrl: db.url, eventsFetchInterval: 50, schedulerClock: `${iso(t0)}x0.000001` });
     try {
-      const st = async () => Object.fromEntries((await sql(db.url, "select status, count(*)::int as n from svc_catalog.hdb_cron_events where scheduled_time <= '2031-05-01T11:00:30Z' group by status")).map((r) => [r.status, r.n]));
+      const st = async () =>
+        Object.fromEntries(
+          (
+            await sql(
+              db.url,
+              "select status, count(*)::int as n from svc_catalog.hdb_cron_events where scheduled_time <= '2031-05-01T11:00:30Z' group by status",
+            )
+          ).map((r) => [r.status, r.n]),
+        );
       await waitFor('30 delivered, 30 dead', async () => JSON.stringify(await st()) === JSON.stringify({ dead: 30, delivered: 30 }), 15_000);
       await new Promise((res) => setTimeout(res, 500));
       const got = rx.requests.filter((x) => x.path === '/down');
       assert.equal(got.length, 30);
       assert.equal(new Set(got.map((x) => x.body.id)).size, 30);
-      assert.deepEqual(got.map((x) => x.body.scheduled_time).sort(), Array.from({ length: 30 }, (_, i) => `2031-05-01T10:${String(31 + i).padStart(2, '0')}:00Z`.replace('10:60', '11:00')));
+      assert.deepEqual(
+        got.map((x) => x.body.scheduled_time).sort(),
+        Array.from({ length: 30 }, (_, i) => `2031-05-01T10:${String(31 + i).padStart(2, '0')}:00Z`.replace('10:60', '11:00')),
+      );
       assert.deepEqual(await st(), { dead: 30, delivered: 30 });
     } finally {
       await b.close();
@@ -357,7 +528,10 @@ describe('embedded PostgreSQL', () => {
       const [got] = await rx.waitFor(1, (x) => x.path === '/pglite-once');
       assert.equal(got!.body.id, r.event_id);
       assert.deepEqual(got!.body.payload, { embedded: true });
-      await q({ type: 'create_cron_trigger', args: { name: 'pglite_cron', webhook: `${rx.url}/pglite-cron`, schedule: '* * * * *', include_in_metadata: true } });
+      await q({
+        type: 'create_cron_trigger',
+        args: { name: 'pglite_cron', webhook: `${rx.url}/pglite-cron`, schedule: '* * * * *', include_in_metadata: true },
+      });
       const window = await q({ type: 'run_sql', args: { sql: "select count(*) from svc_catalog.hdb_cron_events where trigger_name = 'pglite_cron'" } });
       assert.equal(window.result[1][0], '100');
       clock += 60_000;
@@ -365,7 +539,12 @@ describe('embedded PostgreSQL', () => {
       assert.equal(cron!.body.name, 'pglite_cron');
       assert.equal(cron!.body.scheduled_time, '2031-07-01T00:01:00Z');
       await waitFor('statuses', async () => {
-        const st = await q({ type: 'run_sql', args: { sql: "select (select status from svc_catalog.hdb_scheduled_events limit 1) || ',' || (select status from svc_catalog.hdb_cron_events order by scheduled_time limit 1)" } });
+        const st = await q({
+          type: 'run_sql',
+          args: {
+            sql: "select (select status from svc_catalog.hdb_scheduled_events limit 1) || ',' || (select status from svc_catalog.hdb_cron_events order by scheduled_time limit 1)",
+          },
+        });
         return st.result[1][0] === 'delivered,delivered';
       });
     } finally {

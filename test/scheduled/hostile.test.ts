@@ -34,11 +34,29 @@ describe('range checks at the API', () => {
     const one = { webhook: `${rx.url}/x`, schedule_at: new Date().toISOString() };
     const cron = { name: 'c', webhook: `${rx.url}/x`, schedule: '* * * * *', include_in_metadata: false };
     const cases: Array<[string, string, Record<string, unknown>, string, RegExp]> = [
-      ['huge tolerance', 'create_scheduled_event', { ...one, retry_conf: { tolerance_seconds: 999999999999 } }, '$.retry_conf.tolerance_seconds', /tolerance_seconds must be an integer from 0 to 315360000/],
+      [
+        'huge tolerance',
+        'create_scheduled_event',
+        { ...one, retry_conf: { tolerance_seconds: 999999999999 } },
+        '$.retry_conf.tolerance_seconds',
+        /tolerance_seconds must be an integer from 0 to 315360000/,
+      ],
       ['1e300 tolerance', 'create_scheduled_event', { ...one, retry_conf: { tolerance_seconds: 1e300 } }, '$.retry_conf.tolerance_seconds', /from 0 to/],
-      ['huge retry interval', 'create_scheduled_event', { ...one, retry_conf: { retry_interval_seconds: 1e300 } }, '$.retry_conf.retry_interval_seconds', /from 0 to/],
+      [
+        'huge retry interval',
+        'create_scheduled_event',
+        { ...one, retry_conf: { retry_interval_seconds: 1e300 } },
+        '$.retry_conf.retry_interval_seconds',
+        /from 0 to/,
+      ],
       ['huge num_retries', 'create_scheduled_event', { ...one, retry_conf: { num_retries: 1e12 } }, '$.retry_conf.num_retries', /from 0 to 1000000/],
-      ['timeout past Node timers (30 days)', 'create_scheduled_event', { ...one, retry_conf: { timeout_seconds: 2592000 } }, '$.retry_conf.timeout_seconds', /timeout_seconds must be an integer from 1 to 2147483/],
+      [
+        'timeout past Node timers (30 days)',
+        'create_scheduled_event',
+        { ...one, retry_conf: { timeout_seconds: 2592000 } },
+        '$.retry_conf.timeout_seconds',
+        /timeout_seconds must be an integer from 1 to 2147483/,
+      ],
       ['offset +25:00', 'create_scheduled_event', { ...one, schedule_at: '2030-01-01T00:00:00+25:00' }, '$.schedule_at', /not an ISO 8601 timestamp/],
       ['offset minutes 99', 'create_scheduled_event', { ...one, schedule_at: '2030-01-01T00:00:00+01:99' }, '$.schedule_at', /not an ISO 8601 timestamp/],
       ['year 0000', 'create_scheduled_event', { ...one, schedule_at: '0000-01-01T00:00:00Z' }, '$.schedule_at', /not an ISO 8601 timestamp/],
@@ -46,9 +64,27 @@ describe('range checks at the API', () => {
       ['NUL in the payload', 'create_scheduled_event', { ...one, payload: { a: 'x\u0000' } }, '$.payload.a', /NUL/],
       ['lone surrogate in the comment', 'create_scheduled_event', { ...one, comment: '\ud800' }, '$.comment', /lone surrogates/],
       ['cron: huge tolerance', 'create_cron_trigger', { ...cron, retry_conf: { tolerance_seconds: 1e300 } }, '$.retry_conf.tolerance_seconds', /from 0 to/],
-      ['cron: timeout past Node timers', 'create_cron_trigger', { ...cron, retry_conf: { timeout_seconds: 2592000 } }, '$.retry_conf.timeout_seconds', /from 1 to 2147483/],
-      ['cron: CRLF in a header value', 'create_cron_trigger', { ...cron, headers: [{ name: 'X-A', value: 'a\nb' }] }, '$.headers[0].value', /control characters/],
-      ['event trigger: timeout past Node timers', 'create_event_trigger', { name: 't', table: 'x', webhook: `${rx.url}/x`, insert: { columns: '*' }, retry_conf: { timeout_sec: 2592000 } }, '$.retry_conf.timeout_sec', /from 1 to 2147483/],
+      [
+        'cron: timeout past Node timers',
+        'create_cron_trigger',
+        { ...cron, retry_conf: { timeout_seconds: 2592000 } },
+        '$.retry_conf.timeout_seconds',
+        /from 1 to 2147483/,
+      ],
+      [
+        'cron: CRLF in a header value',
+        'create_cron_trigger',
+        { ...cron, headers: [{ name: 'X-A', value: 'a\nb' }] },
+        '$.headers[0].value',
+        /control characters/,
+      ],
+      [
+        'event trigger: timeout past Node timers',
+        'create_event_trigger',
+        { name: 't', table: 'x', webhook: `${rx.url}/x`, insert: { columns: '*' }, retry_conf: { timeout_sec: 2592000 } },
+        '$.retry_conf.timeout_sec',
+        /from 1 to 2147483/,
+      ],
     ];
     for (const [what, type, args, path, message] of cases) {
       const r = await runRaw({ type, args });
@@ -59,7 +95,10 @@ describe('range checks at the API', () => {
     assert.equal(await count('select count(*)::int as n from svc_catalog.hdb_scheduled_events'), 0);
     assert.equal(await count('select count(*)::int as n from svc_catalog.hdb_cron_triggers'), 0);
     // the largest accepted values work
-    const ok = await runRaw({ type: 'create_scheduled_event', args: { ...one, schedule_at: '2030-01-01T00:00:00+14:00', retry_conf: { tolerance_seconds: 315360000, timeout_seconds: 2147483 } } });
+    const ok = await runRaw({
+      type: 'create_scheduled_event',
+      args: { ...one, schedule_at: '2030-01-01T00:00:00+14:00', retry_conf: { tolerance_seconds: 315360000, timeout_seconds: 2147483 } },
+    });
     assert.equal(ok.status, 200, ok.text);
     await run({ type: 'delete_scheduled_event', args: { type: 'one_off', event_id: ok.body.event_id } });
   });
@@ -68,14 +107,20 @@ describe('range checks at the API', () => {
 describe('rows with absurd values', () => {
   test('never stop the claim: the others are delivered; a row that cannot be sent ends error with the reason', async () => {
     const insert = (retryConf: string, headerConf = '[]', path = 'x') =>
-      rows(`insert into svc_catalog.hdb_scheduled_events (webhook_conf, scheduled_time, retry_conf, header_conf, created_at) values ($1::json, now(), $2::json, $3::json, now()) returning id`, [JSON.stringify(`${rx.url}/${path}`), retryConf, headerConf]);
+      rows(
+        `insert into svc_catalog.hdb_scheduled_events (webhook_conf, scheduled_time, retry_conf, header_conf, created_at) values ($1::json, now(), $2::json, $3::json, now()) returning id`,
+        [JSON.stringify(`${rx.url}/${path}`), retryConf, headerConf],
+      );
     const [huge] = await insert('{"tolerance_seconds": 1e300, "timeout_seconds": 1e300, "retry_interval_seconds": 1e300, "num_retries": -5}', '[]', 'huge');
     const [odd] = await insert('{"tolerance_seconds": "soon", "timeout_seconds": [], "num_retries": null}', '[]', 'odd');
     const [bad] = await insert('null', '{"not": "a list"}', 'bad');
     const good = await run({ type: 'create_scheduled_event', args: { webhook: `${rx.url}/good`, schedule_at: new Date().toISOString() } });
     const got = await rx.waitFor(3);
     assert.deepEqual(got.map((r) => r.path).sort(), ['/good', '/huge', '/odd']);
-    await waitFor('all four finished', async () => (await count("select count(*)::int as n from svc_catalog.hdb_scheduled_events where status in ('delivered', 'error')")) === 4);
+    await waitFor(
+      'all four finished',
+      async () => (await count("select count(*)::int as n from svc_catalog.hdb_scheduled_events where status in ('delivered', 'error')")) === 4,
+    );
     const state = await rows('select id, status from svc_catalog.hdb_scheduled_events');
     const status = (id: unknown) => state.find((r) => r.id === id)!.status;
     assert.equal(status(good.event_id), 'delivered');

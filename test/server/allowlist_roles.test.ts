@@ -6,9 +6,17 @@ import { postGraphql, postQuery, query, startTestServer, type TestServer } from 
 const SETUP = {
   type: 'bulk',
   args: [
-    { type: 'run_sql', args: { sql: "create table author (id serial primary key, first_name text, last_name text); insert into author (first_name, last_name) values ('George', 'Martin'), ('Paulo', 'Coelho');" } },
+    {
+      type: 'run_sql',
+      args: {
+        sql: "create table author (id serial primary key, first_name text, last_name text); insert into author (first_name, last_name) values ('George', 'Martin'), ('Paulo', 'Coelho');",
+      },
+    },
     { type: 'track_table', args: { name: 'author' } },
-    ...['user', 'guest'].map((role) => ({ type: 'create_select_permission', args: { table: 'author', role, permission: { columns: ['id', 'first_name', 'last_name'], filter: {} } } })),
+    ...['user', 'guest'].map((role) => ({
+      type: 'create_select_permission',
+      args: { table: 'author', role, permission: { columns: ['id', 'first_name', 'last_name'], filter: {} } },
+    })),
   ],
 };
 
@@ -36,8 +44,30 @@ describe('allow-list scopes', () => {
   before(async () => {
     s = await startTestServer({ enableAllowlist: true });
     await query(s.url, SETUP);
-    await query(s.url, { type: 'create_query_collection', args: { name: 'collection_1', definition: { queries: [{ name: 'q1', query: q1 }, { name: 'q2', query: q2 }] } } });
-    await query(s.url, { type: 'create_query_collection', args: { name: 'collection_2', definition: { queries: [{ name: 'q2', query: q2 }, { name: 'q3', query: q3 }] } } });
+    await query(s.url, {
+      type: 'create_query_collection',
+      args: {
+        name: 'collection_1',
+        definition: {
+          queries: [
+            { name: 'q1', query: q1 },
+            { name: 'q2', query: q2 },
+          ],
+        },
+      },
+    });
+    await query(s.url, {
+      type: 'create_query_collection',
+      args: {
+        name: 'collection_2',
+        definition: {
+          queries: [
+            { name: 'q2', query: q2 },
+            { name: 'q3', query: q3 },
+          ],
+        },
+      },
+    });
   });
   after(() => s?.close());
 
@@ -59,7 +89,9 @@ describe('allow-list scopes', () => {
   test('adding again keeps the scope and says how to change it (v2); v1.3 entries (no scope) export as written', async () => {
     const before = await allowlist();
     const r = await query(s.url, { type: 'add_collection_to_allowlist', args: { collection: 'collection_1', scope: { global: true } } });
-    assert.deepEqual(r, { message: 'collection "collection_1" already exists in the allowlist, scope ignored; to change scope, use update_scope_of_collection_in_allowlist' });
+    assert.deepEqual(r, {
+      message: 'collection "collection_1" already exists in the allowlist, scope ignored; to change scope, use update_scope_of_collection_in_allowlist',
+    });
     assert.deepEqual(await query(s.url, { type: 'add_collection_to_allowlist', args: { collection: 'collection_1' } }), { message: 'success' });
     assert.deepEqual(await allowlist(), before);
     await query(s.url, { type: 'drop_collection_from_allowlist', args: { collection: 'collection_1' } });
@@ -71,28 +103,62 @@ describe('allow-list scopes', () => {
     const md = await query(s.url, { type: 'export_metadata', args: {} });
     await query(s.url, { type: 'replace_metadata', args: md });
     assert.deepEqual(await query(s.url, { type: 'export_metadata', args: {} }), md);
-    const dup = await postQuery(s.url, { type: 'replace_metadata', args: { ...md, allowlist: [{ collection: 'collection_1' }, { collection: 'collection_1', scope: { global: true } }] } });
+    const dup = await postQuery(s.url, {
+      type: 'replace_metadata',
+      args: { ...md, allowlist: [{ collection: 'collection_1' }, { collection: 'collection_1', scope: { global: true } }] },
+    });
     assert.deepEqual(dup.body, { path: '$', error: 'multiple declarations exist for the following allowlist entries: collection_1', code: 'parse-failed' });
-    const badScope = await postQuery(s.url, { type: 'replace_metadata', args: { ...md, allowlist: [{ collection: 'collection_1', scope: { global: false, roles: [] } }] } });
+    const badScope = await postQuery(s.url, {
+      type: 'replace_metadata',
+      args: { ...md, allowlist: [{ collection: 'collection_1', scope: { global: false, roles: [] } }] },
+    });
     assert.equal(badScope.status, 400);
     assert.equal(badScope.body.error, 'parsing NonEmpty failed, unexpected empty list');
     assert.deepEqual(await query(s.url, { type: 'export_metadata', args: {} }), md);
   });
 
-  test('bad input for every op: v2\'s messages, the metadata unchanged', async () => {
+  test("bad input for every op: v2's messages, the metadata unchanged", async () => {
     const md = await query(s.url, { type: 'export_metadata', args: {} });
     const cases: Array<[string, unknown, { path: string; error: string; code: string }]> = [
       ['add_collection_to_allowlist', { scope: { global: true } }, { path: '$', error: 'key "collection" not found', code: 'parse-failed' }],
-      ['add_collection_to_allowlist', { collection: 'collection_1', scope: { global: false } }, { path: '$.scope', error: 'key "roles" not found', code: 'parse-failed' }],
-      ['add_collection_to_allowlist', { collection: 'collection_1', scope: { global: false, roles: [] } }, { path: '$.scope.roles', error: 'parsing NonEmpty failed, unexpected empty list', code: 'parse-failed' }],
-      ['add_collection_to_allowlist', { collection: 'collection_1', scope: { global: true, roles: ['foo'] } }, { path: '$.scope', error: 'roles are not allowed when global is true', code: 'parse-failed' }],
+      [
+        'add_collection_to_allowlist',
+        { collection: 'collection_1', scope: { global: false } },
+        { path: '$.scope', error: 'key "roles" not found', code: 'parse-failed' },
+      ],
+      [
+        'add_collection_to_allowlist',
+        { collection: 'collection_1', scope: { global: false, roles: [] } },
+        { path: '$.scope.roles', error: 'parsing NonEmpty failed, unexpected empty list', code: 'parse-failed' },
+      ],
+      [
+        'add_collection_to_allowlist',
+        { collection: 'collection_1', scope: { global: true, roles: ['foo'] } },
+        { path: '$.scope', error: 'roles are not allowed when global is true', code: 'parse-failed' },
+      ],
       ['add_collection_to_allowlist', { collection: 'collection_1', scope: {} }, { path: '$.scope', error: 'key "global" not found', code: 'parse-failed' }],
-      ['add_collection_to_allowlist', { collection: 'collection_1', scope: { global: false, roles: ['a', 'a'] } }, { path: '$.scope', error: 'duplicate roles are not allowed', code: 'parse-failed' }],
-      ['add_collection_to_allowlist', { collection: 'nope', scope: { global: true } }, { path: '$.args', error: 'query collection with name "nope" does not exists', code: 'not-exists' }],
+      [
+        'add_collection_to_allowlist',
+        { collection: 'collection_1', scope: { global: false, roles: ['a', 'a'] } },
+        { path: '$.scope', error: 'duplicate roles are not allowed', code: 'parse-failed' },
+      ],
+      [
+        'add_collection_to_allowlist',
+        { collection: 'nope', scope: { global: true } },
+        { path: '$.args', error: 'query collection with name "nope" does not exists', code: 'not-exists' },
+      ],
       ['update_scope_of_collection_in_allowlist', { scope: { global: true } }, { path: '$', error: 'key "collection" not found', code: 'parse-failed' }],
       ['update_scope_of_collection_in_allowlist', { collection: 'collection_1' }, { path: '$', error: 'key "scope" not found', code: 'parse-failed' }],
-      ['update_scope_of_collection_in_allowlist', { collection: 'collection_1', scope: { global: 'yes' } }, { path: '$.scope.global', error: 'parsing Bool failed, expected Boolean, but encountered String', code: 'parse-failed' }],
-      ['update_scope_of_collection_in_allowlist', { collection: 'nope', scope: { global: true } }, { path: '$.args', error: 'collection "nope" doesn\'t exist in the allowlist', code: 'not-found' }],
+      [
+        'update_scope_of_collection_in_allowlist',
+        { collection: 'collection_1', scope: { global: 'yes' } },
+        { path: '$.scope.global', error: 'parsing Bool failed, expected Boolean, but encountered String', code: 'parse-failed' },
+      ],
+      [
+        'update_scope_of_collection_in_allowlist',
+        { collection: 'nope', scope: { global: true } },
+        { path: '$.args', error: 'collection "nope" doesn\'t exist in the allowlist', code: 'not-found' },
+      ],
     ];
     for (const [type, args, expected] of cases) {
       const r = await postQuery(s.url, { type, args });

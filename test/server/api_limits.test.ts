@@ -35,7 +35,10 @@ const SETUP = {
     { type: 'track_table', args: { name: 'slow' } },
     { type: 'track_table', args: { name: 'sink' } },
     { type: 'create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-    { type: 'create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+    {
+      type: 'create_array_relationship',
+      args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } },
+    },
     ...['user', 'other'].flatMap((role) => [
       { type: 'create_select_permission', args: { table: 'author', role, permission: { columns: ['id', 'name'], filter: {} } } },
       { type: 'create_select_permission', args: { table: 'article', role, permission: { columns: ['id', 'title'], filter: {} } } },
@@ -89,14 +92,19 @@ describe('API limits (no Redis)', () => {
   test('depth limit: global, per-role override, admin exempt, hit and not hit', async () => {
     await setLimits(s.url, { depth_limit: { global: 2, per_role: { other: 3 } } });
     const hit = await postGraphql(s.url, { query: DEEP }, asRole('user'));
-    assert.deepEqual(hit.body, { errors: [{ extensions: { path: '$', code: 'validation-failed' }, message: "depth limit exceeded: the operation's depth is 3, the limit is 2" }] });
+    assert.deepEqual(hit.body, {
+      errors: [{ extensions: { path: '$', code: 'validation-failed' }, message: "depth limit exceeded: the operation's depth is 3, the limit is 2" }],
+    });
     // repeated: answered from the cached plan entry's stored size, same error
     assert.deepEqual((await postGraphql(s.url, { query: DEEP }, asRole('user'))).body, hit.body);
     assert.equal((await postGraphql(s.url, { query: 'query { author { id articles { id } } }' }, asRole('user'))).body.errors, undefined);
     assert.equal((await postGraphql(s.url, { query: DEEP }, asRole('other'))).body.errors, undefined);
     assert.equal((await postGraphql(s.url, { query: DEEP })).body.errors, undefined, 'admin is exempt');
     // introspection is not subject to the depth limit
-    assert.equal((await postGraphql(s.url, { query: '{ __schema { types { fields { type { ofType { name } } } } } }' }, asRole('user'))).body.errors, undefined);
+    assert.equal(
+      (await postGraphql(s.url, { query: '{ __schema { types { fields { type { ofType { name } } } } } }' }, asRole('user'))).body.errors,
+      undefined,
+    );
   });
 
   test('node limit; a limit set for admin applies to admin', async () => {
@@ -105,7 +113,10 @@ describe('API limits (no Redis)', () => {
     assert.equal(errorOf(hit)?.message, 'node limit exceeded: the operation has 3 nodes, the limit is 2');
     assert.equal(errorOf(hit)?.extensions.code, 'validation-failed');
     assert.equal((await postGraphql(s.url, { query: 'query { author { id articles { id } } }' }, asRole('user'))).body.errors, undefined);
-    assert.equal(errorOf(await postGraphql(s.url, { query: 'query { author { id articles { id } } }' }))?.message, 'node limit exceeded: the operation has 2 nodes, the limit is 1');
+    assert.equal(
+      errorOf(await postGraphql(s.url, { query: 'query { author { id articles { id } } }' }))?.message,
+      'node limit exceeded: the operation has 2 nodes, the limit is 1',
+    );
     assert.equal((await postGraphql(s.url, { query: FLAT })).body.errors, undefined);
   });
 
@@ -130,13 +141,22 @@ describe('API limits (no Redis)', () => {
     const t0 = Date.now();
     const r = await postGraphql(s.url, { query: 'query { slow { id x } }' }, asRole('user'));
     const ms = Date.now() - t0;
-    assert.deepEqual(r.body, { errors: [{ extensions: { path: '$', code: 'time-limit-exceeded' }, message: 'time limit exceeded: the operation took longer than 0.3 seconds' }] });
+    assert.deepEqual(r.body, {
+      errors: [{ extensions: { path: '$', code: 'time-limit-exceeded' }, message: 'time limit exceeded: the operation took longer than 0.3 seconds' }],
+    });
     assert.ok(ms < 1500, `answered after ${ms} ms`);
     // the statement was cancelled in PostgreSQL: no backend is still sleeping in it
-    await waitFor('the statement to be cancelled', async () => {
-      const q = await query(s.url, { type: 'run_sql', args: { sql: "select count(*) from pg_stat_activity where query like '%pg_sleep%' and query not like '%pg_stat_activity%' and state = 'active'" } });
-      return q.result[1][0] === '0';
-    }, 1500);
+    await waitFor(
+      'the statement to be cancelled',
+      async () => {
+        const q = await query(s.url, {
+          type: 'run_sql',
+          args: { sql: "select count(*) from pg_stat_activity where query like '%pg_sleep%' and query not like '%pg_stat_activity%' and state = 'active'" },
+        });
+        return q.result[1][0] === '0';
+      },
+      1500,
+    );
     // not hit: a quick query; admin is exempt (runs the full 2 s)
     assert.equal((await postGraphql(s.url, { query: FLAT }, asRole('user'))).body.errors, undefined);
     const a = await postGraphql(s.url, { query: 'query { slow { id } }' });
@@ -153,7 +173,9 @@ describe('API limits (no Redis)', () => {
 
   test('rate limit without Redis: per role, per session variable, per IP; admin exempt; other roles unaffected', async () => {
     const role = 'user';
-    await setLimits(s.url, { rate_limit: { global: { max_reqs_per_min: 3, unique_params: ['x-svc-user-id'] }, per_role: { other: { max_reqs_per_min: 2, unique_params: 'IP' } } } });
+    await setLimits(s.url, {
+      rate_limit: { global: { max_reqs_per_min: 3, unique_params: ['x-svc-user-id'] }, per_role: { other: { max_reqs_per_min: 2, unique_params: 'IP' } } },
+    });
     await inOneMinute();
     const u1 = asRole(role, { 'x-svc-user-id': `u1-${randomUUID()}` });
     const codes: Array<string | undefined> = [];
@@ -167,7 +189,8 @@ describe('API limits (no Redis)', () => {
     for (let i = 0; i < 5; i++) assert.equal((await postGraphql(s.url, { query: FLAT })).body.errors, undefined);
     // role "other" is keyed by IP (all of this test's requests come from 127.0.0.1)
     const other: Array<string | undefined> = [];
-    for (let i = 0; i < 3; i++) other.push(errorOf(await postGraphql(s.url, { query: FLAT }, asRole('other', { 'x-svc-user-id': randomUUID() })))?.extensions.code);
+    for (let i = 0; i < 3; i++)
+      other.push(errorOf(await postGraphql(s.url, { query: FLAT }, asRole('other', { 'x-svc-user-id': randomUUID() })))?.extensions.code);
     assert.deepEqual(other, [undefined, undefined, 'rate-limit-exceeded']);
   });
 
@@ -205,7 +228,10 @@ describe('API limits (no Redis)', () => {
 
   test('rate limit on REST endpoints (/api/rest): each call counts', async () => {
     await query(s.url, { type: 'create_query_collection', args: { name: 'rest', definition: { queries: [{ name: 'flat', query: FLAT }] } } });
-    await query(s.url, { type: 'create_rest_endpoint', args: { name: 'flat', url: 'flat', methods: ['GET'], definition: { query: { collection_name: 'rest', query_name: 'flat' } } } });
+    await query(s.url, {
+      type: 'create_rest_endpoint',
+      args: { name: 'flat', url: 'flat', methods: ['GET'], definition: { query: { collection_name: 'rest', query_name: 'flat' } } },
+    });
     await setLimits(s.url, { rate_limit: { global: { max_reqs_per_min: 2, unique_params: ['x-svc-user-id'] } } });
     await inOneMinute();
     const h = asRole('user', { 'x-svc-user-id': randomUUID() });
@@ -232,7 +258,10 @@ describe('api_limits metadata', () => {
 
   const FULL = {
     disabled: false,
-    rate_limit: { global: { max_reqs_per_min: 100, unique_params: 'IP' }, per_role: { user: { max_reqs_per_min: 10, unique_params: ['x-svc-user-id', 'x-svc-team-id'] } } },
+    rate_limit: {
+      global: { max_reqs_per_min: 100, unique_params: 'IP' },
+      per_role: { user: { max_reqs_per_min: 10, unique_params: ['x-svc-user-id', 'x-svc-team-id'] } },
+    },
     depth_limit: { global: 5, per_role: { user: 3 } },
     node_limit: { global: 5, per_role: { user: 3 } },
     time_limit: { global: 5, per_role: { user: 3 } },
@@ -249,7 +278,10 @@ describe('api_limits metadata', () => {
     assert.deepEqual(await exportMd(s.url), md);
     // unique_params absent → null, per_role absent → {}
     await setLimits(s.url, { rate_limit: { global: { max_reqs_per_min: 7 } } });
-    assert.deepEqual((await exportMd(s.url)).api_limits, { disabled: false, rate_limit: { global: { max_reqs_per_min: 7, unique_params: null }, per_role: {} } });
+    assert.deepEqual((await exportMd(s.url)).api_limits, {
+      disabled: false,
+      rate_limit: { global: { max_reqs_per_min: 7, unique_params: null }, per_role: {} },
+    });
   });
 
   test('bad input: a clear error, the metadata unchanged', async () => {
@@ -261,9 +293,21 @@ describe('api_limits metadata', () => {
       [{ node_limit: { global: -1 } }, '$.node_limit.global', 'expected a non-negative integer, encountered -1'],
       [{ node_limit: { global: 1, per_role: { user: 1.5 } } }, '$.node_limit.per_role.user', 'parsing Int failed, expected Number, but encountered Number'],
       [{ time_limit: { global: 0 } }, '$.time_limit.global', 'expected a positive number of seconds, encountered 0'],
-      [{ rate_limit: { global: { max_reqs_per_min: 5, unique_params: 'MAC' } } }, '$.rate_limit.global.unique_params', "Not a valid value. Should be either: 'IP' or a list of Svc session variables"],
-      [{ rate_limit: { global: { max_reqs_per_min: 5, unique_params: ['x-svc-role'] } } }, '$.rate_limit.global.unique_params', "Not a valid value. Should be either: 'IP' or a list of Svc session variables"],
-      [{ rate_limit: { global: { max_reqs_per_min: 5, unique_params: ['user-id'] } } }, '$.rate_limit.global.unique_params', "Not a valid value. Should be either: 'IP' or a list of Svc session variables"],
+      [
+        { rate_limit: { global: { max_reqs_per_min: 5, unique_params: 'MAC' } } },
+        '$.rate_limit.global.unique_params',
+        "Not a valid value. Should be either: 'IP' or a list of Svc session variables",
+      ],
+      [
+        { rate_limit: { global: { max_reqs_per_min: 5, unique_params: ['x-svc-role'] } } },
+        '$.rate_limit.global.unique_params',
+        "Not a valid value. Should be either: 'IP' or a list of Svc session variables",
+      ],
+      [
+        { rate_limit: { global: { max_reqs_per_min: 5, unique_params: ['user-id'] } } },
+        '$.rate_limit.global.unique_params',
+        "Not a valid value. Should be either: 'IP' or a list of Svc session variables",
+      ],
       [{ rate_limit: { global: { unique_params: 'IP' } } }, '$.rate_limit.global', 'key "max_reqs_per_min" not found'],
       [{ depth_limt: { global: 1 } }, '$', 'unexpected key "depth_limt"'],
       [{ disabled: 'no' }, '$.disabled', 'parsing Bool failed, expected Boolean, but encountered String'],
@@ -306,7 +350,10 @@ describe('rate limits shared through Redis', () => {
     await query(a.url, { type: 'create_select_permission', args: { table: 'author', role, permission: { columns: ['id'], filter: {} } } });
     await setLimits(a.url, { rate_limit: { global: { max_reqs_per_min: 6 } } });
     // b learns of the change through the database (NOTIFY)
-    await waitFor('b to see the limit', async () => errorOf(await postGraphql(b.url, { query: DEEP }, asRole('user'))) === undefined && b.engine.cache.metadata.api_limits !== undefined);
+    await waitFor(
+      'b to see the limit',
+      async () => errorOf(await postGraphql(b.url, { query: DEEP }, asRole('user'))) === undefined && b.engine.cache.metadata.api_limits !== undefined,
+    );
     await inOneMinute();
     let admitted = 0;
     for (let i = 0; i < 12; i++) {
@@ -335,7 +382,11 @@ describe('rate limits without Redis: per-process counters (measured error)', () 
     const role = `r${randomUUID().slice(0, 8)}`;
     await query(a.url, { type: 'create_select_permission', args: { table: 'author', role, permission: { columns: ['id'], filter: {} } } });
     await setLimits(a.url, { rate_limit: { global: { max_reqs_per_min: 6 } } });
-    await waitFor('b to see the limit', async () => b.engine.cache.metadata.api_limits !== undefined && b.engine.cache.metadata.tables.some((t) => t.select_permissions.some((p) => p.role === role)));
+    await waitFor(
+      'b to see the limit',
+      async () =>
+        b.engine.cache.metadata.api_limits !== undefined && b.engine.cache.metadata.tables.some((t) => t.select_permissions.some((p) => p.role === role)),
+    );
     await inOneMinute();
     let admitted = 0;
     for (let i = 0; i < 24; i++) if ((await postGraphql(i % 2 ? b.url : a.url, { query: FLAT }, asRole(role))).body.errors === undefined) admitted++;
@@ -416,7 +467,15 @@ describe('rate limits when Redis goes away: per-process counting (degraded, not 
 
 test('the CLI metadata directory carries api_limits in api_limits.yaml (written only when set)', async () => {
   const { parseMetadataFiles, renderMetadata, roundTripLoss } = await import('../../src/cli/metadataFiles.js');
-  const md = { version: 2, tables: [], api_limits: { disabled: false, depth_limit: { global: 3, per_role: { user: 2 } }, rate_limit: { global: { max_reqs_per_min: 5, unique_params: 'IP' }, per_role: {} } } };
+  const md = {
+    version: 2,
+    tables: [],
+    api_limits: {
+      disabled: false,
+      depth_limit: { global: 3, per_role: { user: 2 } },
+      rate_limit: { global: { max_reqs_per_min: 5, unique_params: 'IP' }, per_role: {} },
+    },
+  };
   const files = renderMetadata(md);
   assert.match(files.get('api_limits.yaml')!, /depth_limit:/);
   assert.equal(roundTripLoss(md), undefined);

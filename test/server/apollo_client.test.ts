@@ -16,7 +16,10 @@ const SETUP = {
   args: [
     { type: 'run_sql', args: { sql: "create table book (id int primary key, title text); insert into book values (1, 'Dune'), (2, 'Emma');" } },
     { type: 'track_table', args: { name: 'book' } },
-    { type: 'create_select_permission', args: { table: 'book', role: 'user', permission: { columns: ['id', 'title'], filter: { id: { _eq: 'X-Svc-Book-Id' } } } } },
+    {
+      type: 'create_select_permission',
+      args: { table: 'book', role: 'user', permission: { columns: ['id', 'title'], filter: { id: { _eq: 'X-Svc-Book-Id' } } } },
+    },
   ],
 };
 
@@ -53,9 +56,21 @@ describe("Apollo Client's persisted-query link", () => {
   test('over POST: the hash alone, then the text once, then the hash alone again', async () => {
     const sent: Sent[] = [];
     const c = client(s.url, false, sent);
-    const Q = gql`query Books { book(order_by: {id: asc}) { id title } }`;
+    const Q = gql`
+      query Books {
+        book(order_by: { id: asc }) {
+          id
+          title
+        }
+      }
+    `;
     const first = await c.query({ query: Q });
-    assert.deepEqual(first.data, { book: [{ __typename: 'book', id: 1, title: 'Dune' }, { __typename: 'book', id: 2, title: 'Emma' }] });
+    assert.deepEqual(first.data, {
+      book: [
+        { __typename: 'book', id: 1, title: 'Dune' },
+        { __typename: 'book', id: 2, title: 'Emma' },
+      ],
+    });
     const second = await c.query({ query: Q });
     assert.deepEqual(second.data, first.data);
     assert.deepEqual(
@@ -72,7 +87,16 @@ describe("Apollo Client's persisted-query link", () => {
   test('with useGETForHashedQueries: GET with the hash, the text over POST, then GET; session variables apply', async () => {
     const sent: Sent[] = [];
     const c = client(s.url, true, sent, { 'x-svc-role': 'user', 'x-svc-book-id': '2' });
-    const Q = gql`query Mine($id: Int!) { book_by_pk(id: $id) { title } all: book { id } }`;
+    const Q = gql`
+      query Mine($id: Int!) {
+        book_by_pk(id: $id) {
+          title
+        }
+        all: book {
+          id
+        }
+      }
+    `;
     const r1 = await c.query({ query: Q, variables: { id: 2 } });
     assert.deepEqual(r1.data, { book_by_pk: { __typename: 'book', title: 'Emma' }, all: [{ __typename: 'book', id: 2 }] });
     const r2 = await c.query({ query: Q, variables: { id: 1 } });
@@ -90,7 +114,13 @@ describe("Apollo Client's persisted-query link", () => {
   test('a mutation through the link goes over POST (never GET) and is answered', async () => {
     const sent: Sent[] = [];
     const c = client(s.url, true, sent);
-    const M = gql`mutation Add($id: Int!, $t: String!) { insert_book_one(object: {id: $id, title: $t}) { id } }`;
+    const M = gql`
+      mutation Add($id: Int!, $t: String!) {
+        insert_book_one(object: { id: $id, title: $t }) {
+          id
+        }
+      }
+    `;
     const r = await c.mutate({ mutation: M, variables: { id: 3, t: 'Ulysses' } });
     assert.deepEqual(r.data, { insert_book_one: { __typename: 'book', id: 3 } });
     assert.ok(sent.length >= 1 && sent.every((x) => x.method === 'POST'), JSON.stringify(sent));

@@ -60,7 +60,8 @@ test('a client that goes away: its statement is cancelled in PostgreSQL', async 
       body: JSON.stringify({ query: '{ slow_items(args: {seconds: 30}) { id } }' }),
       signal: AbortSignal.timeout(500),
     }).catch((e: Error) => e);
-    const running = () => sql(s.databaseUrl, `select count(*)::int as n from pg_stat_activity where state = 'active' and wait_event = 'PgSleep' and pid <> pg_backend_pid()`);
+    const running = () =>
+      sql(s.databaseUrl, `select count(*)::int as n from pg_stat_activity where state = 'active' and wait_event = 'PgSleep' and pid <> pg_backend_pid()`);
     await waitFor('the slow statement runs', async () => ((await running())[0]!.n === 1 ? true : undefined), 5_000);
     assert.ok((await aborted) instanceof Error);
     await waitFor('the statement is cancelled', async () => ((await running())[0]!.n === 0 ? true : undefined), 5_000);
@@ -75,7 +76,10 @@ test('--pool-acquire-timeout: a request that cannot get a connection in time get
     await setup(s);
     const slow = [1, 2].map(() => postGraphql(s.url, { query: '{ slow_items(args: {seconds: 3}) { id } }' }, user));
     await waitFor('both connections busy', async () => {
-      const r = await sql(s.databaseUrl, `select count(*)::int as n from pg_stat_activity where state = 'active' and wait_event = 'PgSleep' and pid <> pg_backend_pid()`);
+      const r = await sql(
+        s.databaseUrl,
+        `select count(*)::int as n from pg_stat_activity where state = 'active' and wait_event = 'PgSleep' and pid <> pg_backend_pid()`,
+      );
       return r[0]!.n === 2 ? true : undefined;
     });
     const t0 = Date.now();
@@ -96,7 +100,10 @@ test('concurrent long run_sql: /healthz and GraphQL still answer within a second
     await setup(s);
     const sleepers = Array.from({ length: 10 }, () => postQuery(s.url, { type: 'run_sql', args: { sql: 'select pg_sleep(1.5)' } }));
     await waitFor('run_sql statements running', async () => {
-      const r = await sql<{ n: number }>(s.databaseUrl, `select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()`);
+      const r = await sql<{ n: number }>(
+        s.databaseUrl,
+        `select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()`,
+      );
       return r[0]!.n >= 2 ? r[0]!.n : undefined;
     });
     const t0 = Date.now();

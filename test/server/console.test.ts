@@ -128,7 +128,13 @@ describe('console routes', () => {
     });
 
     test('nothing outside the directory, no dot files, missing files 404', async () => {
-      for (const path of ['/console/assets/.build-hash', '/console/assets/..%2F..%2Fetc%2Fpasswd', '/console/assets/%2e%2e/x', '/console/assets/missing.js', '/console/assets/']) {
+      for (const path of [
+        '/console/assets/.build-hash',
+        '/console/assets/..%2F..%2Fetc%2Fpasswd',
+        '/console/assets/%2e%2e/x',
+        '/console/assets/missing.js',
+        '/console/assets/',
+      ]) {
         const r = await get(s.url, path);
         assert.equal(r.status, 404, path);
         assert.equal(JSON.parse(r.body.toString()).code, 'not-found', path);
@@ -145,12 +151,20 @@ describe('console routes', () => {
   test('missing assets: /console says how to build them; the startup log says so too', async () => {
     const missing = join(dir, 'nope');
     let log = '';
-    const sink = new Writable({ write: (c, _e, cb) => { log += c; cb(); } });
+    const sink = new Writable({
+      write: (c, _e, cb) => {
+        log += c;
+        cb();
+      },
+    });
     const s = await start({ enableConsole: true, consoleAssetsDir: missing, logLevel: 'info', enabledLogTypes: ['startup'] }, sink);
     const r = await get(s.url, '/console/data');
     assert.equal(r.status, 503);
     assert.match(r.body.toString(), /npm run build:console/);
-    const started = log.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const started = log
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const info = started.find((l) => l.detail?.kind === 'server_configuration')?.detail.info;
     assert.equal(info?.enable_console, true);
     // the warning is written once the missing file is noticed
@@ -160,9 +174,18 @@ describe('console routes', () => {
 
   test('the startup log reports enable_console false by default', async () => {
     let log = '';
-    const sink = new Writable({ write: (c, _e, cb) => { log += c; cb(); } });
+    const sink = new Writable({
+      write: (c, _e, cb) => {
+        log += c;
+        cb();
+      },
+    });
     await start({ logLevel: 'info', enabledLogTypes: ['startup'] }, sink);
-    const info = log.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.detail?.kind === 'server_configuration')?.detail.info;
+    const info = log
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.detail?.kind === 'server_configuration')?.detail.info;
     assert.equal(info?.enable_console, false);
   });
 });

@@ -87,7 +87,12 @@ describe('no admin secret, defaults', () => {
   });
 
   test('pg_dump of the public schema (admin only); the embedded default says not-supported', async () => {
-    const r = await post(s.url, '/v1alpha1/pg_dump', { opts: ['-O', '-x', '--schema-only', '--schema', 'public'], clean_output: true }, { 'x-svc-role': 'admin' });
+    const r = await post(
+      s.url,
+      '/v1alpha1/pg_dump',
+      { opts: ['-O', '-x', '--schema-only', '--schema', 'public'], clean_output: true },
+      { 'x-svc-role': 'admin' },
+    );
     assert.equal(r.status, 200);
     assert.match(r.text, /CREATE TABLE public\.author \(/);
     assert.doesNotMatch(r.text, /^SET /m);
@@ -107,7 +112,11 @@ describe('disabled APIs answer 404', () => {
   after(() => s?.close());
 
   test('metadata, explain, config and pg_dump are off; graphql is on', async () => {
-    for (const [path, body] of [['/v1/query', { type: 'export_metadata', args: {} }], ['/v1/graphql/explain', { query: { query: '{ a }' } }], ['/v1alpha1/pg_dump', { opts: [] }]] as const) {
+    for (const [path, body] of [
+      ['/v1/query', { type: 'export_metadata', args: {} }],
+      ['/v1/graphql/explain', { query: { query: '{ a }' } }],
+      ['/v1alpha1/pg_dump', { opts: [] }],
+    ] as const) {
       const r = await post(s.url, path, body, { 'x-svc-role': 'admin' });
       assert.equal(r.status, 404, path);
       assert.equal(r.body.code, 'not-found');

@@ -137,7 +137,7 @@ describe('invalid JSON', () => {
     }
   });
 
-  test('malformed JSON: invalid-json with the parser\'s detail, never echoing the body', async () => {
+  test("malformed JSON: invalid-json with the parser's detail, never echoing the body", async () => {
     for (const [path, method] of ENDPOINTS) {
       if (method === 'GET') continue;
       for (const [text, expected] of [
@@ -171,6 +171,8 @@ describe('bodies that are JSON but not a request', () => {
       }
     }
     const g = await post(s.url, '/v1/graphql', 'null', {});
-    assert.deepEqual(g.body, { errors: [{ extensions: { path: '$.query', code: 'parse-failed' }, message: 'parsing Text failed, expected String, but encountered Null' }] });
+    assert.deepEqual(g.body, {
+      errors: [{ extensions: { path: '$.query', code: 'parse-failed' }, message: 'parsing Text failed, expected String, but encountered Null' }],
+    });
   });
 });

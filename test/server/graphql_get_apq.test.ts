@@ -33,13 +33,25 @@ async function get(url: string, path: string, params: Record<string, string>, he
 }
 
 async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const r = await fetch(url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await r.text();
   return { status: r.status, headers: r.headers, text, body: JSON.parse(text) };
 }
 
 const ITEMS = '{ item(order_by: {id: asc}) { id name } }';
-const ITEMS_DATA = { data: { item: [{ id: 1, name: 'a' }, { id: 2, name: 'b' }] } };
+const ITEMS_DATA = {
+  data: {
+    item: [
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ],
+  },
+};
 
 describe('GET /v1/graphql (GraphQL over HTTP)', () => {
   let s: TestServer;
@@ -60,14 +72,30 @@ describe('GET /v1/graphql (GraphQL over HTTP)', () => {
         return fetch(input, init);
       },
     });
-    const r = await client.query(gql`query Item($id: Int!) { item_by_pk(id: $id) { id name } }`, { id: 2 }).toPromise();
+    const r = await client
+      .query(
+        gql`
+          query Item($id: Int!) {
+            item_by_pk(id: $id) {
+              id
+              name
+            }
+          }
+        `,
+        { id: 2 },
+      )
+      .toPromise();
     assert.equal(r.error, undefined, String(r.error));
     assert.deepEqual(r.data, { item_by_pk: { id: 2, name: 'b' } });
     assert.deepEqual(methods, ['GET']);
   });
 
   test('query, variables and operationName in the query string; /v1beta1/relay too', async () => {
-    const r = await get(s.url, '/v1/graphql', { query: 'query A { a: item_by_pk(id: 1) { name } } query B($id: Int!) { item_by_pk(id: $id) { name } }', variables: '{"id":2}', operationName: 'B' });
+    const r = await get(s.url, '/v1/graphql', {
+      query: 'query A { a: item_by_pk(id: 1) { name } } query B($id: Int!) { item_by_pk(id: $id) { name } }',
+      variables: '{"id":2}',
+      operationName: 'B',
+    });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { data: { item_by_pk: { name: 'b' } } });
     assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
@@ -85,21 +113,27 @@ describe('GET /v1/graphql (GraphQL over HTTP)', () => {
   });
 
   test('a mutation (or subscription) over GET is 405 with Allow: POST and writes nothing', async () => {
-    const m = await get(s.url, '/v1/graphql', { query: "mutation { insert_item(objects: [{id: 3, name: \"c\"}]) { affected_rows } }" });
+    const m = await get(s.url, '/v1/graphql', { query: 'mutation { insert_item(objects: [{id: 3, name: "c"}]) { affected_rows } }' });
     assert.equal(m.status, 405);
     assert.equal(m.headers.get('allow'), 'POST');
     assert.equal(m.body.errors[0].extensions.code, 'method-not-allowed');
     assert.deepEqual(await sql(s.databaseUrl, 'select count(*)::int as n from item'), [{ n: 2 }]);
     // the operation picked by operationName decides
-    const picked = await get(s.url, '/v1/graphql', { query: "query Q { item { id } } mutation M { delete_item(where: {}) { affected_rows } }", operationName: 'M' });
+    const picked = await get(s.url, '/v1/graphql', {
+      query: 'query Q { item { id } } mutation M { delete_item(where: {}) { affected_rows } }',
+      operationName: 'M',
+    });
     assert.equal(picked.status, 405);
-    const q = await get(s.url, '/v1/graphql', { query: "query Q { item_by_pk(id: 1) { id } } mutation M { delete_item(where: {}) { affected_rows } }", operationName: 'Q' });
+    const q = await get(s.url, '/v1/graphql', {
+      query: 'query Q { item_by_pk(id: 1) { id } } mutation M { delete_item(where: {}) { affected_rows } }',
+      operationName: 'Q',
+    });
     assert.deepEqual(q.body, { data: { item_by_pk: { id: 1 } } });
     const sub = await get(s.url, '/v1/graphql', { query: 'subscription { item { id } }' });
     assert.equal(sub.status, 405);
     assert.deepEqual(await sql(s.databaseUrl, 'select count(*)::int as n from item'), [{ n: 2 }]);
     // the same mutation over POST runs
-    const p = await post(s.url, '/v1/graphql', { query: "mutation { insert_item(objects: [{id: 3, name: \"c\"}]) { affected_rows } }" });
+    const p = await post(s.url, '/v1/graphql', { query: 'mutation { insert_item(objects: [{id: 3, name: "c"}]) { affected_rows } }' });
     assert.deepEqual(p.body, { data: { insert_item: { affected_rows: 1 } } });
     await sql(s.databaseUrl, 'delete from item where id = 3');
   });
@@ -127,7 +161,12 @@ describe('GET /v1/graphql (GraphQL over HTTP)', () => {
     assert.equal(onlyErr.status, 200);
     assert.equal(onlyErr.headers.get('content-type'), 'application/graphql-response+json; charset=utf-8');
     // Apollo Client's header and urql's: application/json is acceptable, so it is answered
-    for (const accept of ['application/graphql-response+json,application/json;q=0.9', 'application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed', '*/*', 'application/*']) {
+    for (const accept of [
+      'application/graphql-response+json,application/json;q=0.9',
+      'application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed',
+      '*/*',
+      'application/*',
+    ]) {
       const r = await get(s.url, '/v1/graphql', { query: ITEMS }, { accept });
       assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8', accept);
     }
@@ -183,11 +222,14 @@ describe('automatic persisted queries', () => {
     const wrong = { persistedQuery: { version: 1, sha256Hash: sha256Hex('{ item { id } }') } };
     const r = await post(s.url, '/v1/graphql', { query: q, extensions: wrong });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.errors[0], { extensions: { path: '$.extensions.persistedQuery.sha256Hash', code: 'validation-failed' }, message: 'provided sha does not match query' });
+    assert.deepEqual(r.body.errors[0], {
+      extensions: { path: '$.extensions.persistedQuery.sha256Hash', code: 'validation-failed' },
+      message: 'provided sha does not match query',
+    });
     assert.deepEqual((await post(s.url, '/v1/graphql', { extensions: wrong })).body, NOT_FOUND);
     const bad = await post(s.url, '/v1/graphql', { extensions: { persistedQuery: { version: 2, sha256Hash: sha256Hex(q) } } });
     assert.equal(bad.body.errors[0].extensions.code, 'validation-failed');
-    const m = "mutation { insert_item(objects: [{id: 9, name: \"z\"}]) { affected_rows } }";
+    const m = 'mutation { insert_item(objects: [{id: 9, name: "z"}]) { affected_rows } }';
     assert.deepEqual((await post(s.url, '/v1/graphql', { query: m, extensions: ext(m) })).body, { data: { insert_item: { affected_rows: 1 } } });
     const g = await get(s.url, '/v1/graphql', { extensions: JSON.stringify(ext(m)) });
     assert.equal(g.status, 405);
@@ -222,7 +264,7 @@ describe('automatic persisted queries', () => {
     assert.equal(store.get('b'), undefined);
     assert.equal(store.size, 2);
     assert.equal(store.bytes, 656);
-    assert.equal(store.set("d", "w".repeat(600)), false);
+    assert.equal(store.set('d', 'w'.repeat(600)), false);
   });
 });
 
@@ -252,7 +294,14 @@ describe('automatic persisted queries with the allow-list', () => {
     assert.equal((await post(s.url, '/v1/graphql', { query: listed, extensions: l }, user)).body.errors, undefined);
     assert.equal((await post(s.url, '/v1/graphql', { extensions: l }, user)).body.errors, undefined);
     const g = await get(s.url, '/v1/graphql', { extensions: JSON.stringify(l) }, user);
-    assert.deepEqual(g.body, { data: { item: [{ id: 1, name: 'a' }, { id: 2, name: 'b' }] } });
+    assert.deepEqual(g.body, {
+      data: {
+        item: [
+          { id: 1, name: 'a' },
+          { id: 2, name: 'b' },
+        ],
+      },
+    });
     // GET is held to the allow-list like POST
     assert.equal((await get(s.url, '/v1/graphql', { query: other }, user)).body.errors[0].message, 'query is not allowed');
   });

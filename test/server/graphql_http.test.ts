@@ -38,7 +38,14 @@ describe('GraphQL over HTTP', () => {
 
   test('a query, also with a query string on the path', async () => {
     const body = JSON.stringify({ query: '{ item(order_by: {id: asc}) { id name } }' });
-    const want = { data: { item: [{ id: 1, name: 'a' }, { id: 2, name: 'b' }] } };
+    const want = {
+      data: {
+        item: [
+          { id: 1, name: 'a' },
+          { id: 2, name: 'b' },
+        ],
+      },
+    };
     for (const path of ['/v1/graphql', '/v1/graphql?x=1', '/v1alpha1/graphql']) {
       const r = await raw(s.url, path, body);
       assert.equal(r.status, 200, path);
@@ -51,7 +58,11 @@ describe('GraphQL over HTTP', () => {
   });
 
   test('constant fields around database fields keep their order', async () => {
-    const r = await raw(s.url, '/v1/graphql', JSON.stringify({ query: '{ a: __typename item_by_pk(id: 2) { name } z: __typename b: item(where: {id: {_eq: 1}}) { id } }' }));
+    const r = await raw(
+      s.url,
+      '/v1/graphql',
+      JSON.stringify({ query: '{ a: __typename item_by_pk(id: 2) { name } z: __typename b: item(where: {id: {_eq: 1}}) { id } }' }),
+    );
     assert.equal(r.text.replace(/\s/g, ''), '{"data":{"a":"query_root","item_by_pk":{"name":"b"},"z":"query_root","b":[{"id":1}]}}');
   });
 
@@ -75,7 +86,15 @@ describe('GraphQL over HTTP', () => {
   });
 
   test('a batch answers an array, one response per request, errors in place', async () => {
-    const r = await raw(s.url, '/v1/graphql', JSON.stringify([{ query: '{ item_by_pk(id: 1) { name } }' }, { query: '{ nope }' }, { query: 'query($i: Int!) { item_by_pk(id: $i) { name } }', variables: { i: 2 } }]));
+    const r = await raw(
+      s.url,
+      '/v1/graphql',
+      JSON.stringify([
+        { query: '{ item_by_pk(id: 1) { name } }' },
+        { query: '{ nope }' },
+        { query: 'query($i: Int!) { item_by_pk(id: $i) { name } }', variables: { i: 2 } },
+      ]),
+    );
     assert.equal(r.status, 200);
     const out = JSON.parse(r.text);
     assert.equal(out.length, 3);
@@ -127,7 +146,10 @@ describe('GraphQL over HTTP', () => {
     assert.ok(!Number.isNaN(Date.parse(ok.time)));
     assert.equal(ok.detail.operation.request_id, 'abc"1');
     assert.equal(typeof ok.detail.operation.query_execution_time, 'number');
-    assert.deepEqual({ ...ok.detail.http_info, latency_ms: 0 }, { url: '/v1/graphql', method: 'POST', status: 200, http_version: 'HTTP/1.1', ip: '127.0.0.1', latency_ms: 0 });
+    assert.deepEqual(
+      { ...ok.detail.http_info, latency_ms: 0 },
+      { url: '/v1/graphql', method: 'POST', status: 200, http_version: 'HTTP/1.1', ip: '127.0.0.1', latency_ms: 0 },
+    );
     assert.equal(bad.detail.http_info.status, 200);
     assert.deepEqual(bad.detail.operation.error, { path: '$', error: 'Error in $: not enough input', code: 'invalid-json' });
     assert.equal(version.detail.http_info.url, '/v1/version');
@@ -159,7 +181,13 @@ describe('plan cache eviction', () => {
     let max = 0;
     for (let i = 0; i < 150; i++) {
       const e = c.add(`${i}${big}`, 'admin', fakeCache, op, coerce);
-      const plan = { opType: 'query', structural: new Map(), fields: [], statement: { name: 's', compiled: { text: 'y'.repeat(60_000) } }, sessionVars: [] } as never;
+      const plan = {
+        opType: 'query',
+        structural: new Map(),
+        fields: [],
+        statement: { name: 's', compiled: { text: 'y'.repeat(60_000) } },
+        sessionVars: [],
+      } as never;
       PlanCache.addPlan(e, plan, `${i}${big}`);
       max = Math.max(max, c.bytes);
     }

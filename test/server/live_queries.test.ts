@@ -24,7 +24,12 @@ import { devnull, post, query, startTestServer, waitFor, type TestServer } from 
 const SECRET = 'adm1n';
 const INTERVAL = 250;
 const SETUP = [
-  { type: 'run_sql', args: { sql: 'create table item (id int primary key, owner int not null, name text not null); insert into item select g, g % 2 + 1, \'n\' || g from generate_series(1, 1000) g;' } },
+  {
+    type: 'run_sql',
+    args: {
+      sql: "create table item (id int primary key, owner int not null, name text not null); insert into item select g, g % 2 + 1, 'n' || g from generate_series(1, 1000) g;",
+    },
+  },
   { type: 'track_table', args: { table: 'item' } },
   { type: 'create_select_permission', args: { table: 'item', role: 'user', permission: { columns: ['id', 'name'], filter: { owner: 'X-Svc-User-Id' } } } },
 ];
@@ -33,7 +38,12 @@ const admin = { 'x-svc-admin-secret': SECRET };
 let s: TestServer;
 
 before(async () => {
-  s = await startTestServer({ adminSecret: SECRET, jwtSecret: { type: 'HS256', key: HS_KEY }, liveQueriesRefetchInterval: INTERVAL, maxSubscriptionsPerConnection: 1000 });
+  s = await startTestServer({
+    adminSecret: SECRET,
+    jwtSecret: { type: 'HS256', key: HS_KEY },
+    liveQueriesRefetchInterval: INTERVAL,
+    maxSubscriptionsPerConnection: 1000,
+  });
   await query(s.url, { type: 'bulk', args: SETUP }, admin);
 });
 
@@ -99,7 +109,10 @@ class Results {
   }
 }
 
-function transportClient(connectionParams: Record<string, unknown> | (() => Promise<Record<string, unknown>>), closed?: (code: number, reason: string) => void): WsClient {
+function transportClient(
+  connectionParams: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
+  closed?: (code: number, reason: string) => void,
+): WsClient {
   return createClient({
     url: wsUrl(s.url),
     webSocketImpl: WebSocket,
@@ -301,7 +314,9 @@ describe('legacy graphql-ws (subscriptions-transport-ws client)', () => {
       assert.equal(results.items.length, 2);
 
       const bad = new Results();
-      client.request({ query: 'subscription { no_such_field { id } }' }).subscribe({ next: (v) => bad.push(v), error: (e) => bad.fail(e), complete: () => bad.done() });
+      client
+        .request({ query: 'subscription { no_such_field { id } }' })
+        .subscribe({ next: (v) => bad.push(v), error: (e) => bad.fail(e), complete: () => bad.done() });
       await bad.settled();
       assert.equal(bad.items.length, 0);
       assert.equal((bad.errors[0] as { extensions: { code: string } }).extensions.code, 'validation-failed');
@@ -312,105 +327,115 @@ describe('legacy graphql-ws (subscriptions-transport-ws client)', () => {
 });
 
 describe('multiplexing', () => {
-  test('1,000 subscribers with different variables in one cohort: ⌈1000/100⌉ statements per interval, counted at the driver', { timeout: 180_000 }, async () => {
-    const N = 1000;
-    const perSocket = 250;
-    const db = s.engine.db;
-    // every statement the engine sends, with its text, from the driver wrapper
-    const sent: string[] = [];
-    const origPrepared = db.prepared.bind(db);
-    const origQuery = db.query.bind(db);
-    (db as any).prepared = (name: string, text: string, values: unknown[], cancel?: unknown) => {
-      sent.push(text);
-      return origPrepared(name, text, values, cancel as never);
-    };
-    (db as any).query = (text: string, values?: unknown[]) => {
-      sent.push(text);
-      return origQuery(text, values);
-    };
-    const sockets: WebSocket[] = [];
-    const got = new Map<string, any[]>();
-    try {
-      for (let k = 0; k < N / perSocket; k++) {
-        const ws = new WebSocket(wsUrl(s.url), 'graphql-ws');
-        sockets.push(ws);
-        await new Promise((res, rej) => {
-          ws.once('open', res);
-          ws.once('error', rej);
-        });
-        ws.on('message', (d) => {
-          const m = JSON.parse(d.toString());
-          if (m.type === 'data') {
-            let l = got.get(m.id);
-            if (!l) got.set(m.id, (l = []));
-            l.push(m.payload);
-          }
-        });
-        ws.send(JSON.stringify({ type: 'connection_init', payload: { headers: admin } }));
-        for (let i = 0; i < perSocket; i++) {
-          const id = k * perSocket + i + 1;
-          ws.send(JSON.stringify({ id: String(id), type: 'start', payload: { query: 'subscription ($id: Int!) { item_by_pk(id: $id) { id name } }', variables: { id } } }));
-        }
-      }
-      const deadline = Date.now() + 60_000;
-      while (got.size < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      assert.equal(got.size, N, 'every subscriber got its first result');
-      assert.deepEqual(got.get('500'), [{ data: { item_by_pk: { id: 500, name: 'n500' } } }]);
-
-      await intervals(2); // every subscriber has joined and been run once
-      // count between two moments when no cohort run is in flight, so every statement of each
-      // run falls inside the window
-      const quiet = async () => {
-        const until = Date.now() + 30_000;
-        while (s.engine.liveQueryStats.running > 0 && Date.now() < until) await new Promise((r) => setImmediate(r));
-        assert.equal(s.engine.liveQueryStats.running, 0);
+  test(
+    '1,000 subscribers with different variables in one cohort: ⌈1000/100⌉ statements per interval, counted at the driver',
+    { timeout: 180_000 },
+    async () => {
+      const N = 1000;
+      const perSocket = 250;
+      const db = s.engine.db;
+      // every statement the engine sends, with its text, from the driver wrapper
+      const sent: string[] = [];
+      const origPrepared = db.prepared.bind(db);
+      const origQuery = db.query.bind(db);
+      (db as any).prepared = (name: string, text: string, values: unknown[], cancel?: unknown) => {
+        sent.push(text);
+        return origPrepared(name, text, values, cancel as never);
       };
-      await quiet();
-      sent.length = 0;
-      const t0 = s.engine.liveQueryStats.ticks;
-      await intervals(5);
-      await quiet();
-      const batches = () => sent.filter((t) => t.startsWith('SELECT "_subs"."result_id"'));
-      process.stdout.write(`# idle: ${s.engine.liveQueryStats.ticks - t0} intervals, ${batches().length} statements sent for ${N} subscribers\n`);
-      assert.deepEqual(batches(), [], 'idle (no write): no live-query statement (change-driven refetch)');
+      (db as any).query = (text: string, values?: unknown[]) => {
+        sent.push(text);
+        return origQuery(text, values);
+      };
+      const sockets: WebSocket[] = [];
+      const got = new Map<string, any[]>();
+      try {
+        for (let k = 0; k < N / perSocket; k++) {
+          const ws = new WebSocket(wsUrl(s.url), 'graphql-ws');
+          sockets.push(ws);
+          await new Promise((res, rej) => {
+            ws.once('open', res);
+            ws.once('error', rej);
+          });
+          ws.on('message', (d) => {
+            const m = JSON.parse(d.toString());
+            if (m.type === 'data') {
+              let l = got.get(m.id);
+              if (!l) got.set(m.id, (l = []));
+              l.push(m.payload);
+            }
+          });
+          ws.send(JSON.stringify({ type: 'connection_init', payload: { headers: admin } }));
+          for (let i = 0; i < perSocket; i++) {
+            const id = k * perSocket + i + 1;
+            ws.send(
+              JSON.stringify({
+                id: String(id),
+                type: 'start',
+                payload: { query: 'subscription ($id: Int!) { item_by_pk(id: $id) { id name } }', variables: { id } },
+              }),
+            );
+          }
+        }
+        const deadline = Date.now() + 60_000;
+        while (got.size < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(got.size, N, 'every subscriber got its first result');
+        assert.deepEqual(got.get('500'), [{ data: { item_by_pk: { id: 500, name: 'n500' } } }]);
 
-      // a write to the table (even one that changes nothing): one run, ⌈1000/100⌉ statements
-      const r0 = s.engine.liveQueryStats.runs;
-      await mutate('update item set name = name where id = 1');
-      await waitFor('a run', async () => s.engine.liveQueryStats.runs > r0 || undefined, 15_000);
-      await intervals(2);
-      await quiet();
-      const runs = s.engine.liveQueryStats.runs - r0;
-      const others = sent.filter((t) => !t.startsWith('SELECT "_subs"."result_id"') && t.includes('"item"'));
-      process.stdout.write(`# one write: ${runs} cohort runs, ${batches().length} statements\n`);
-      assert.deepEqual(others, [], 'no per-subscriber statement');
-      assert.equal(runs, 1, 'one run per write');
-      assert.equal(batches().length, runs * Math.ceil(N / 100), 'statements per run: ⌈1000/100⌉');
+        await intervals(2); // every subscriber has joined and been run once
+        // count between two moments when no cohort run is in flight, so every statement of each
+        // run falls inside the window
+        const quiet = async () => {
+          const until = Date.now() + 30_000;
+          while (s.engine.liveQueryStats.running > 0 && Date.now() < until) await new Promise((r) => setImmediate(r));
+          assert.equal(s.engine.liveQueryStats.running, 0);
+        };
+        await quiet();
+        sent.length = 0;
+        const t0 = s.engine.liveQueryStats.ticks;
+        await intervals(5);
+        await quiet();
+        const batches = () => sent.filter((t) => t.startsWith('SELECT "_subs"."result_id"'));
+        process.stdout.write(`# idle: ${s.engine.liveQueryStats.ticks - t0} intervals, ${batches().length} statements sent for ${N} subscribers\n`);
+        assert.deepEqual(batches(), [], 'idle (no write): no live-query statement (change-driven refetch)');
 
-      // a change to one row reaches exactly its one subscriber
-      const before = new Map([...got].map(([k, v]) => [k, v.length]));
-      await mutate("update item set name = 'only-500' where id = 500");
-      const until = Date.now() + 15_000;
-      while (got.get('500')!.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-      await intervals(2);
-      const changed = [...got].filter(([k, v]) => v.length !== before.get(k)).map(([k]) => k);
-      assert.deepEqual(changed, ['500']);
-      assert.deepEqual(got.get('500')![1], { data: { item_by_pk: { id: 500, name: 'only-500' } } });
-    } finally {
-      (db as any).prepared = origPrepared;
-      (db as any).query = origQuery;
-      for (const ws of sockets) ws.close();
-    }
-    // the cohort is dropped when its subscribers leave
-    const deadline = Date.now() + 10_000;
-    while (s.engine.liveQueryStats.cohorts > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(s.engine.liveQueryStats.cohorts, 0);
-  });
+        // a write to the table (even one that changes nothing): one run, ⌈1000/100⌉ statements
+        const r0 = s.engine.liveQueryStats.runs;
+        await mutate('update item set name = name where id = 1');
+        await waitFor('a run', async () => s.engine.liveQueryStats.runs > r0 || undefined, 15_000);
+        await intervals(2);
+        await quiet();
+        const runs = s.engine.liveQueryStats.runs - r0;
+        const others = sent.filter((t) => !t.startsWith('SELECT "_subs"."result_id"') && t.includes('"item"'));
+        process.stdout.write(`# one write: ${runs} cohort runs, ${batches().length} statements\n`);
+        assert.deepEqual(others, [], 'no per-subscriber statement');
+        assert.equal(runs, 1, 'one run per write');
+        assert.equal(batches().length, runs * Math.ceil(N / 100), 'statements per run: ⌈1000/100⌉');
+
+        // a change to one row reaches exactly its one subscriber
+        const before = new Map([...got].map(([k, v]) => [k, v.length]));
+        await mutate("update item set name = 'only-500' where id = 500");
+        const until = Date.now() + 15_000;
+        while (got.get('500')!.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        await intervals(2);
+        const changed = [...got].filter(([k, v]) => v.length !== before.get(k)).map(([k]) => k);
+        assert.deepEqual(changed, ['500']);
+        assert.deepEqual(got.get('500')![1], { data: { item_by_pk: { id: 500, name: 'only-500' } } });
+      } finally {
+        (db as any).prepared = origPrepared;
+        (db as any).query = origQuery;
+        for (const ws of sockets) ws.close();
+      }
+      // the cohort is dropped when its subscribers leave
+      const deadline = Date.now() + 10_000;
+      while (s.engine.liveQueryStats.cohorts > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(s.engine.liveQueryStats.cohorts, 0);
+    },
+  );
 
   test('explain of a subscription: the multiplexed statement, the same for equal variable shapes', async () => {
     const q = 'subscription ($condition: item_bool_exp) { item(where: $condition) { id } }';
     const explain = async (variables: unknown) => {
-      const r = await post(s.url, "/v1/graphql/explain", { query: { query: q, variables } }, admin);
+      const r = await post(s.url, '/v1/graphql/explain', { query: { query: q, variables } }, admin);
       assert.equal(r.status, 200, r.text);
       return r.body as { sql: string; plan: string[] };
     };
@@ -425,7 +450,17 @@ describe('multiplexing', () => {
 
 test('embedded PGlite: subscribers are multiplexed too', { timeout: 180_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-live-'));
-  const config = { ...defaultConfig(), port: 0, host: '127.0.0.1', logLevel: 'error' as const, enabledLogTypes: [], dataDir, databaseUrl: undefined, liveQueriesRefetchInterval: INTERVAL, liveQueriesBatchSize: 2 };
+  const config = {
+    ...defaultConfig(),
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'error' as const,
+    enabledLogTypes: [],
+    dataDir,
+    databaseUrl: undefined,
+    liveQueriesRefetchInterval: INTERVAL,
+    liveQueriesBatchSize: 2,
+  };
   const svc = await startSvc(config, createLogger(config, devnull()));
   try {
     await query(svc.url, { type: 'run_sql', args: { sql: "create table t (id int primary key, v text); insert into t values (1, 'a'), (2, 'b'), (3, 'c');" } });
@@ -434,7 +469,10 @@ test('embedded PGlite: subscribers are multiplexed too', { timeout: 180_000 }, a
     try {
       const subs = [1, 2, 3].map((id) => {
         const results = new Results();
-        c.subscribe({ query: 'subscription ($id: Int!) { t_by_pk(id: $id) { v } }', variables: { id } }, { next: (v) => results.push(v), error: (e) => results.fail(e), complete: () => results.done() });
+        c.subscribe(
+          { query: 'subscription ($id: Int!) { t_by_pk(id: $id) { v } }', variables: { id } },
+          { next: (v) => results.push(v), error: (e) => results.fail(e), complete: () => results.done() },
+        );
         return results;
       });
       for (const [i, r] of subs.entries()) assert.deepEqual(await r.count(1), { data: { t_by_pk: { v: 'abc'[i] } } });
@@ -468,7 +506,10 @@ test('a slow client gets the latest result, not a growing queue (backpressure); 
   const ws = new WebSocket(wsUrl(s2.url), 'graphql-transport-ws');
   const opened = new Promise((res) => ws.once('open', res));
   try {
-    await query(s2.url, { type: 'run_sql', args: { sql: `create table blob (id int primary key, n int not null, body text not null); insert into blob values (1, 0, repeat('x', ${bigLength}));` } });
+    await query(s2.url, {
+      type: 'run_sql',
+      args: { sql: `create table blob (id int primary key, n int not null, body text not null); insert into blob values (1, 0, repeat('x', ${bigLength}));` },
+    });
     await query(s2.url, { type: 'track_table', args: { table: 'blob' } });
     await opened;
     const got: any[] = [];

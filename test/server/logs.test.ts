@@ -20,9 +20,17 @@ const sink = new Writable({
 
 before(async () => {
   svc = await startTestServer({ logLevel: 'info', enabledLogTypes: ['http-log', 'query-log'], adminSecret: 'pw', unauthorizedRole: 'anon' }, sink);
-  await query(svc.url, { type: 'run_sql', args: { sql: 'create table item (id int primary key, name text); insert into item values (1, $$a$$);' } }, { 'x-svc-admin-secret': 'pw' });
+  await query(
+    svc.url,
+    { type: 'run_sql', args: { sql: 'create table item (id int primary key, name text); insert into item values (1, $$a$$);' } },
+    { 'x-svc-admin-secret': 'pw' },
+  );
   await query(svc.url, { type: 'track_table', args: { table: 'item' } }, { 'x-svc-admin-secret': 'pw' });
-  await query(svc.url, { type: 'create_select_permission', args: { table: 'item', role: 'anon', permission: { columns: ['id'], filter: {} } } }, { 'x-svc-admin-secret': 'pw' });
+  await query(
+    svc.url,
+    { type: 'create_select_permission', args: { table: 'item', role: 'anon', permission: { columns: ['id'], filter: {} } } },
+    { 'x-svc-admin-secret': 'pw' },
+  );
 });
 
 after(async () => {
@@ -32,7 +40,12 @@ after(async () => {
 /** the log lines of one request id, awaited (the line is written after the response) */
 async function linesOf(id: string, type: string): Promise<Record<string, any>[]> {
   for (let i = 0; i < 200; i++) {
-    const found = lines.filter((l) => l.type === type && l.detail?.[type === 'http-log' ? 'operation' : 'request_id'] !== undefined && (type === 'http-log' ? l.detail.operation.request_id : l.detail.request_id) === id);
+    const found = lines.filter(
+      (l) =>
+        l.type === type &&
+        l.detail?.[type === 'http-log' ? 'operation' : 'request_id'] !== undefined &&
+        (type === 'http-log' ? l.detail.operation.request_id : l.detail.request_id) === id,
+    );
     if (found.length) return found;
     await new Promise((r) => setImmediate(r));
   }

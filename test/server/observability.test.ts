@@ -88,7 +88,11 @@ const hooks = createServer((req, res) => {
     if (req.url === '/action') {
       handlerSaw.push({ traceparent: tp });
       // the handler writes through Svc, passing the trace on (as an instrumented handler would)
-      const r = await postGraphql(svcUrl, { query: 'mutation ($n: String!) { insert_item_one(object: {name: $n}) { id } }', variables: { n: body.input.name } }, tp ? { traceparent: tp } : {});
+      const r = await postGraphql(
+        svcUrl,
+        { query: 'mutation ($n: String!) { insert_item_one(object: {name: $n}) { id } }', variables: { n: body.input.name } },
+        tp ? { traceparent: tp } : {},
+      );
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: r.body.data.insert_item_one.id }));
       return;
@@ -120,7 +124,13 @@ before(async () => {
       { type: 'run_sql', args: { sql: 'create table item (id serial primary key, name text not null)' } },
       { type: 'track_table', args: { table: 'item' } },
       { type: 'set_custom_types', args: { objects: [{ name: 'AddItemOutput', fields: [{ name: 'id', type: 'Int!' }] }] } },
-      { type: 'create_action', args: { name: 'addItem', definition: { kind: 'synchronous', arguments: [{ name: 'name', type: 'String!' }], output_type: 'AddItemOutput', handler: `${hooksUrl}/action` } } },
+      {
+        type: 'create_action',
+        args: {
+          name: 'addItem',
+          definition: { kind: 'synchronous', arguments: [{ name: 'name', type: 'String!' }], output_type: 'AddItemOutput', handler: `${hooksUrl}/action` },
+        },
+      },
       { type: 'create_event_trigger', args: { name: 'item_created', table: 'item', insert: { columns: '*' }, webhook: `${hooksUrl}/event` } },
     ],
   });
@@ -148,10 +158,14 @@ describe('traces', () => {
     // the event is delivered, its webhook call carrying the trace
     await waitFor('the event delivery', async () => events.length >= 1, 15_000);
     assert.match(events[0]!.traceparent ?? '', new RegExp(`^00-${TRACE}-`));
-    await waitFor('the delivery span', async () => {
-      await tracing!.flush();
-      return spans.some((x) => x.traceId === TRACE && x.name === 'svc.delivery');
-    }, 10_000);
+    await waitFor(
+      'the delivery span',
+      async () => {
+        await tracing!.flush();
+        return spans.some((x) => x.traceId === TRACE && x.name === 'svc.delivery');
+      },
+      10_000,
+    );
 
     const trace = spans.filter((x) => x.traceId === TRACE);
     const names = trace.map((x) => x.name);
@@ -183,7 +197,10 @@ describe('traces', () => {
     // the delivery try: a child of the insert request (through the event row), linked to it
     const delivery = trace.find((x) => x.name === 'svc.delivery')!;
     assert.equal(delivery.parentSpanId, inner!.spanId);
-    assert.deepEqual(delivery.links?.map((l) => [l.traceId, l.spanId]), [[TRACE, inner!.spanId]]);
+    assert.deepEqual(
+      delivery.links?.map((l) => [l.traceId, l.spanId]),
+      [[TRACE, inner!.spanId]],
+    );
     assert.equal(attr(delivery, 'svc.trigger.name'), 'item_created');
     assert.equal(attr(delivery, 'http.response.status_code'), 200);
     const eventCall = trace.find((x) => x.name === 'event POST')!;
@@ -220,10 +237,15 @@ describe('traces', () => {
     const c = new pg.Client({ connectionString: s.databaseUrl });
     await c.connect();
     try {
-      const seen = await waitFor('the statement in pg_stat_activity', async () => {
-        const r = await c.query("select query from pg_stat_activity where query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()");
-        return r.rows[0]?.query as string | undefined;
-      }, 5_000, 25);
+      const seen = await waitFor(
+        'the statement in pg_stat_activity',
+        async () => {
+          const r = await c.query("select query from pg_stat_activity where query like '%pg_sleep(1.5)%' and pid <> pg_backend_pid()");
+          return r.rows[0]?.query as string | undefined;
+        },
+        5_000,
+        25,
+      );
       assert.match(seen!, new RegExp(`/\\*traceparent='00-${trace}-[0-9a-f]{16}-01'\\*/`));
     } finally {
       await c.end();
@@ -243,19 +265,36 @@ describe('REST endpoints', () => {
     await query(s.url, {
       type: 'bulk',
       args: [
-        { type: 'create_query_collection', args: { name: 'obs', definition: { queries: [{ name: 'items', query: 'query items($limit: Int) { item(order_by: {id: asc}, limit: $limit) { id } }' }] } } },
-        { type: 'create_rest_endpoint', args: { name: 'obs_items', url: 'obs/items', methods: ['GET'], definition: { query: { collection_name: 'obs', query_name: 'items' } } } },
+        {
+          type: 'create_query_collection',
+          args: {
+            name: 'obs',
+            definition: { queries: [{ name: 'items', query: 'query items($limit: Int) { item(order_by: {id: asc}, limit: $limit) { id } }' }] },
+          },
+        },
+        {
+          type: 'create_rest_endpoint',
+          args: { name: 'obs_items', url: 'obs/items', methods: ['GET'], definition: { query: { collection_name: 'obs', query_name: 'items' } } },
+        },
       ],
     });
     const trace = 'dddd0000dddd0000dddd0000dddd0000';
-    const r = await fetch(`${s.url}/api/rest/obs/items?limit=5`, { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` }, signal: AbortSignal.timeout(10_000) });
+    const r = await fetch(`${s.url}/api/rest/obs/items?limit=5`, {
+      headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` },
+      signal: AbortSignal.timeout(10_000),
+    });
     assert.equal(r.status, 200, await r.text());
     assert.equal(r.headers.get('x-svc-trace-id'), trace);
-    const missing = await fetch(`${s.url}/api/rest/obs/nope`, { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` }, signal: AbortSignal.timeout(10_000) });
+    const missing = await fetch(`${s.url}/api/rest/obs/nope`, {
+      headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` },
+      signal: AbortSignal.timeout(10_000),
+    });
     assert.equal(missing.status, 404);
     await waitFor('the REST spans', async () => {
       await tracing!.flush();
-      return spans.filter((x) => x.traceId === trace && x.name === 'GET /api/rest').length === 2 && spans.some((x) => x.traceId === trace && x.name === 'svc.sql');
+      return (
+        spans.filter((x) => x.traceId === trace && x.name === 'GET /api/rest').length === 2 && spans.some((x) => x.traceId === trace && x.name === 'svc.sql')
+      );
     });
     const reqs = spans.filter((x) => x.traceId === trace && x.name === 'GET /api/rest');
     const ok = reqs.find((x) => attr(x, 'http.response.status_code') === 200)!;
@@ -270,7 +309,10 @@ describe('REST endpoints', () => {
     for (const n of ['svc.auth', 'svc.graphql.plan', 'svc.sql']) {
       const child = spans.find((x) => x.traceId === trace && x.name === n);
       assert.ok(child, `span ${n}`);
-      assert.ok(reqs.some((x) => x.spanId === child.parentSpanId), `${n} under the REST request`);
+      assert.ok(
+        reqs.some((x) => x.spanId === child.parentSpanId),
+        `${n} under the REST request`,
+      );
     }
     const metrics = (await get(s.url, '/v1/metrics')).text;
     assert.match(metrics, /svc_http_request_duration_seconds_count\{endpoint="\/api\/rest",operation_type="query",outcome="success"\} [1-9]/);
@@ -279,9 +321,11 @@ describe('REST endpoints', () => {
 });
 
 describe('websocket', () => {
-  test('a websocket operation is a span, child of the handshake\'s traceparent, with its SQL under it', async () => {
+  test("a websocket operation is a span, child of the handshake's traceparent, with its SQL under it", async () => {
     const trace = 'cccc0000cccc0000cccc0000cccc0000';
-    const ws = new WebSocket(s.url.replace('http', 'ws') + '/v1/graphql', 'graphql-transport-ws', { headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` } });
+    const ws = new WebSocket(s.url.replace('http', 'ws') + '/v1/graphql', 'graphql-transport-ws', {
+      headers: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` },
+    });
     const messages: any[] = [];
     const got = (pred: (m: any) => boolean) => waitFor('a websocket message', async () => messages.find(pred), 10_000, 20);
     ws.on('message', (d) => messages.push(JSON.parse(String(d))));

@@ -50,7 +50,11 @@ test('files, connections, abbreviations, formats and positional arguments are re
     ['--schema'],
     ['--no-owner=1'],
   ]) {
-    assert.throws(() => checkPgDumpOptions(o), (e: Error & { code?: string; status?: number }) => e.code === 'invalid-params' && e.status === 400 && e.message.includes(JSON.stringify(o[0])), o.join(' '));
+    assert.throws(
+      () => checkPgDumpOptions(o),
+      (e: Error & { code?: string; status?: number }) => e.code === 'invalid-params' && e.status === 400 && e.message.includes(JSON.stringify(o[0])),
+      o.join(' '),
+    );
   }
 });
 

@@ -33,7 +33,9 @@ const id = (n: number) => Buffer.from(`[1, "public", "note", ${n}]`).toString('b
 test('HTTP: the Relay schema on /v1beta1/relay only', async () => {
   const r = await post('/v1beta1/relay', { query: Q });
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body, { data: { note_connection: { edges: [{ cursor: Buffer.from('{"id" : 2}').toString('base64'), node: { id: id(2), body: 'b' } }] } } });
+  assert.deepEqual(r.body, {
+    data: { note_connection: { edges: [{ cursor: Buffer.from('{"id" : 2}').toString('base64'), node: { id: id(2), body: 'b' } }] } },
+  });
   const g = await post('/v1/graphql', { query: Q });
   assert.equal(g.body.errors?.[0]?.message, 'field "note_connection" not found in type: \'query_root\'');
   const n = await post('/v1beta1/relay', { query: `{ node(id: "${id(1)}") { id ... on note { body } } }` });

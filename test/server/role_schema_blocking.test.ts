@@ -61,7 +61,9 @@ async function whilePolling<T>(work: () => Promise<T>): Promise<{ result: T; ms:
 }
 
 test('adding a large remote schema does not block /healthz', { timeout: 180_000 }, async (t) => {
-  const add = await whilePolling(() => postQuery(url, { type: 'add_remote_schema', args: { name: 'big', definition: { url: `${remote.url}/big`, timeout_seconds: 120 } } }));
+  const add = await whilePolling(() =>
+    postQuery(url, { type: 'add_remote_schema', args: { name: 'big', definition: { url: `${remote.url}/big`, timeout_seconds: 120 } } }),
+  );
   assert.equal(add.result.status, 200, add.result.text);
   const figures = `add_remote_schema ${Math.round(add.ms)} ms, slowest /healthz ${Math.round(add.slowest)} ms, ${add.answered} answered`;
   process.stdout.write(`# ${figures}\n`);

@@ -30,17 +30,29 @@ const SECRET = 'adm1n';
 const INTERVAL = 200;
 const admin = { 'x-svc-admin-secret': SECRET };
 const SETUP = [
-  { type: 'run_sql', args: { sql: 'create table msg (id serial primary key, owner int not null, body text not null, secret text); create table other (id int primary key);' } },
+  {
+    type: 'run_sql',
+    args: { sql: 'create table msg (id serial primary key, owner int not null, body text not null, secret text); create table other (id int primary key);' },
+  },
   { type: 'track_table', args: { table: 'msg' } },
   { type: 'track_table', args: { table: 'other' } },
-  { type: 'create_select_permission', args: { table: 'msg', role: 'user', permission: { columns: ['id', 'body'], filter: { owner: 'X-Svc-User-Id' }, limit: 7 } } },
+  {
+    type: 'create_select_permission',
+    args: { table: 'msg', role: 'user', permission: { columns: ['id', 'body'], filter: { owner: 'X-Svc-User-Id' }, limit: 7 } },
+  },
   { type: 'create_insert_permission', args: { table: 'msg', role: 'user', permission: { columns: ['body'], check: {}, set: { owner: 'X-Svc-User-Id' } } } },
 ];
 
 let s: TestServer;
 
 before(async () => {
-  s = await startTestServer({ adminSecret: SECRET, jwtSecret: { type: 'HS256', key: HS_KEY }, streamingQueriesRefetchInterval: INTERVAL, streamingQueriesBatchSize: 100, maxSubscriptionsPerConnection: 1000 });
+  s = await startTestServer({
+    adminSecret: SECRET,
+    jwtSecret: { type: 'HS256', key: HS_KEY },
+    streamingQueriesRefetchInterval: INTERVAL,
+    streamingQueriesBatchSize: 100,
+    maxSubscriptionsPerConnection: 1000,
+  });
   await query(s.url, { type: 'bulk', args: SETUP }, admin);
 });
 
@@ -102,7 +114,14 @@ class Stream {
 }
 
 function transportClient(headers: Record<string, string>): WsClient {
-  return createClient({ url: wsUrl(), webSocketImpl: WebSocket, connectionParams: { headers }, retryAttempts: 0, lazy: false, onNonLazyError: () => undefined });
+  return createClient({
+    url: wsUrl(),
+    webSocketImpl: WebSocket,
+    connectionParams: { headers },
+    retryAttempts: 0,
+    lazy: false,
+    onNonLazyError: () => undefined,
+  });
 }
 
 function subscribe(c: WsClient, field: string, q: string, variables?: Record<string, unknown>): { stream: Stream; stop: () => void } {
@@ -157,30 +176,57 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 describe('schema', () => {
   test('Hasura v2 types and arguments, on subscription_root only', async () => {
-    const r = await postGraphql(s.url, {
-      query: `{ sub: __type(name: "subscription_root") { fields { name args { name type { kind name ofType { kind name ofType { kind name } } } } } }
+    const r = await postGraphql(
+      s.url,
+      {
+        query: `{ sub: __type(name: "subscription_root") { fields { name args { name type { kind name ofType { kind name ofType { kind name } } } } } }
         q: __type(name: "query_root") { fields { name } }
         ci: __type(name: "msg_stream_cursor_input") { inputFields { name type { kind name ofType { name } } } }
         cv: __type(name: "msg_stream_cursor_value_input") { inputFields { name type { name } } }
         co: __type(name: "cursor_ordering") { enumValues { name } } }`,
-    }, admin);
+      },
+      admin,
+    );
     const d = r.body.data;
     const f = d.sub.fields.find((x: any) => x.name === 'msg_stream');
     assert.ok(f, 'msg_stream on subscription_root');
-    assert.deepEqual(f.args.map((a: any) => a.name), ['batch_size', 'cursor', 'where']);
+    assert.deepEqual(
+      f.args.map((a: any) => a.name),
+      ['batch_size', 'cursor', 'where'],
+    );
     assert.deepEqual(f.args[0].type, { kind: 'NON_NULL', name: null, ofType: { kind: 'SCALAR', name: 'Int', ofType: null } });
-    assert.deepEqual(f.args[1].type, { kind: 'NON_NULL', name: null, ofType: { kind: 'LIST', name: null, ofType: { kind: 'INPUT_OBJECT', name: 'msg_stream_cursor_input' } } });
+    assert.deepEqual(f.args[1].type, {
+      kind: 'NON_NULL',
+      name: null,
+      ofType: { kind: 'LIST', name: null, ofType: { kind: 'INPUT_OBJECT', name: 'msg_stream_cursor_input' } },
+    });
     assert.equal(f.args[2].type.name, 'msg_bool_exp');
     assert.ok(!d.q.fields.some((x: any) => x.name === 'msg_stream'), 'not on query_root');
-    assert.deepEqual(d.ci.inputFields.map((x: any) => [x.name, x.type.kind, x.type.name ?? x.type.ofType.name]), [
-      ['initial_value', 'NON_NULL', 'msg_stream_cursor_value_input'],
-      ['ordering', 'ENUM', 'cursor_ordering'],
-    ]);
-    assert.deepEqual(d.cv.inputFields.map((x: any) => x.name), ['body', 'id', 'owner', 'secret']);
-    assert.deepEqual(d.co.enumValues.map((x: any) => x.name), ['ASC', 'DESC']);
+    assert.deepEqual(
+      d.ci.inputFields.map((x: any) => [x.name, x.type.kind, x.type.name ?? x.type.ofType.name]),
+      [
+        ['initial_value', 'NON_NULL', 'msg_stream_cursor_value_input'],
+        ['ordering', 'ENUM', 'cursor_ordering'],
+      ],
+    );
+    assert.deepEqual(
+      d.cv.inputFields.map((x: any) => x.name),
+      ['body', 'id', 'owner', 'secret'],
+    );
+    assert.deepEqual(
+      d.co.enumValues.map((x: any) => x.name),
+      ['ASC', 'DESC'],
+    );
     // a role sees its columns only; a role without select permission has no stream
-    const u = await postGraphql(s.url, { query: '{ __type(name: "msg_stream_cursor_value_input") { inputFields { name } } }' }, { ...admin, 'x-svc-role': 'user' });
-    assert.deepEqual(u.body.data.__type.inputFields.map((x: any) => x.name), ['body', 'id']);
+    const u = await postGraphql(
+      s.url,
+      { query: '{ __type(name: "msg_stream_cursor_value_input") { inputFields { name } } }' },
+      { ...admin, 'x-svc-role': 'user' },
+    );
+    assert.deepEqual(
+      u.body.data.__type.inputFields.map((x: any) => x.name),
+      ['body', 'id'],
+    );
     const n = await postGraphql(s.url, { query: '{ __type(name: "subscription_root") { fields { name } } }' }, { ...admin, 'x-svc-role': 'nobody' });
     assert.ok(!JSON.stringify(n.body).includes('msg_stream'), JSON.stringify(n.body));
   });
@@ -192,11 +238,20 @@ describe('streaming 10,000 rows', () => {
     const c = transportClient(admin);
     const batchesBefore = s.engine.streamStats.batches;
     try {
-      const { stream, stop } = subscribe(c, 'msg_stream', 'subscription ($from: Int!) { msg_stream(batch_size: 500, cursor: {initial_value: {id: $from}, ordering: ASC}) { id body } }', { from: 0 });
+      const { stream, stop } = subscribe(
+        c,
+        'msg_stream',
+        'subscription ($from: Int!) { msg_stream(batch_size: 500, cursor: {initial_value: {id: $from}, ordering: ASC}) { id body } }',
+        { from: 0 },
+      );
       await stream.rows(1000);
       // more rows while streaming: through GraphQL and through a plain pg client, 2,000 each
       const objects = range(1, 2000).map((i) => ({ owner: 1, body: `g${i}` }));
-      const m = await postGraphql(s.url, { query: 'mutation ($o: [msg_insert_input!]!) { insert_msg(objects: $o) { affected_rows } }', variables: { o: objects } }, admin);
+      const m = await postGraphql(
+        s.url,
+        { query: 'mutation ($o: [msg_insert_input!]!) { insert_msg(objects: $o) { affected_rows } }', variables: { o: objects } },
+        admin,
+      );
       assert.equal(m.body.data?.insert_msg?.affected_rows, 2000, JSON.stringify(m.body));
       await sqlOn("insert into msg (owner, body) select 2, 'p' || g from generate_series(1, 2000) g");
       await stream.rows(10_000);
@@ -205,7 +260,10 @@ describe('streaming 10,000 rows', () => {
       while (s.engine.streamStats.batches < until) await new Promise((r) => setTimeout(r, 20));
       stop();
       assertExactly(stream.ids, range(1, 10_000));
-      assert.ok(stream.batches.every((b) => b.length > 0 && b.length <= 500), 'batches of 1..500 rows');
+      assert.ok(
+        stream.batches.every((b) => b.length > 0 && b.length <= 500),
+        'batches of 1..500 rows',
+      );
       assert.ok(stream.batches.length >= 20, `${stream.batches.length} batches`);
       assert.equal(stream.batches[0]![0].body, 'b1');
       process.stdout.write(`# 10,000 rows in ${stream.batches.length} batches, ${s.engine.streamStats.batches - batchesBefore} statements\n`);
@@ -244,7 +302,10 @@ describe('streaming 10,000 rows', () => {
       await b.stream.rows(100);
       assertExactly(a.stream.ids, range(1, 100).reverse());
       assertExactly(b.stream.ids, range(1, 100).reverse());
-      assert.deepEqual(a.stream.batches.map((x) => x.length), [40, 40, 20]);
+      assert.deepEqual(
+        a.stream.batches.map((x) => x.length),
+        [40, 40, 20],
+      );
       a.stop();
       b.stop();
     } finally {
@@ -259,12 +320,19 @@ describe('permissions', () => {
     const c = transportClient({ Authorization: `Bearer ${token}` });
     try {
       // user 2 owns ids ≡ 2 (mod 3) among 1..6000, and 8001..10000
-      const { stream, stop } = subscribe(c, 'msg_stream', 'subscription { msg_stream(batch_size: 100, cursor: {initial_value: {id: 5900}}, where: {body: {_like: "%0"}}) { id body } }');
+      const { stream, stop } = subscribe(
+        c,
+        'msg_stream',
+        'subscription { msg_stream(batch_size: 100, cursor: {initial_value: {id: 5900}}, where: {body: {_like: "%0"}}) { id body } }',
+      );
       const expected = [...range(5901, 6000).filter((i) => i % 3 === 2 && i % 10 === 0), ...range(8001, 10_000).filter((i) => i % 10 === 0)];
       await stream.rows(expected.length);
       assertExactly(stream.ids, expected);
       // the role's limit (7) caps every batch
-      assert.ok(stream.batches.every((b) => b.length <= 7), JSON.stringify(stream.batches.map((b) => b.length)));
+      assert.ok(
+        stream.batches.every((b) => b.length <= 7),
+        JSON.stringify(stream.batches.map((b) => b.length)),
+      );
       stop();
       const hidden = subscribe(c, 'msg_stream', 'subscription { msg_stream(batch_size: 10, cursor: {initial_value: {id: 0}}) { id owner } }');
       await hidden.stream.settled();
@@ -344,7 +412,12 @@ describe('rows committed out of cursor order', () => {
     await t1.connect();
     await t2.connect();
     try {
-      const { stream, stop } = subscribe(c, 'msg_stream', 'subscription ($from: Int!) { msg_stream(batch_size: 10, cursor: {initial_value: {id: $from}}) { id body } }', { from: max });
+      const { stream, stop } = subscribe(
+        c,
+        'msg_stream',
+        'subscription ($from: Int!) { msg_stream(batch_size: 10, cursor: {initial_value: {id: $from}}) { id body } }',
+        { from: max },
+      );
       await t1.query('begin');
       const a = (await t1.query("insert into msg (owner, body) values (1, 'first') returning id")).rows[0].id as number;
       await t2.query('begin');
@@ -383,7 +456,11 @@ describe('multiplexing', () => {
       const froms = range(1, 250).map((i) => all[all.length - 1 - i]!);
       const subs = froms.map((from) => subscribe(c, 'msg_stream', q, { from }));
       for (const [i, x] of subs.entries()) await x.stream.rows(i + 1);
-      for (const [i, x] of subs.entries()) assertExactly(x.stream.ids, all.filter((id) => id > froms[i]!));
+      for (const [i, x] of subs.entries())
+        assertExactly(
+          x.stream.ids,
+          all.filter((id) => id > froms[i]!),
+        );
       // caught up: every subscriber is at the last id, so they share one row now: one statement a run
       const messages = s.engine.streamStats.messages;
       const r0 = s.engine.streamStats.runs;
@@ -391,7 +468,10 @@ describe('multiplexing', () => {
       while (s.engine.streamStats.runs < r0 + 3) await new Promise((r) => setTimeout(r, 20));
       assert.equal(s.engine.streamStats.messages, messages, 'no message without new rows');
       // (a run counts when it starts, its statement as it starts: the samples are within one of each other)
-      assert.ok(Math.abs(s.engine.streamStats.batches - b0 - (s.engine.streamStats.runs - r0)) <= 1, 'subscribers in step share one row: one statement per run');
+      assert.ok(
+        Math.abs(s.engine.streamStats.batches - b0 - (s.engine.streamStats.runs - r0)) <= 1,
+        'subscribers in step share one row: one statement per run',
+      );
       // a new row reaches all 250 from that one statement
       const before = subs.map((x) => x.stream.ids.length);
       const [{ id: x }] = await sqlOn<{ id: number }>("insert into msg (owner, body) values (1, 'x') returning id");
@@ -408,7 +488,8 @@ describe('multiplexing', () => {
   test('250 subscribers with different variables (not in step): ceil(250 / 100) statements per run', async () => {
     const c = transportClient(admin);
     try {
-      const q = 'subscription ($from: Int!, $b: String!) { msg_stream(batch_size: 20, cursor: {initial_value: {id: $from}}, where: {body: {_neq: $b}}) { id } }';
+      const q =
+        'subscription ($from: Int!, $b: String!) { msg_stream(batch_size: 20, cursor: {initial_value: {id: $from}}, where: {body: {_neq: $b}}) { id } }';
       const subs = range(1, 250).map((i) => subscribe(c, 'msg_stream', q, { from: 9_000, b: `none${i}` }));
       const [{ n }] = await sqlOn<{ n: number }>('select count(*)::int as n from msg where id > 9000');
       for (const x of subs) await x.stream.rows(n);
@@ -428,15 +509,30 @@ describe('multiplexing', () => {
 
 test('embedded PGlite: streams, multiplexed', { timeout: 180_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-stream-'));
-  const config = { ...defaultConfig(), port: 0, host: '127.0.0.1', logLevel: 'error' as const, enabledLogTypes: [], dataDir, databaseUrl: undefined, streamingQueriesRefetchInterval: INTERVAL };
+  const config = {
+    ...defaultConfig(),
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'error' as const,
+    enabledLogTypes: [],
+    dataDir,
+    databaseUrl: undefined,
+    streamingQueriesRefetchInterval: INTERVAL,
+  };
   const svc = await startSvc(config, createLogger(config, devnull()));
   try {
-    await query(svc.url, { type: 'run_sql', args: { sql: "create table t (id serial primary key, v text); insert into t (v) select 'v' || g from generate_series(1, 300) g;" } });
+    await query(svc.url, {
+      type: 'run_sql',
+      args: { sql: "create table t (id serial primary key, v text); insert into t (v) select 'v' || g from generate_series(1, 300) g;" },
+    });
     await query(svc.url, { type: 'track_table', args: { table: 't' } });
     const c = createClient({ url: `${svc.url.replace('http', 'ws')}/v1/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
     try {
       const a = new Stream('t_stream');
-      c.subscribe({ query: 'subscription { t_stream(batch_size: 50, cursor: {initial_value: {id: 0}}) { id v } }' }, { next: (v) => a.push(v), error: (e) => a.fail(e), complete: () => a.done() });
+      c.subscribe(
+        { query: 'subscription { t_stream(batch_size: 50, cursor: {initial_value: {id: 0}}) { id v } }' },
+        { next: (v) => a.push(v), error: (e) => a.fail(e), complete: () => a.done() },
+      );
       await a.rows(300);
       await query(svc.url, { type: 'run_sql', args: { sql: "insert into t (v) values ('late')" } });
       await a.rows(301);
@@ -451,11 +547,21 @@ test('embedded PGlite: streams, multiplexed', { timeout: 180_000 }, async () => 
 });
 
 test("the README's example, verbatim", async () => {
-  await query(s.url, { type: 'bulk', args: [
-    { type: 'run_sql', args: { sql: 'create table messages (id bigserial primary key, room int not null, body text not null)' } },
-    { type: 'track_table', args: { table: 'messages' } },
-    { type: 'create_select_permission', args: { table: 'messages', role: 'user', permission: { columns: ['id', 'body'], filter: { room: 'X-Svc-Room-Id' } } } },
-  ] }, admin);
+  await query(
+    s.url,
+    {
+      type: 'bulk',
+      args: [
+        { type: 'run_sql', args: { sql: 'create table messages (id bigserial primary key, room int not null, body text not null)' } },
+        { type: 'track_table', args: { table: 'messages' } },
+        {
+          type: 'create_select_permission',
+          args: { table: 'messages', role: 'user', permission: { columns: ['id', 'body'], filter: { room: 'X-Svc-Room-Id' } } },
+        },
+      ],
+    },
+    admin,
+  );
   await sqlOn("insert into messages (room, body) values (1, 'hello svc'), (2, 'svc elsewhere'), (1, 'not this one'), (1, 'SVC again')");
   const c = transportClient({ ...admin, 'x-svc-role': 'user', 'x-svc-room-id': '1' });
   try {
@@ -467,7 +573,10 @@ test("the README's example, verbatim", async () => {
 }`;
     const { stream, stop } = subscribe(c, 'messages_stream', q, { from: 0 });
     await stream.rows(2);
-    assert.deepEqual(stream.batches[0], [{ id: 1, body: 'hello svc' }, { id: 4, body: 'SVC again' }]);
+    assert.deepEqual(stream.batches[0], [
+      { id: 1, body: 'hello svc' },
+      { id: 4, body: 'SVC again' },
+    ]);
     stop();
   } finally {
     await c.dispose();
@@ -477,16 +586,31 @@ test("the README's example, verbatim", async () => {
 test('woken by writes (table-change signal): a row inserted via pg, GraphQL or run_sql arrives long before the 10 s interval', async () => {
   const w = await startTestServer({ adminSecret: SECRET, streamingQueriesRefetchInterval: 10_000 });
   try {
-    await query(w.url, { type: 'bulk', args: [
-      { type: 'run_sql', args: { sql: "create table feed (id serial primary key, body text not null); insert into feed (body) values ('a')" } },
-      { type: 'track_table', args: { table: 'feed' } },
-    ] }, admin);
-    const c = createClient({ url: `${w.url.replace('http', 'ws')}/v1/graphql`, webSocketImpl: WebSocket, connectionParams: { headers: admin }, retryAttempts: 0 });
+    await query(
+      w.url,
+      {
+        type: 'bulk',
+        args: [
+          { type: 'run_sql', args: { sql: "create table feed (id serial primary key, body text not null); insert into feed (body) values ('a')" } },
+          { type: 'track_table', args: { table: 'feed' } },
+        ],
+      },
+      admin,
+    );
+    const c = createClient({
+      url: `${w.url.replace('http', 'ws')}/v1/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { headers: admin },
+      retryAttempts: 0,
+    });
     const pgc = new pg.Client({ connectionString: w.databaseUrl });
     await pgc.connect();
     try {
       const stream = new Stream('feed_stream');
-      const stop = c.subscribe({ query: 'subscription { feed_stream(batch_size: 10, cursor: {initial_value: {id: 0}}) { id body } }' }, { next: (v) => stream.push(v), error: (e) => stream.fail(e), complete: () => stream.done() });
+      const stop = c.subscribe(
+        { query: 'subscription { feed_stream(batch_size: 10, cursor: {initial_value: {id: 0}}) { id body } }' },
+        { next: (v) => stream.push(v), error: (e) => stream.fail(e), complete: () => stream.done() },
+      );
       await stream.rows(1, 5_000);
       const ms: number[] = [];
       const writes: Array<() => Promise<unknown>> = [
@@ -500,7 +624,10 @@ test('woken by writes (table-change signal): a row inserted via pg, GraphQL or r
         await stream.rows(i + 2, 5_000);
         ms.push(Date.now() - t0);
       }
-      assert.deepEqual(stream.batches.flat().map((r) => r.body), ['a', 'pg', 'graphql', 'run_sql']);
+      assert.deepEqual(
+        stream.batches.flat().map((r) => r.body),
+        ['a', 'pg', 'graphql', 'run_sql'],
+      );
       process.stdout.write(`# write → stream (interval 10 s): ${ms.join(', ')} ms\n`);
       stop();
     } finally {

@@ -23,7 +23,12 @@ const SETUP = [
 let s: TestServer;
 
 before(async () => {
-  s = await startTestServer({ adminSecret: SECRET, jwtSecret: { type: 'HS256', key: HS_KEY }, maxSubscriptionsPerConnection: 3, liveQueriesRefetchInterval: 50 });
+  s = await startTestServer({
+    adminSecret: SECRET,
+    jwtSecret: { type: 'HS256', key: HS_KEY },
+    maxSubscriptionsPerConnection: 3,
+    liveQueriesRefetchInterval: 50,
+  });
   await query(s.url, { type: 'bulk', args: SETUP }, { 'x-svc-admin-secret': SECRET });
 });
 
@@ -158,8 +163,10 @@ describe('bad frames never throw', () => {
       c.send({ id: 'e', type: 'start', payload: { query: 'mutation { insert_item(objects: [{id: 1, owner: 1}]) { affected_rows } }' } });
       await c.next('complete', 'e');
     }
-    const notFound = "field \"nope\" not found in type: 'item'";
-    assert.deepEqual((await v1.next('error', 'v')).payload, { errors: [{ extensions: { path: '$.selectionSet.item.selectionSet.nope', code: 'validation-failed' }, message: notFound }] });
+    const notFound = 'field "nope" not found in type: \'item\'';
+    assert.deepEqual((await v1.next('error', 'v')).payload, {
+      errors: [{ extensions: { path: '$.selectionSet.item.selectionSet.nope', code: 'validation-failed' }, message: notFound }],
+    });
     assert.deepEqual((await alpha.next('error', 'v')).payload, { path: '$.selectionSet.item.selectionSet.nope', error: notFound, code: 'validation-failed' });
     assert.equal((await alpha.next('error', 'x')).payload.code, 'validation-failed');
     const v1Data = (await v1.next('data', 'e')).payload;
@@ -174,7 +181,10 @@ describe('bad frames never throw', () => {
       // the error comes before the complete
       const order = c.log.filter((m) => m.id === 'v').map((m) => m.type);
       assert.deepEqual(order, ['error', 'complete']);
-      assert.equal(c.messages.some((m) => m.type === 'data' && m.id === 'v'), false);
+      assert.equal(
+        c.messages.some((m) => m.type === 'data' && m.id === 'v'),
+        false,
+      );
       c.close();
     }
   });
@@ -192,7 +202,10 @@ describe('bad frames never throw', () => {
     c.send({ type: 'connection_terminate' });
     c.send({ id: 'late', type: 'start', payload: { query: '{ __typename }' } });
     assert.equal((await c.closed).code, 1000);
-    assert.equal(c.messages.some((m) => m.id === 'late' || m.type === 'connection_error'), false);
+    assert.equal(
+      c.messages.some((m) => m.id === 'late' || m.type === 'connection_error'),
+      false,
+    );
   });
 
   test('a real process survives `null` before connection_init and keeps serving', async () => {
@@ -257,7 +270,11 @@ test('an auth webhook session expiring (Cache-Control max-age) ends the connecti
     res.end(JSON.stringify({ 'X-Svc-Role': 'user', 'X-Svc-User-Id': '1', 'Cache-Control': 'max-age=2' }));
   });
   await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
-  const t = await startTestServer({ adminSecret: SECRET, authHook: `http://127.0.0.1:${(hook.address() as { port: number }).port}/`, liveQueriesRefetchInterval: 50 });
+  const t = await startTestServer({
+    adminSecret: SECRET,
+    authHook: `http://127.0.0.1:${(hook.address() as { port: number }).port}/`,
+    liveQueriesRefetchInterval: 50,
+  });
   try {
     await query(t.url, { type: 'bulk', args: SETUP }, { 'x-svc-admin-secret': SECRET });
     const c = new Client(t.url);
@@ -318,7 +335,10 @@ describe('caps', () => {
 
 test('SIGTERM with 100 open subscriptions: every socket closes with 1001, exit 0 within seconds', async () => {
   const db = await createTestDatabase();
-  const p = spawnSvc(['serve', '--server-port', '0', '--server-host', '127.0.0.1'], cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup' }));
+  const p = spawnSvc(
+    ['serve', '--server-port', '0', '--server-host', '127.0.0.1'],
+    cleanEnv({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup' }),
+  );
   try {
     const { port } = await p.startup;
     const url = `http://127.0.0.1:${port}`;

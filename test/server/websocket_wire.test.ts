@@ -64,7 +64,12 @@ describe('legacy graphql-ws frames', () => {
       {
         type: 'bulk',
         args: [
-          { type: 'run_sql', args: { sql: 'create table author (id int primary key); create table article (id int primary key, author_id int not null references author(id)); insert into author values (1);' } },
+          {
+            type: 'run_sql',
+            args: {
+              sql: 'create table author (id int primary key); create table article (id int primary key, author_id int not null references author(id)); insert into author values (1);',
+            },
+          },
           { type: 'track_table', args: { table: 'author' } },
           { type: 'track_table', args: { table: 'article' } },
         ],
@@ -83,7 +88,10 @@ describe('legacy graphql-ws frames', () => {
       const expected = { path: '$', error: 'start received before the connection is initialised', code: 'start-failed' };
       if (path === '/v1alpha1/graphql') assert.deepEqual(e.payload, expected);
       else assert.deepEqual(e.payload, { errors: [{ extensions: { path: '$', code: 'start-failed' }, message: expected.error }] });
-      assert.equal(c.messages.some((m) => m.type === 'connection_error'), false);
+      assert.equal(
+        c.messages.some((m) => m.type === 'connection_error'),
+        false,
+      );
       c.send({ type: 'connection_init', payload: { headers: { 'X-Svc-Admin-Secret': SECRET } } });
       await c.next('connection_ack');
       c.send({ id: '2', type: 'start', payload: { query: '{ author { id } }' } });
@@ -121,7 +129,9 @@ describe('cookies on the handshake with --disable-cors', () => {
     await hook.start();
     // the webhook lets in only a request that carries the session cookie
     hook.respond = (r) => {
-      const cookie = (r.body as { headers?: Record<string, string> } | undefined)?.headers?.Cookie ?? (r.body as { headers?: Record<string, string> } | undefined)?.headers?.cookie;
+      const cookie =
+        (r.body as { headers?: Record<string, string> } | undefined)?.headers?.Cookie ??
+        (r.body as { headers?: Record<string, string> } | undefined)?.headers?.cookie;
       return cookie === 'session=abc' ? { status: 200, body: JSON.stringify({ 'X-Svc-Role': 'admin' }) } : { status: 401, body: '{}' };
     };
   });
@@ -201,13 +211,24 @@ describe('websocket-log lines', () => {
     await c.closed;
     const wsId = () => lines.slice(before).find((l) => l.type === 'websocket-log' && l.detail.event.type === 'accepted')?.detail.connection_info.websocket_id;
     const mine = await logsOf(wsId, (ls) => ls.some((l) => l.detail.event.type === 'closed'));
-    const events = mine.map((l) => (l.detail.event.type === 'operation' ? `${l.detail.event.detail.operation_id}:${l.detail.event.detail.operation_type.type}` : l.detail.event.type));
+    const events = mine.map((l) =>
+      l.detail.event.type === 'operation' ? `${l.detail.event.detail.operation_id}:${l.detail.event.detail.operation_type.type}` : l.detail.event.type,
+    );
     assert.deepEqual(events, ['accepted', 'q:started', 'q:completed', 'bad:started', 'bad:query_err', 'sub:started', 'sub:stopped', 'closed']);
     const started = mine[1]!.detail;
-    assert.deepEqual(started.event.detail, { request_id: 'ws-req-1', operation_id: 'q', query: { variables: {}, query: 'query Q { __typename }' }, operation_type: { type: 'started' }, operation_name: 'Q' });
+    assert.deepEqual(started.event.detail, {
+      request_id: 'ws-req-1',
+      operation_id: 'q',
+      query: { variables: {}, query: 'query Q { __typename }' },
+      operation_type: { type: 'started' },
+      operation_name: 'Q',
+    });
     assert.deepEqual(started.user_vars, { 'x-svc-role': 'admin' });
     assert.equal(mine[0]!.detail.user_vars, null);
-    assert.deepEqual(mine[4]!.detail.event.detail.operation_type, { type: 'query_err', detail: { path: '$.selectionSet.nope', error: 'field "nope" not found in type: \'query_root\'', code: 'validation-failed' } });
+    assert.deepEqual(mine[4]!.detail.event.detail.operation_type, {
+      type: 'query_err',
+      detail: { path: '$.selectionSet.nope', error: 'field "nope" not found in type: \'query_root\'', code: 'validation-failed' },
+    });
     assert.equal(mine[6]!.detail.event.detail.query, null);
     assert.match(mine[7]!.detail.connection_info.msg, /^1000 bye/);
     assert.equal(mine[7]!.level, 'info');
@@ -221,7 +242,10 @@ describe('websocket-log lines', () => {
     assert.equal((await c.closed).code, 4403);
     const wsId = () => lines.slice(before).find((l) => l.type === 'websocket-log' && l.detail.event.type === 'accepted')?.detail.connection_info.websocket_id;
     const mine = await logsOf(wsId, (ls) => ls.some((l) => l.detail.event.type === 'closed'));
-    assert.deepEqual(mine.map((l) => l.detail.event.type), ['accepted', 'rejected', 'closed']);
+    assert.deepEqual(
+      mine.map((l) => l.detail.event.type),
+      ['accepted', 'rejected', 'closed'],
+    );
     assert.deepEqual(mine[1]!.detail.event.detail, { path: '$', error: 'invalid x-svc-admin-secret/x-svc-access-key', code: 'access-denied' });
     assert.match(mine[1]!.detail.connection_info.msg, /^4403 Forbidden/);
   });

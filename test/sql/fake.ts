@@ -53,13 +53,21 @@ export function tbl(name: string, columns: ColumnInfo[], pk: string[] | null, fk
 
 /** author(id, name, rating) ← article(id, title, author_id, tags, is_published) */
 export function blogCache(patch?: (md: Metadata) => void): SchemaCache {
-  const db: DbIntrospection = { tables: new Map(), functions: new Map(), functionsByOid: new Map(), scalarTypes: new Set(['int4', 'int8', 'text', 'bool', 'jsonb', 'numeric']) };
+  const db: DbIntrospection = {
+    tables: new Map(),
+    functions: new Map(),
+    functionsByOid: new Map(),
+    scalarTypes: new Set(['int4', 'int8', 'text', 'bool', 'jsonb', 'numeric']),
+  };
   db.tables.set('public.author', tbl('author', [col('id', 'int4', false), col('name', 'text'), col('rating', 'int8')], ['id']));
   db.tables.set(
     'public.article',
-    tbl('article', [col('id', 'int4', false), col('title', 'text'), col('author_id', 'int4', false), col('tags', 'jsonb'), col('is_published', 'bool')], ['id'], [
-      { oid: 1, name: 'article_author_id_fkey', columns: ['author_id'], refTable: { schema: 'public', name: 'author' }, refColumns: ['id'] },
-    ]),
+    tbl(
+      'article',
+      [col('id', 'int4', false), col('title', 'text'), col('author_id', 'int4', false), col('tags', 'jsonb'), col('is_published', 'bool')],
+      ['id'],
+      [{ oid: 1, name: 'article_author_id_fkey', columns: ['author_id'], refTable: { schema: 'public', name: 'author' }, refColumns: ['id'] }],
+    ),
   );
   const md = emptyMetadata();
   const author: TableMetadata = {
@@ -71,7 +79,14 @@ export function blogCache(patch?: (md: Metadata) => void): SchemaCache {
     ...emptyTable({ schema: 'public', name: 'article' }),
     object_relationships: [{ name: 'author', using: { foreign_key_constraint_on: 'author_id' } }],
     select_permissions: [
-      { role: 'user', permission: { columns: ['id', 'title', 'author_id'], filter: { _or: [{ author_id: 'X-Svc-User-Id' }, { is_published: true }] }, allow_aggregations: true } },
+      {
+        role: 'user',
+        permission: {
+          columns: ['id', 'title', 'author_id'],
+          filter: { _or: [{ author_id: 'X-Svc-User-Id' }, { is_published: true }] },
+          allow_aggregations: true,
+        },
+      },
     ],
   };
   md.tables.push(author, article);

@@ -42,10 +42,15 @@ const COLUMNS: Record<Exclude<OperatorFamily, 'raster'>, { column: string; type:
 
 function shapesCache(filter?: Record<string, unknown>) {
   const db: DbIntrospection = {
-    tables: new Map(), functions: new Map(), functionsByOid: new Map(),
+    tables: new Map(),
+    functions: new Map(),
+    functionsByOid: new Map(),
     scalarTypes: new Set(['int4', 'text', 'bool', 'jsonb', 'geometry', 'geography']),
   };
-  db.tables.set('public.shape', tbl('shape', [col('id', 'int4', false), ...Object.values(COLUMNS).map((c) => col(c.column, c.type)), col('m', 'int4')], ['id']));
+  db.tables.set(
+    'public.shape',
+    tbl('shape', [col('id', 'int4', false), ...Object.values(COLUMNS).map((c) => col(c.column, c.type)), col('m', 'int4')], ['id']),
+  );
   const md = emptyMetadata();
   md.tables.push({
     ...emptyTable({ schema: 'public', name: 'shape' }),
@@ -58,17 +63,29 @@ const POINT = '{type: "Point", coordinates: [1, 2]}';
 function literal(arg: GraphQLArg, type: string): string {
   const one = type === 'int4' ? '1' : type === 'bool' ? 'true' : type === 'jsonb' ? '{a: 1}' : type === 'geometry' || type === 'geography' ? POINT : '"a"';
   switch (arg) {
-    case 'column': return one;
-    case 'column_list': return `[${one}]`;
-    case 'string': return '"a%"';
-    case 'string_list': return '["a", "b"]';
-    case 'boolean': return 'false';
-    case 'jsonb': return '{a: 1}';
-    case 'st_d_within_geometry': return `{distance: 2, from: ${POINT}}`;
-    case 'st_d_within_geography': return `{distance: 2, from: ${POINT}, use_spheroid: false}`;
-    case 'cast_geometry': return `{geography: {_st_intersects: ${POINT}}}`;
-    case 'cast_geography': return `{geometry: {_st_within: ${POINT}}}`;
-    case 'nband_geom': case 'geom_nband': throw new Error('raster operators are not in this table');
+    case 'column':
+      return one;
+    case 'column_list':
+      return `[${one}]`;
+    case 'string':
+      return '"a%"';
+    case 'string_list':
+      return '["a", "b"]';
+    case 'boolean':
+      return 'false';
+    case 'jsonb':
+      return '{a: 1}';
+    case 'st_d_within_geometry':
+      return `{distance: 2, from: ${POINT}}`;
+    case 'st_d_within_geography':
+      return `{distance: 2, from: ${POINT}, use_spheroid: false}`;
+    case 'cast_geometry':
+      return `{geography: {_st_intersects: ${POINT}}}`;
+    case 'cast_geography':
+      return `{geometry: {_st_within: ${POINT}}}`;
+    case 'nband_geom':
+    case 'geom_nband':
+      throw new Error('raster operators are not in this table');
   }
 }
 
@@ -117,8 +134,14 @@ test('the comparison_exp input types list exactly the operator table’s fields'
 test('every v1/permission spelling compiles in a permission filter (snapshot)', () => {
   const lines: string[] = [];
   const values: Record<string, unknown> = {
-    in: [1, 2], nin: [1, 2], is_null: true, has_keys_any: ['a'], has_keys_all: ['a'], has_key: 'a',
-    contains: { a: 1 }, contained_in: { a: 1 },
+    in: [1, 2],
+    nin: [1, 2],
+    is_null: true,
+    has_keys_any: ['a'],
+    has_keys_all: ['a'],
+    has_key: 'a',
+    contains: { a: 1 },
+    contained_in: { a: 1 },
     st_d_within: { distance: 1, from: { type: 'Point', coordinates: [1, 2] } },
   };
   const columnOf = (op: string): string => {
@@ -130,8 +153,10 @@ test('every v1/permission spelling compiles in a permission filter (snapshot)', 
   for (const name of [...V1_OPERATOR_NAMES].sort()) {
     if (name.includes('nband') || name.endsWith('_rast')) continue; // raster: needs a raster column
     const column = columnOf(name);
-    const value = name.startsWith('c') && /^c(eq|ne|neq|gt|lt|gte|lte)$/.test(name) ? 'm'
-      : values[name] ?? (column === 'geom' ? { type: 'Point', coordinates: [1, 2] } : column === 'name' ? 'a%' : 'X-Svc-User-Id');
+    const value =
+      name.startsWith('c') && /^c(eq|ne|neq|gt|lt|gte|lte)$/.test(name)
+        ? 'm'
+        : (values[name] ?? (column === 'geom' ? { type: 'Point', coordinates: [1, 2] } : column === 'name' ? 'a%' : 'X-Svc-User-Id'));
     for (const prefix of ['_', '$']) {
       const cache = shapesCache({ [column]: { [prefix + name]: value } });
       const [s] = sqlOf(cache, 'user', '{ shape { id } }');

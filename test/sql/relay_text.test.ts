@@ -32,7 +32,8 @@ after(async () => {
   await database?.drop();
 });
 
-const column = (name: string, type: string, nullable: boolean): ColumnModel => ({ name, type, typeSchema: 'pg_catalog', nullable, gqlName: name }) as unknown as ColumnModel;
+const column = (name: string, type: string, nullable: boolean): ColumnModel =>
+  ({ name, type, typeSchema: 'pg_catalog', nullable, gqlName: name }) as unknown as ColumnModel;
 const COLS: ColumnModel[] = [
   column('i', 'int4', false),
   column('n', 'int8', true),
@@ -51,12 +52,17 @@ async function rows(select: string): Promise<Array<{ got: string; want: string }
 }
 
 test('global ids are base64 of json_build_array(1, schema, table, pk…), awkward names included', async () => {
-  for (const [schema, name] of [['public', 'v'], ['we"ird\\sch ema', 'tä\tble "x"'], ['s', 'a_very_long_table_name_that_makes_the_id_longer_than_seventy_six_characters']]) {
+  for (const [schema, name] of [
+    ['public', 'v'],
+    ['we"ird\\sch ema', 'tä\tble "x"'],
+    ['s', 'a_very_long_table_name_that_makes_the_id_longer_than_seventy_six_characters'],
+  ]) {
     for (const pk of [['i'], ['i', 't'], ['t', 'n', 'b', 'u', 'd', 'ts', 'f']]) {
       const t = { name: { schema, name }, primaryKey: pk, columnsByName: new Map(COLS.map((c) => [c.name, c])) } as unknown as TableModel;
       const got = compileSql(nodeIdSql(t, '_t')).text;
       const want = `translate(encode(convert_to(json_build_array(1, ${[schema, name].map((x) => `'${x.replace(/'/g, "''")}'`).join(', ')}, ${pk.map((c) => `"_t"."${c}"`).join(', ')})::text, 'UTF8'), 'base64'), chr(10), '')`;
-      for (const r of await rows(`${got} as got, ${want} as want`)) assert.equal(r.got, r.want, `${schema}.${name} (${pk}): ${Buffer.from(r.want, 'base64').toString()}`);
+      for (const r of await rows(`${got} as got, ${want} as want`))
+        assert.equal(r.got, r.want, `${schema}.${name} (${pk}): ${Buffer.from(r.want, 'base64').toString()}`);
     }
   }
 });
@@ -67,7 +73,12 @@ test("cursors are json_build_object's text of the order-by values, nested paths 
     path: c.name === 'j' ? ['rel "1"', 'j'] : c.name === 'f' ? ['rel "1"', 'f'] : [c.name],
     type: { name: c.type, schema: 'pg_catalog' },
   })) as unknown as CursorItem[];
-  const got = compileSql(cursorText(items, COLS.map((c) => col('_t', c.name)))).text;
+  const got = compileSql(
+    cursorText(
+      items,
+      COLS.map((c) => col('_t', c.name)),
+    ),
+  ).text;
   const ref = (c: string) => sql`${col('_t', c)}`;
   const want = compileSql(
     sql`json_build_object(${raw(

@@ -44,9 +44,19 @@ const SETUP = [
   { type: 'create_array_relationship', args: { table: 'grp', name: 'members', using: { foreign_key_constraint_on: { table: 'member', column: 'grp' } } } },
   { type: 'create_select_permission', args: { table: 'item', role: 'user', permission: { columns: ['id', 'name'], filter: { owner: 'X-Svc-User-Id' } } } },
   // groups visible to their members: the filter reads another table (through a relationship)
-  { type: 'create_select_permission', args: { table: 'grp', role: 'user', permission: { columns: ['id', 'name'], filter: { members: { user_id: { _eq: 'X-Svc-User-Id' } } } } } },
+  {
+    type: 'create_select_permission',
+    args: { table: 'grp', role: 'user', permission: { columns: ['id', 'name'], filter: { members: { user_id: { _eq: 'X-Svc-User-Id' } } } } },
+  },
   // every group, for anyone who is a member of one: an _exists over another table
-  { type: 'create_select_permission', args: { table: 'grp', role: 'auditor', permission: { columns: ['id'], filter: { _exists: { _table: 'member', _where: { user_id: { _eq: 'X-Svc-User-Id' } } } } } } },
+  {
+    type: 'create_select_permission',
+    args: {
+      table: 'grp',
+      role: 'auditor',
+      permission: { columns: ['id'], filter: { _exists: { _table: 'member', _where: { user_id: { _eq: 'X-Svc-User-Id' } } } } },
+    },
+  },
   // dynamic SQL: what it reads cannot be known, its cohort is polled
   { type: 'track_function', args: { name: 'dyn' } },
 ];
@@ -81,7 +91,14 @@ class Results {
 }
 
 function client(headers: Record<string, string>): WsClient {
-  return createClient({ url: wsUrl(), webSocketImpl: WebSocket, connectionParams: { headers }, retryAttempts: 0, lazy: false, onNonLazyError: () => undefined });
+  return createClient({
+    url: wsUrl(),
+    webSocketImpl: WebSocket,
+    connectionParams: { headers },
+    retryAttempts: 0,
+    lazy: false,
+    onNonLazyError: () => undefined,
+  });
 }
 function sub(c: WsClient, q: string, variables?: Record<string, unknown>): Results {
   const r = new Results();
@@ -114,7 +131,9 @@ describe('change-driven refetch', () => {
     try {
       const a = sub(c, 'subscription { item_by_pk(id: 2) { name } }');
       const b = new Results();
-      legacy.request({ query: 'subscription { item_by_pk(id: 2) { name } }' }).subscribe({ next: (v) => b.push(v), error: (e) => b.errors.push(e), complete: () => undefined });
+      legacy
+        .request({ query: 'subscription { item_by_pk(id: 2) { name } }' })
+        .subscribe({ next: (v) => b.push(v), error: (e) => b.errors.push(e), complete: () => undefined });
       assert.deepEqual(await a.count(1), { data: { item_by_pk: { name: 'n2' } } });
       assert.deepEqual(await b.count(1), { data: { item_by_pk: { name: 'n2' } } });
       await settled();
@@ -182,12 +201,18 @@ describe('change-driven refetch', () => {
       sent.length = 0;
       const t0 = s.engine.liveQueryStats.ticks;
       await waitFor('3 intervals', async () => s.engine.liveQueryStats.ticks >= t0 + 3 || undefined, 15_000);
-      assert.deepEqual(sent.filter((t) => t.includes('"_subs"')), []);
+      assert.deepEqual(
+        sent.filter((t) => t.includes('"_subs"')),
+        [],
+      );
       assert.ok(s.engine.liveQueryStats.drivenCohorts >= 1);
       // a write to another table: still nothing for these cohorts
       await pgWrite("insert into tag values (1, 'x')");
       await sinceLastRun();
-      assert.deepEqual(sent.filter((t) => t.includes('"_subs"')), []);
+      assert.deepEqual(
+        sent.filter((t) => t.includes('"_subs"')),
+        [],
+      );
       // a write to theirs: one run (one statement: 4 subscribers in one batch)
       await pgWrite("update item set name = name || '' where id = 3");
       await subs[0]!.count(1);
@@ -207,8 +232,14 @@ describe('change-driven refetch', () => {
       const q = 'subscription { item(where: {id: {_lte: 4}}, order_by: {id: asc}) { id name } }';
       const a1 = sub(u1, q);
       const a2 = sub(u2, q);
-      assert.deepEqual((await a1.count(1)).data.item.map((i: any) => i.id), [2, 4]);
-      assert.deepEqual((await a2.count(1)).data.item.map((i: any) => i.id), [1, 3]);
+      assert.deepEqual(
+        (await a1.count(1)).data.item.map((i: any) => i.id),
+        [2, 4],
+      );
+      assert.deepEqual(
+        (await a2.count(1)).data.item.map((i: any) => i.id),
+        [1, 3],
+      );
       const g1 = sub(u1, 'subscription { grp(order_by: {id: asc}) { id } }');
       assert.deepEqual(await g1.count(1), { data: { grp: [] } });
       const f = sub(u1, 'subscription { tagged(args: {t: "hot"}) { id } }');
@@ -217,7 +248,10 @@ describe('change-driven refetch', () => {
       await sinceLastRun();
       // owner 2's row: only user 2 is pushed
       await pgWrite("update item set name = 'u2-only' where id = 3");
-      assert.deepEqual((await a2.count(2)).data.item, [{ id: 1, name: 'n1' }, { id: 3, name: 'u2-only' }]);
+      assert.deepEqual((await a2.count(2)).data.item, [
+        { id: 1, name: 'n1' },
+        { id: 3, name: 'u2-only' },
+      ]);
       // membership (the permission's relationship target) changes: user 1 now sees group 2
       await pgWrite('insert into member values (2, 1)');
       assert.deepEqual(await g1.count(2), { data: { grp: [{ id: 2 }] } });
@@ -226,7 +260,7 @@ describe('change-driven refetch', () => {
       assert.deepEqual(await f.count(2), { data: { tagged: [{ id: 4 }] } });
       await sinceLastRun();
       await settled();
-      assert.equal(a1.items.length, 1, 'user 1 got nothing for user 2\'s row');
+      assert.equal(a1.items.length, 1, "user 1 got nothing for user 2's row");
     } finally {
       await u1.dispose();
       await u2.dispose();

@@ -60,7 +60,16 @@ before(async () => {
       return typeof v === 'function' ? v.bind(target) : v;
     },
   }) as Db;
-  live = new LiveQueryManager({ stats: newLiveQueryStats(), histograms: new Histograms(), db: () => counting, log: s.engine.log, intervalMs: INTERVAL, batchSize: 100, currentCache: () => s.engine.cache, concurrency: 2 });
+  live = new LiveQueryManager({
+    stats: newLiveQueryStats(),
+    histograms: new Histograms(),
+    db: () => counting,
+    log: s.engine.log,
+    intervalMs: INTERVAL,
+    batchSize: 100,
+    currentCache: () => s.engine.cache,
+    concurrency: 2,
+  });
 });
 
 after(async () => {
@@ -127,7 +136,10 @@ describe('live-query manager', () => {
     await waitFor('a few runs', async () => statements.length >= n0 + 4, 10_000, 10);
     const batches = statements.slice(n0).map((ids) => ids.slice(1, -1).split(',').length);
     assert.ok(batches.includes(2), `one statement for both subscribers of the cohort (row counts: ${batches.join(' ')})`);
-    assert.ok(batches.every((n) => n <= 2), `never one statement per subscriber beyond its cohort (row counts: ${batches.join(' ')})`);
+    assert.ok(
+      batches.every((n) => n <= 2),
+      `never one statement per subscriber beyond its cohort (row counts: ${batches.join(' ')})`,
+    );
 
     // nothing changed: nothing more pushed
     await sleep(3 * INTERVAL);

@@ -41,7 +41,8 @@ function parseQueries(v: unknown, path: string): QueryCollection['definition']['
  */
 function dependentEndpoints(ctx: OpContext, collection: string, query: string | undefined, cascade: boolean): void {
   const md = ctx.state.metadata;
-  const uses = (e: Metadata['rest_endpoints'][number]) => e.definition.query.collection_name === collection && (query === undefined || e.definition.query.query_name === query);
+  const uses = (e: Metadata['rest_endpoints'][number]) =>
+    e.definition.query.collection_name === collection && (query === undefined || e.definition.query.query_name === query);
   const deps = md.rest_endpoints.filter(uses);
   if (!deps.length) return;
   if (!cascade) throw dependentObjects(deps.map((e) => `rest endpoint ${e.name}`).sort(), ctx.path);
@@ -83,7 +84,12 @@ defineOp('drop_query_collection', {
     dependentEndpoints(ctx, name, undefined, cascade);
     if (md.allowlist.some((x) => x.collection === name)) {
       if (!cascade) {
-        throw new SvcError(400, 'dependency-error', `query collection ${JSON.stringify(name)} is being used in the allowlist; use cascade: true to remove it from the allowlist too`, ctx.path);
+        throw new SvcError(
+          400,
+          'dependency-error',
+          `query collection ${JSON.stringify(name)} is being used in the allowlist; use cascade: true to remove it from the allowlist too`,
+          ctx.path,
+        );
       }
       md.allowlist = md.allowlist.filter((x) => x.collection !== name);
     }
@@ -140,7 +146,9 @@ defineOp('add_collection_to_allowlist', {
     if (md.allowlist.some((x) => x.collection === collection)) {
       // v1.3: adding again is a no-op; v2 (with a scope): the same, and it says how to change the scope
       if (scope === undefined) return SUCCESS;
-      return { message: `collection ${JSON.stringify(collection)} already exists in the allowlist, scope ignored; to change scope, use update_scope_of_collection_in_allowlist` };
+      return {
+        message: `collection ${JSON.stringify(collection)} already exists in the allowlist, scope ignored; to change scope, use update_scope_of_collection_in_allowlist`,
+      };
     }
     md.allowlist.push(scope === undefined ? { collection } : { collection, scope });
     return SUCCESS;

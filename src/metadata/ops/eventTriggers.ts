@@ -35,7 +35,7 @@ export function parseRetryConf<T extends Record<string, number>>(v: unknown, pat
   for (const k of Object.keys(defaults)) out[k] = r.int(k) ?? defaults[k]!;
   r.done();
   for (const [k, n] of Object.entries(out)) {
-    const [min, max] = k === timeoutKey ? [1, MAX_TIMEOUT_SEC] : RETRY_CONF_RANGES[k] ?? [0, MAX_INT32];
+    const [min, max] = k === timeoutKey ? [1, MAX_TIMEOUT_SEC] : (RETRY_CONF_RANGES[k] ?? [0, MAX_INT32]);
     if (n < min || n > max) throw new SvcError(400, 'parse-failed', `${k} must be an integer from ${min} to ${max}`, `${path}.${k}`);
   }
   return out as T;
@@ -66,7 +66,8 @@ export function parseHeaders(v: unknown, path: string): EventTriggerDef['headers
     if (value !== undefined && (HEADER_VALUE_BAD.test(value) || unstorable(value))) {
       throw new SvcError(400, 'parse-failed', 'a header value must not contain control characters (CR, LF, NUL …) or lone surrogates', `${path}[${i}].value`);
     }
-    if ((value === undefined) === (fromEnv === undefined)) throw new SvcError(400, 'parse-failed', 'expecting exactly one of "value" or "value_from_env"', `${path}[${i}]`);
+    if ((value === undefined) === (fromEnv === undefined))
+      throw new SvcError(400, 'parse-failed', 'expecting exactly one of "value" or "value_from_env"', `${path}[${i}]`);
     return value !== undefined ? { name, value } : { name, value_from_env: fromEnv! };
   });
 }
@@ -74,7 +75,8 @@ export function parseHeaders(v: unknown, path: string): EventTriggerDef['headers
 /** upstream's rule for event trigger names (its messages; aeson parse failures of the args, at `$`) */
 export function checkTriggerName(name: string): void {
   if (!TRIGGER_NAME_RE.test(name)) throw new SvcError(400, 'parse-failed', 'only alphanumeric and underscore and hyphens allowed for name', '$');
-  if (name.length > MAX_TRIGGER_NAME_LENGTH) throw new SvcError(400, 'parse-failed', `event trigger name can be at most ${MAX_TRIGGER_NAME_LENGTH} characters`, '$');
+  if (name.length > MAX_TRIGGER_NAME_LENGTH)
+    throw new SvcError(400, 'parse-failed', `event trigger name can be at most ${MAX_TRIGGER_NAME_LENGTH} characters`, '$');
 }
 
 defineOp('create_event_trigger', {
@@ -155,14 +157,14 @@ defineOp('redeliver_event', {
     const id = a.string('event_id');
     a.done();
     const r = await ctx.conn.query(
-      "select (locked and locked_until is not null and locked_until > now()) as busy from svc_catalog.event_log where id = $1 for update",
+      'select (locked and locked_until is not null and locked_until > now()) as busy from svc_catalog.event_log where id = $1 for update',
       [id],
     );
     if (!r.rows.length) throw notExists('event not found', ctx.path);
     const busy = (r.rows[0] as { busy: unknown }).busy;
     if (busy === true || busy === 't') throw new SvcError(400, 'busy', 'event is already being processed', ctx.path);
     await ctx.conn.query(
-      "update svc_catalog.event_log set next_retry_at = null, tries = 0, error = false, delivered = false, archived = false, locked = false, locked_by = null, locked_until = null where id = $1",
+      'update svc_catalog.event_log set next_retry_at = null, tries = 0, error = false, delivered = false, archived = false, locked = false, locked_by = null, locked_until = null where id = $1',
       [id],
     );
     ctx.state.queuedDeliveries = true;

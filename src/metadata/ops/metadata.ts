@@ -116,7 +116,11 @@ defineOp('reload_metadata', {
     if (args !== null && args !== undefined) {
       const a = reader(args);
       // new generations: this instance and every other one fetch the remotes anew
-      if (a.bool('reload_remote_schemas', false)) await bumpRemoteGenerations(ctx.conn, ctx.state.metadata.remote_schemas.map((r) => r.name));
+      if (a.bool('reload_remote_schemas', false))
+        await bumpRemoteGenerations(
+          ctx.conn,
+          ctx.state.metadata.remote_schemas.map((r) => r.name),
+        );
       a.done();
     }
     ctx.state.metadataChanged = true;
@@ -154,7 +158,8 @@ defineOp('drop_inconsistent_metadata', {
       else if (o.type === 'remote_schema') md.remote_schemas = md.remote_schemas.filter((r) => r.name !== (o.definition as { name: string }).name);
       else if (o.type === 'action') md.actions = md.actions.filter((r) => r.name !== (o.definition as { name: string }).name);
       else if (o.type === 'endpoint') md.rest_endpoints = md.rest_endpoints.filter((r) => r.name !== (o.definition as { name: string }).name);
-      else if (o.type === 'inherited_role') md.inherited_roles = md.inherited_roles.filter((r) => r.role_name !== (o.definition as { role_name: string }).role_name);
+      else if (o.type === 'inherited_role')
+        md.inherited_roles = md.inherited_roles.filter((r) => r.role_name !== (o.definition as { role_name: string }).role_name);
     }
     ctx.state.metadataChanged = true;
     await ctx.rebuild();
@@ -174,7 +179,12 @@ defineOp('dump_internal_state', {
         table: t.name,
         columns: t.columns.map((col) => ({ name: col.name, graphql_name: col.gqlName, type: col.formatted, nullable: col.nullable })),
         primary_key: t.primaryKey,
-        relationships: [...t.relationships.values()].map((r) => ({ name: r.name, type: r.kind, remote_table: r.remoteTable, mapping: Object.fromEntries(r.mapping) })),
+        relationships: [...t.relationships.values()].map((r) => ({
+          name: r.name,
+          type: r.kind,
+          remote_table: r.remoteTable,
+          mapping: Object.fromEntries(r.mapping),
+        })),
         computed_fields: [...t.computedFields.keys()],
         roles: [...t.permissions.keys()],
       })),

@@ -58,10 +58,16 @@ export function parseCronTrigger(a: ArgReader): CronTriggerMetadata {
   try {
     parseCron(schedule);
   } catch (e) {
-    throw new SvcError(400, 'parse-failed', `invalid cron expression ${JSON.stringify(schedule)}: ${e instanceof Error ? e.message : String(e)}`, a.sub('schedule'));
+    throw new SvcError(
+      400,
+      'parse-failed',
+      `invalid cron expression ${JSON.stringify(schedule)}: ${e instanceof Error ? e.message : String(e)}`,
+      a.sub('schedule'),
+    );
   }
   const include = a.required('include_in_metadata');
-  if (typeof include !== 'boolean') throw new SvcError(400, 'parse-failed', `parsing Bool failed, expected Boolean, but encountered ${jsonKind(include)}`, a.sub('include_in_metadata'));
+  if (typeof include !== 'boolean')
+    throw new SvcError(400, 'parse-failed', `parsing Bool failed, expected Boolean, but encountered ${jsonKind(include)}`, a.sub('include_in_metadata'));
   const payload = a.raw('payload');
   const retryConf = readRetryConf(a);
   const headers = parseHeaders(a.raw('headers'), a.sub('headers'));
@@ -120,7 +126,16 @@ const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)
 export function parseTimestamp(s: string): string | undefined {
   const m = TIMESTAMP.exec(s.trim());
   if (!m) return undefined;
-  const [y, mo, d, h, mi, sec, oh, om] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number, number, number];
+  const [y, mo, d, h, mi, sec, oh, om] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || sec > 59 || oh > 14 || om > 59) return undefined;
   return m[8] ? s.trim() : `${s.trim()}Z`;
@@ -135,7 +150,8 @@ defineOp('create_scheduled_event', {
     const webhook = parseWebhook(a);
     const at = a.string('schedule_at');
     const scheduledAt = parseTimestamp(at);
-    if (scheduledAt === undefined) throw new SvcError(400, 'parse-failed', `schedule_at: not an ISO 8601 timestamp: ${JSON.stringify(at)}`, a.sub('schedule_at'));
+    if (scheduledAt === undefined)
+      throw new SvcError(400, 'parse-failed', `schedule_at: not an ISO 8601 timestamp: ${JSON.stringify(at)}`, a.sub('schedule_at'));
     const payload = a.raw('payload');
     const retryConf = readRetryConf(a);
     const headers = parseHeaders(a.raw('headers'), a.sub('headers')) ?? [];
@@ -146,7 +162,15 @@ defineOp('create_scheduled_event', {
       `insert into svc_catalog.hdb_scheduled_events (webhook_conf, scheduled_time, payload, retry_conf, header_conf, comment, created_at, trace_context)
        values ($1::json, $2::timestamptz, $3::json, $4::json, $5::json, $6, now() at time zone 'UTC', $7) returning id`,
       // trace_context: the request's traceparent (tracing on, sampled), the parent of the delivery tries' spans
-      [JSON.stringify(webhook), scheduledAt, payload === undefined ? null : JSON.stringify(payload), JSON.stringify(retryConf), JSON.stringify(headers), comment ?? null, tracing?.traceparent() ?? null],
+      [
+        JSON.stringify(webhook),
+        scheduledAt,
+        payload === undefined ? null : JSON.stringify(payload),
+        JSON.stringify(retryConf),
+        JSON.stringify(headers),
+        comment ?? null,
+        tracing?.traceparent() ?? null,
+      ],
     );
     ctx.state.queuedDeliveries = true;
     return { ...SUCCESS, event_id: String((r.rows[0] as { id: unknown }).id) };
@@ -167,7 +191,8 @@ defineOp('delete_scheduled_event', {
     const type = a.string('type');
     const id = a.string('event_id');
     a.done();
-    if (type !== 'one_off' && type !== 'cron') throw new SvcError(400, 'parse-failed', `expected "one_off" or "cron", but found ${JSON.stringify(type)}`, a.sub('type'));
+    if (type !== 'one_off' && type !== 'cron')
+      throw new SvcError(400, 'parse-failed', `expected "one_off" or "cron", but found ${JSON.stringify(type)}`, a.sub('type'));
     const table = type === 'cron' ? 'svc_catalog.hdb_cron_events' : 'svc_catalog.hdb_scheduled_events';
     await ctx.conn.query(`delete from ${table} where id = $1`, [id]);
     return SUCCESS;

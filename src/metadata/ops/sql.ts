@@ -21,7 +21,11 @@ export function pgExecError(e: unknown, statement: string, path: string): SvcErr
     statement,
     prepared: false,
     error: {
-      exec_status: 'FatalError', hint: pe.hint ?? null, message: pe.message, status_code: pe.code, description: pe.detail ?? null,
+      exec_status: 'FatalError',
+      hint: pe.hint ?? null,
+      message: pe.message,
+      status_code: pe.code,
+      description: pe.detail ?? null,
       // beyond upstream: where in the statement the error is (the console points at it)
       ...(pe.position ? { position: Number(pe.position) } : {}),
     },
@@ -47,10 +51,14 @@ export function sqlMayChangeSchema(sql: string): boolean {
     .replace(/--[^\n]*/g, ' ')
     .replace(/\/\*[\s\S]*?\*\//g, ' ');
   if (/['"$]|\/\*/.test(bare)) return true; // unbalanced quoting: do not guess
-  const statements = bare.split(';').map((x) => x.trim()).filter((x) => x !== '');
+  const statements = bare
+    .split(';')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
   if (statements.length === 0) return true;
   const DATA = /^(select|with|values|table|explain|show)\b/i;
-  const SCHEMA = /\b(insert|update|delete|merge|into|create|alter|drop|comment|grant|revoke|truncate|rename|reindex|cluster|vacuum|analyze|refresh|import|do|call|execute|prepare|deallocate|set|reset|discard|load|security|owner|policy|rule|trigger|extension|schema|sequence|nextval|setval|lo_import|lo_export|pg_read_file|dblink)\b/i;
+  const SCHEMA =
+    /\b(insert|update|delete|merge|into|create|alter|drop|comment|grant|revoke|truncate|rename|reindex|cluster|vacuum|analyze|refresh|import|do|call|execute|prepare|deallocate|set|reset|discard|load|security|owner|policy|rule|trigger|extension|schema|sequence|nextval|setval|lo_import|lo_export|pg_read_file|dblink)\b/i;
   return statements.some((st) => !DATA.test(st) || SCHEMA.test(st));
 }
 

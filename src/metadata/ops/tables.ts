@@ -34,7 +34,12 @@ function parseConfiguration(v: unknown, path: string): TableConfiguration {
     const names = Object.values(out.custom_root_fields ?? {}) as string[];
     const duplicated = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
     if (duplicated.length) {
-      throw new SvcError(400, 'parse-failed', `the following custom root field names are duplicated: ${duplicated.map((n) => JSON.stringify(n)).join(', ')}`, `${path}.custom_root_fields`);
+      throw new SvcError(
+        400,
+        'parse-failed',
+        `the following custom root field names are duplicated: ${duplicated.map((n) => JSON.stringify(n)).join(', ')}`,
+        `${path}.custom_root_fields`,
+      );
     }
   }
   if (o.custom_column_names !== undefined && o.custom_column_names !== null) {

@@ -223,18 +223,30 @@ export class RoleSchemaBuilder {
       const list = (x: GraphQLInputType) => new GraphQLList(new GraphQLNonNull(x));
       const argType = (a: GraphQLArg): GraphQLInputType => {
         switch (a) {
-          case 'column': return self;
-          case 'column_list': return list(self);
-          case 'string': return GraphQLString;
-          case 'string_list': return list(GraphQLString);
-          case 'boolean': return GraphQLBoolean;
-          case 'jsonb': return this.scalar('jsonb');
-          case 'st_d_within_geometry': return this.stDWithinInput(false);
-          case 'st_d_within_geography': return this.stDWithinInput(true);
-          case 'nband_geom': return this.nbandInput('st_intersects_nband_geom_input', true);
-          case 'geom_nband': return this.nbandInput('st_intersects_geom_nband_input', false);
-          case 'cast_geometry': return this.castExp('geometry', 'geography', pg);
-          case 'cast_geography': return this.castExp('geography', 'geometry', pg);
+          case 'column':
+            return self;
+          case 'column_list':
+            return list(self);
+          case 'string':
+            return GraphQLString;
+          case 'string_list':
+            return list(GraphQLString);
+          case 'boolean':
+            return GraphQLBoolean;
+          case 'jsonb':
+            return this.scalar('jsonb');
+          case 'st_d_within_geometry':
+            return this.stDWithinInput(false);
+          case 'st_d_within_geography':
+            return this.stDWithinInput(true);
+          case 'nband_geom':
+            return this.nbandInput('st_intersects_nband_geom_input', true);
+          case 'geom_nband':
+            return this.nbandInput('st_intersects_geom_nband_input', false);
+          case 'cast_geometry':
+            return this.castExp('geometry', 'geography', pg);
+          case 'cast_geography':
+            return this.castExp('geography', 'geometry', pg);
         }
       };
       for (const o of graphqlOperators(families)) plain(o.field, argType(o.arg), o.description);
@@ -261,14 +273,16 @@ export class RoleSchemaBuilder {
   }
 
   private nbandInput(name: string, nbandRequired: boolean): GraphQLInputObjectType {
-    return this.register(name, () =>
-      new GraphQLInputObjectType({
-        name,
-        fields: {
-          geommin: { type: new GraphQLNonNull(this.scalar('geometry')) },
-          nband: { type: nbandRequired ? new GraphQLNonNull(GraphQLInt) : GraphQLInt },
-        },
-      }),
+    return this.register(
+      name,
+      () =>
+        new GraphQLInputObjectType({
+          name,
+          fields: {
+            geommin: { type: new GraphQLNonNull(this.scalar('geometry')) },
+            nband: { type: nbandRequired ? new GraphQLNonNull(GraphQLInt) : GraphQLInt },
+          },
+        }),
     );
   }
 
@@ -402,7 +416,9 @@ export class RoleSchemaBuilder {
       const p = `${path}.${k}`;
       if (x.kind === 'null') continue;
       if (k === '_and' || k === '_or') {
-        const sub = listItems(x).filter((i) => i.kind !== 'null').map((i, n) => this.parseBoolExp(ctx, v, i, `${p}[${n}]`));
+        const sub = listItems(x)
+          .filter((i) => i.kind !== 'null')
+          .map((i, n) => this.parseBoolExp(ctx, v, i, `${p}[${n}]`));
         items.push({ kind: k === '_and' ? 'and' : 'or', items: sub });
       } else if (k === '_not') {
         items.push({ kind: 'not', item: this.parseBoolExp(ctx, v, x, p) });

@@ -5,13 +5,7 @@
  * `<table>_arr_rel_insert_input`, `<table>_on_conflict` with the enums
  * `<table>_constraint` and `<table>_update_column`.
  */
-import {
-  GraphQLEnumType,
-  GraphQLInputObjectType,
-  GraphQLList,
-  GraphQLNonNull,
-  type GraphQLInputFieldConfig,
-} from 'graphql';
+import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, type GraphQLInputFieldConfig } from 'graphql';
 import type { DocumentContext } from '../../ir/document.js';
 import { type InVal } from '../../ir/input.js';
 import { validationError } from '../../ir/messages.js';
@@ -102,7 +96,10 @@ function parseInsertObject(
       const clash = local.filter((c) => given.includes(c) || determined.has(c));
       if (clash.length > 0) {
         // upstream v1.3's words, its spelling "relation ship" included (clients compare the text)
-        throw validationError(`cannot insert object relation ship ${JSON.stringify(r.rel.name)} as ${showColumns(clash)} column values are already determined`, p);
+        throw validationError(
+          `cannot insert object relation ship ${JSON.stringify(r.rel.name)} as ${showColumns(clash)} column values are already determined`,
+          p,
+        );
       }
       row.objectRels.push({ rel: r.rel, insert: parser(ctx, x, p, new Set()) });
     } else {
@@ -144,7 +141,14 @@ function relInput(b: RoleSchemaBuilder, t: TableModel, kind: 'obj' | 'arr'): Gra
       const f = new Map(v.kind === 'object' ? v.fields : []);
       const data = f.get('data');
       const items = kind === 'obj' ? (data ? [data] : []) : listItems(data ?? { kind: 'null' });
-      return insertOf(b, t, ctx, { objects: items, path: `${path}.data`, single: kind === 'obj', onConflict: f.get('on_conflict'), conflictPath: `${path}.on_conflict`, determined });
+      return insertOf(b, t, ctx, {
+        objects: items,
+        path: `${path}.data`,
+        single: kind === 'obj',
+        onConflict: f.get('on_conflict'),
+        conflictPath: `${path}.on_conflict`,
+        determined,
+      });
     };
     const fields: Record<string, GraphQLInputFieldConfig> = {
       data: { type: kind === 'obj' ? new GraphQLNonNull(input) : new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(input))) },
@@ -193,7 +197,11 @@ export function onConflictInput(b: RoleSchemaBuilder, t: TableModel): GraphQLInp
     const constraint = b.register(`${tname}_constraint`, () => {
       const values: Record<string, { description: string; value: string }> = {};
       for (const n of names) values[n] = { description: 'unique or primary key constraint', value: n };
-      return new GraphQLEnumType({ name: `${tname}_constraint`, description: `unique or primary key constraints on table ${quotedTable(t.name)}`, values: sortedEntries(values) });
+      return new GraphQLEnumType({
+        name: `${tname}_constraint`,
+        description: `unique or primary key constraints on table ${quotedTable(t.name)}`,
+        values: sortedEntries(values),
+      });
     });
     const where = b.boolExp(b.viewOrEmpty(t));
     const upd = b.access.update(t)!;

@@ -75,7 +75,8 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
       return a.get('includeDeprecated') === true ? fs : fs.filter((f) => !f.deprecationReason);
     },
     interfaces: (t) => (t instanceof GraphQLObjectType || t instanceof GraphQLInterfaceType ? t.getInterfaces() : null),
-    possibleTypes: (t, _a, schema) => (t instanceof GraphQLUnionType ? t.getTypes() : t instanceof GraphQLInterfaceType ? byName(schema.getPossibleTypes(t)) : null),
+    possibleTypes: (t, _a, schema) =>
+      t instanceof GraphQLUnionType ? t.getTypes() : t instanceof GraphQLInterfaceType ? byName(schema.getPossibleTypes(t)) : null,
     enumValues: (t, a) => {
       if (!(t instanceof GraphQLEnumType)) return null;
       const vs = byName(t.getValues());
@@ -122,8 +123,10 @@ const RESOLVERS: Record<string, Record<string, Resolver>> = {
   __Directive: {
     name: (d: GraphQLDirective) => d.name,
     description: () => null,
-    locations: (d: GraphQLDirective) => (d === CachedDirective ? d.locations : d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT')),
-    args: (d: GraphQLDirective, a) => d.args.filter((x) => a.get('includeDeprecated') === true || !x.deprecationReason).map((x) => ({ ...x, description: null })),
+    locations: (d: GraphQLDirective) =>
+      d === CachedDirective ? d.locations : d.locations.filter((l) => l === 'FIELD' || l === 'FRAGMENT_SPREAD' || l === 'INLINE_FRAGMENT'),
+    args: (d: GraphQLDirective, a) =>
+      d.args.filter((x) => a.get('includeDeprecated') === true || !x.deprecationReason).map((x) => ({ ...x, description: null })),
     isRepeatable: () => false,
   },
 };

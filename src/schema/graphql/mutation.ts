@@ -96,27 +96,60 @@ function operatorSpecs(): OperatorSpec[] {
   const json = (desc: string) => ({ argDesc: desc, typeDesc: () => desc });
   return [
     {
-      op: 'set', arg: '_set', applies: () => true, input: (c) => c.gql.type, valueType: same,
+      op: 'set',
+      arg: '_set',
+      applies: () => true,
+      input: (c) => c.gql.type,
+      valueType: same,
       argDesc: 'sets the columns of the filtered rows to the given values',
       typeDesc: (t) => `input type for updating data in table ${quotedTable(t.name)}`,
     },
     {
-      op: 'inc', arg: '_inc', applies: (c) => !c.gql.enumRef && NUMERIC.has(c.column.type), input: (c) => c.gql.type, valueType: same,
+      op: 'inc',
+      arg: '_inc',
+      applies: (c) => !c.gql.enumRef && NUMERIC.has(c.column.type),
+      input: (c) => c.gql.type,
+      valueType: same,
       argDesc: 'increments the integer columns with given value of the filtered values',
       typeDesc: (t) => `input type for incrementing integer column in table ${quotedTable(t.name)}`,
     },
-    { op: 'prepend', arg: '_prepend', applies: isJsonb, input: (c) => c.gql.type, valueType: same, ...json('prepend existing jsonb value of filtered columns with new jsonb value') },
-    { op: 'append', arg: '_append', applies: isJsonb, input: (c) => c.gql.type, valueType: same, ...json('append existing jsonb value of filtered columns with new jsonb value') },
     {
-      op: 'delete_key', arg: '_delete_key', applies: isJsonb, input: () => GraphQLString, valueType: () => ({ type: pgType('text') }),
+      op: 'prepend',
+      arg: '_prepend',
+      applies: isJsonb,
+      input: (c) => c.gql.type,
+      valueType: same,
+      ...json('prepend existing jsonb value of filtered columns with new jsonb value'),
+    },
+    {
+      op: 'append',
+      arg: '_append',
+      applies: isJsonb,
+      input: (c) => c.gql.type,
+      valueType: same,
+      ...json('append existing jsonb value of filtered columns with new jsonb value'),
+    },
+    {
+      op: 'delete_key',
+      arg: '_delete_key',
+      applies: isJsonb,
+      input: () => GraphQLString,
+      valueType: () => ({ type: pgType('text') }),
       ...json('delete key/value pair or string element. key/value pairs are matched based on their key value'),
     },
     {
-      op: 'delete_elem', arg: '_delete_elem', applies: isJsonb, input: () => GraphQLInt, valueType: () => ({ type: pgType('int4') }),
+      op: 'delete_elem',
+      arg: '_delete_elem',
+      applies: isJsonb,
+      input: () => GraphQLInt,
+      valueType: () => ({ type: pgType('int4') }),
       ...json('delete the array element with specified index (negative integers count from the end). throws an error if top level container is not an array'),
     },
     {
-      op: 'delete_at_path', arg: '_delete_at_path', applies: isJsonb, input: () => new GraphQLList(new GraphQLNonNull(GraphQLString)),
+      op: 'delete_at_path',
+      arg: '_delete_at_path',
+      applies: isJsonb,
+      input: () => new GraphQLList(new GraphQLNonNull(GraphQLString)),
       valueType: () => ({ type: pgType('text'), array: true }),
       ...json('delete the field or element with specified path (for JSON arrays, negative integers count from the end)'),
     },
@@ -176,7 +209,10 @@ function updateOperators(b: RoleSchemaBuilder, t: TableModel): UpdateOperators |
     const repeated = [...byColumn].filter(([, ops]) => ops.length > 1);
     if (repeated.length > 0) {
       const opName = (op: UpdateOp) => `_${op}`;
-      throw validationError(`column found in multiple operators; ${repeated.map(([c, ops]) => `${JSON.stringify(c)} in ${ops.map(opName).join(', ')}`).join('. ')}`, '$');
+      throw validationError(
+        `column found in multiple operators; ${repeated.map(([c, ops]) => `${JSON.stringify(c)} in ${ops.map(opName).join(', ')}`).join('. ')}`,
+        '$',
+      );
     }
     // the presets are set whatever the operators say; with neither, nothing is written
     return [...acc.presets.map((p): UpdateItem => ({ column: p.column, op: 'set', value: p.value })), ...items];
@@ -223,7 +259,9 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
   const out: Record<string, RootFieldConfig> = {};
   const tname = b.tableName(t);
   if (!isGraphQLName(tname)) return out;
-  const custom = Object.fromEntries(Object.entries(t.customRootFields).filter(([, n]) => typeof n === 'string' && isGraphQLName(n))) as typeof t.customRootFields;
+  const custom = Object.fromEntries(
+    Object.entries(t.customRootFields).filter(([, n]) => typeof n === 'string' && isGraphQLName(n)),
+  ) as typeof t.customRootFields;
   const v = b.views.view(t);
   const obj = v ? tableObject(b, v) : undefined;
   const info = t.info;
@@ -233,7 +271,9 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
   if (input) {
     const response = mutationResponse(b, t);
     const conflict = onConflictInput(b, t);
-    const args: GraphQLFieldConfigArgumentMap = { objects: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(input))), description: 'the rows to be inserted' } };
+    const args: GraphQLFieldConfigArgumentMap = {
+      objects: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(input))), description: 'the rows to be inserted' },
+    };
     if (conflict) args.on_conflict = { type: conflict, description: 'on conflict condition' };
     const parse: SelectionParser<RootField> = (ctx, f, def) => {
       const given = ctx.args(f, def);
@@ -245,9 +285,20 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
         conflictPath: `${f.path}.args.on_conflict`,
         determined: new Set(),
       });
-      return { alias: f.alias, kind: 'mutation', mutation: { kind: 'insert', insert }, output: multiOutput(ctx, f, response), errorPath: argPath(f, 'objects') };
+      return {
+        alias: f.alias,
+        kind: 'mutation',
+        mutation: { kind: 'insert', insert },
+        output: multiOutput(ctx, f, response),
+        errorPath: argPath(f, 'objects'),
+      };
     };
-    out[custom.insert ?? `insert_${tname}`] = { type: response, description: `insert data into the table: ${quotedTable(t.name)}`, args: sortedEntries(args), extensions: { svc: parse } };
+    out[custom.insert ?? `insert_${tname}`] = {
+      type: response,
+      description: `insert data into the table: ${quotedTable(t.name)}`,
+      args: sortedEntries(args),
+      extensions: { svc: parse },
+    };
 
     if (obj) {
       const oneArgs: GraphQLFieldConfigArgumentMap = { object: { type: new GraphQLNonNull(input), description: 'the row to be inserted' } };
@@ -265,7 +316,12 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
         });
         return { alias: f.alias, kind: 'mutation', mutation: { kind: 'insert', insert }, output: singleOutput(ctx, f, obj), errorPath: argPath(f, 'object') };
       };
-      out[custom.insert_one ?? `insert_${tname}_one`] = { type: obj, description: `insert a single row into the table: ${quotedTable(t.name)}`, args: sortedEntries(oneArgs), extensions: { svc: parseOne } };
+      out[custom.insert_one ?? `insert_${tname}_one`] = {
+        type: obj,
+        description: `insert a single row into the table: ${quotedTable(t.name)}`,
+        args: sortedEntries(oneArgs),
+        extensions: { svc: parseOne },
+      };
     }
   }
 
@@ -275,14 +331,22 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
   if (ops && upd) {
     const response = mutationResponse(b, t);
     const where = b.boolExp(b.viewOrEmpty(t));
-    const args: GraphQLFieldConfigArgumentMap = { ...ops.args, where: { type: new GraphQLNonNull(where), description: 'filter the rows which have to be updated' } };
+    const args: GraphQLFieldConfigArgumentMap = {
+      ...ops.args,
+      where: { type: new GraphQLNonNull(where), description: 'filter the rows which have to be updated' },
+    };
     const parse: SelectionParser<RootField> = (ctx, f, def) => {
       const given = ctx.args(f, def);
       const items = ops.parse(ctx, given);
       const update = { table: t, items, where: andExp(whereArg(ctx, f, given), upd.filter), check: upd.check };
       return { alias: f.alias, kind: 'mutation', mutation: { kind: 'update', update }, output: multiOutput(ctx, f, response), errorPath: '$' };
     };
-    out[custom.update ?? `update_${tname}`] = { type: response, description: `update data of the table: ${quotedTable(t.name)}`, args: sortedEntries(args), extensions: { svc: parse } };
+    out[custom.update ?? `update_${tname}`] = {
+      type: response,
+      description: `update data of the table: ${quotedTable(t.name)}`,
+      args: sortedEntries(args),
+      extensions: { svc: parse },
+    };
 
     const pk = v ? pkColumns(b, v) : undefined;
     if (pk && obj) {
@@ -301,7 +365,12 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
         const update = { table: t, items, where: andExp(where, upd.filter), check: upd.check };
         return { alias: f.alias, kind: 'mutation', mutation: { kind: 'update', update }, output: singleOutput(ctx, f, obj), errorPath: '$' };
       };
-      out[custom.update_by_pk ?? `update_${tname}_by_pk`] = { type: obj, description: `update single row of the table: ${quotedTable(t.name)}`, args: sortedEntries(byPkArgs), extensions: { svc: parseByPk } };
+      out[custom.update_by_pk ?? `update_${tname}_by_pk`] = {
+        type: obj,
+        description: `update single row of the table: ${quotedTable(t.name)}`,
+        args: sortedEntries(byPkArgs),
+        extensions: { svc: parseByPk },
+      };
     }
   }
 
@@ -328,7 +397,12 @@ export function tableMutationFields(b: RoleSchemaBuilder, t: TableModel): Record
         const d = { table: t, where: andExp(pkWhere(pk, given), del.filter) };
         return { alias: f.alias, kind: 'mutation', mutation: { kind: 'delete', delete: d }, output: singleOutput(ctx, f, obj), errorPath: '$' };
       };
-      out[custom.delete_by_pk ?? `delete_${tname}_by_pk`] = { type: obj, description: `delete single row from the table: ${quotedTable(t.name)}`, args: pkArgs(pk), extensions: { svc: parseByPk } };
+      out[custom.delete_by_pk ?? `delete_${tname}_by_pk`] = {
+        type: obj,
+        description: `delete single row from the table: ${quotedTable(t.name)}`,
+        args: pkArgs(pk),
+        extensions: { svc: parseByPk },
+      };
     }
   }
   return out;

@@ -42,8 +42,28 @@ const NUMERIC = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'])
 const STRING = new Set(['text', 'varchar', 'citext', 'bpchar']);
 /** types Hasura knows; other types are opaque ("unknown") scalars */
 const KNOWN = new Set([
-  'int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'money', 'bool', 'bpchar', 'varchar', 'text', 'citext',
-  'date', 'timestamp', 'timestamptz', 'timetz', 'json', 'jsonb', 'geometry', 'geography', 'raster', 'uuid',
+  'int2',
+  'int4',
+  'int8',
+  'float4',
+  'float8',
+  'numeric',
+  'money',
+  'bool',
+  'bpchar',
+  'varchar',
+  'text',
+  'citext',
+  'date',
+  'timestamp',
+  'timestamptz',
+  'timetz',
+  'json',
+  'jsonb',
+  'geometry',
+  'geography',
+  'raster',
+  'uuid',
 ]);
 const NOT_COMPARABLE = new Set(['json', 'jsonb', 'geometry', 'geography', 'bool', 'raster']);
 

@@ -23,7 +23,19 @@ import {
 import { SvcError } from '../../errors.js';
 import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { validationError, type InVal } from '../../ir/input.js';
-import { andExp, type ConnectionField, type ConnectionSelect, type CursorItem, type EdgeField, type Field, type OrderByItem, type OrderByTarget, type PageInfoField, type RootField, type SelectSource } from '../../ir/types.js';
+import {
+  andExp,
+  type ConnectionField,
+  type ConnectionSelect,
+  type CursorItem,
+  type EdgeField,
+  type Field,
+  type OrderByItem,
+  type OrderByTarget,
+  type PageInfoField,
+  type RootField,
+  type SelectSource,
+} from '../../ir/types.js';
 import type { BoolExp, ColumnModel, TableModel } from '../../model/tables.js';
 import type { TypedValue, PgType } from '../../model/values.js';
 import { columnType } from '../../permissions/filter.js';
@@ -45,12 +57,14 @@ export function primaryKeyColumns(t: TableModel): ColumnModel[] | null {
 }
 
 function nodeInterface(b: RoleSchemaBuilder): GraphQLInterfaceType {
-  return b.register('Node', () =>
-    new GraphQLInterfaceType({
-      name: 'Node',
-      description: 'An object with globally unique ID',
-      fields: { id: { type: new GraphQLNonNull(GraphQLID), description: 'A globally unique identifier' } },
-    }),
+  return b.register(
+    'Node',
+    () =>
+      new GraphQLInterfaceType({
+        name: 'Node',
+        description: 'An object with globally unique ID',
+        fields: { id: { type: new GraphQLNonNull(GraphQLID), description: 'A globally unique identifier' } },
+      }),
   );
 }
 
@@ -250,7 +264,9 @@ function connectionSelect(
   // DISTINCT ON needs an order that starts with its columns; the primary key completes every
   // order, so that cursors name exactly one row
   const orderBy: OrderByItem[] =
-    args.orderBy.length === 0 && args.distinctOn ? args.distinctOn.map((column) => ({ target: { kind: 'column', column }, dir: 'asc', nulls: 'last' })) : [...args.orderBy];
+    args.orderBy.length === 0 && args.distinctOn
+      ? args.distinctOn.map((column) => ({ target: { kind: 'column', column }, dir: 'asc', nulls: 'last' }))
+      : [...args.orderBy];
   const ordered = new Set(orderBy.flatMap((o) => (o.target.kind === 'column' ? [o.target.column.name] : [])));
   for (const c of pk) if (!ordered.has(c.name)) orderBy.push({ target: { kind: 'column', column: c }, dir: 'asc', nulls: 'last' });
   const cursorItems = orderBy.map(cursorItem);
@@ -310,7 +326,10 @@ function nodeField(b: RoleSchemaBuilder, tables: Map<string, NodeTable>): RootFi
     if (!target) throw validationError(`the node id is invalid: the table ${JSON.stringify(text)}`, idPath);
     const { view, obj, pk } = target;
     if (id.values.length < pk.length) {
-      const missing = pk.slice(id.values.length).map((c) => JSON.stringify(c.name)).join(', ');
+      const missing = pk
+        .slice(id.values.length)
+        .map((c) => JSON.stringify(c.name))
+        .join(', ');
       throw validationError(`the node id is invalid: primary key columns ${missing} are missing`, f.path);
     }
     if (id.values.length > pk.length) {
@@ -335,7 +354,13 @@ function nodeField(b: RoleSchemaBuilder, tables: Map<string, NodeTable>): RootFi
     return {
       alias: f.alias,
       kind: 'select_one',
-      select: { source: { kind: 'table', table: view.table }, filter: view.filter, permLimit: null, args: { where, orderBy: [], distinctOn: null, limit: null, offset: null }, fields },
+      select: {
+        source: { kind: 'table', table: view.table },
+        filter: view.filter,
+        permLimit: null,
+        args: { where, orderBy: [], distinctOn: null, limit: null, offset: null },
+        fields,
+      },
     };
   };
   return { type: iface, args: { id: { type: new GraphQLNonNull(GraphQLID), description: 'A globally unique id' } }, extensions: { svc: parse } };

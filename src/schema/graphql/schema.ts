@@ -87,7 +87,7 @@ export async function buildRoleSchemaAsync(cache: SchemaCache, role: string, bac
   let until = performance.now() + SLICE_MS;
   const roots = [parts.query, parts.subscription, parts.mutation].filter((t): t is GraphQLObjectType => t !== null);
   // resolving a type's fields can define more types: repeat until a pass finds none new
-  for (let found = true; found; ) {
+  for (let found = true; found;) {
     found = false;
     for (const t of [...roots, ...parts.builder.types.values()]) {
       if (resolved.has(t)) continue;
@@ -166,8 +166,13 @@ function roleSchemaParts(cache: SchemaCache, role: string, backendOnly: boolean,
     Object.assign(mutation, r.mutation ?? {});
   }
   const queryRoot = new GraphQLObjectType({ name: 'query_root', description: 'query root', fields: sortedEntries({ ...query, ...queryOnly }) });
-  const subscriptionRoot = new GraphQLObjectType({ name: 'subscription_root', description: 'subscription root', fields: sortedEntries({ ...subscriptionOnly, ...query }) });
-  const mutationRoot = Object.keys(mutation).length > 0 ? new GraphQLObjectType({ name: 'mutation_root', description: 'mutation root', fields: sortedEntries(mutation) }) : null;
+  const subscriptionRoot = new GraphQLObjectType({
+    name: 'subscription_root',
+    description: 'subscription root',
+    fields: sortedEntries({ ...subscriptionOnly, ...query }),
+  });
+  const mutationRoot =
+    Object.keys(mutation).length > 0 ? new GraphQLObjectType({ name: 'mutation_root', description: 'mutation root', fields: sortedEntries(mutation) }) : null;
   return { role, query: queryRoot, mutation: mutationRoot, subscription: subscriptionRoot, builder: b };
 }
 

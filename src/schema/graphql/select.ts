@@ -28,7 +28,18 @@ import type { CollectedField, DocumentContext } from '../../ir/document.js';
 import { type InVal } from '../../ir/input.js';
 import { fieldNotFound, mustHaveSelection, mustNotHaveSelection, validationError } from '../../ir/messages.js';
 import { parseJsonPath } from '../../ir/jsonpath.js';
-import type { AggregateField, AggregateOp, AggregateOpField, AggregateSelect, Field, FunctionArg, RootField, Select, SelectArgs, SelectSource } from '../../ir/types.js';
+import type {
+  AggregateField,
+  AggregateOp,
+  AggregateOpField,
+  AggregateSelect,
+  Field,
+  FunctionArg,
+  RootField,
+  Select,
+  SelectArgs,
+  SelectSource,
+} from '../../ir/types.js';
 import type { BoolExp, ColumnModel, ComputedFieldModel, FunctionModel, RelationshipModel } from '../../model/tables.js';
 import { andExp } from '../../ir/types.js';
 import { columnType } from '../../permissions/filter.js';
@@ -46,7 +57,13 @@ export type SelectionParser<T> = (ctx: DocumentContext, f: CollectedField, def: 
 const notSupported = (message: string, path: string) => new SvcError(400, 'not-supported', message, path);
 
 /** Parses the selection set of `f` on an object type whose fields carry parsers. */
-export function parseSelectionSet<T>(ctx: DocumentContext, f: CollectedField, type: GraphQLObjectType, typename: (alias: string) => T, abstract?: GraphQLInterfaceType): T[] {
+export function parseSelectionSet<T>(
+  ctx: DocumentContext,
+  f: CollectedField,
+  type: GraphQLObjectType,
+  typename: (alias: string) => T,
+  abstract?: GraphQLInterfaceType,
+): T[] {
   const defs = type.getFields();
   return ctx.collect(f.subSelections, type, abstract).map((sf) => {
     if (sf.name === '__typename') {
@@ -144,17 +161,19 @@ function baseSelect(v: TableView, source: SelectSource, args: SelectArgs): Omit<
 
 export function tableObject(b: RoleSchemaBuilder, v: TableView): GraphQLObjectType {
   const name = b.tableName(v.table);
-  return b.register(name, () =>
-    new GraphQLObjectType({
-      name,
-      description: v.table.info.description ?? `columns and relationships of ${quotedTable(v.table.name)}`,
-      interfaces: () => b.extension?.interfaces(v) ?? [],
-      fields: () => {
-        const fields = tableFields(b, v);
-        b.extension?.extendFields(v, fields);
-        return sortedEntries(fields);
-      },
-    }),
+  return b.register(
+    name,
+    () =>
+      new GraphQLObjectType({
+        name,
+        description: v.table.info.description ?? `columns and relationships of ${quotedTable(v.table.name)}`,
+        interfaces: () => b.extension?.interfaces(v) ?? [],
+        fields: () => {
+          const fields = tableFields(b, v);
+          b.extension?.extendFields(v, fields);
+          return sortedEntries(fields);
+        },
+      }),
   );
 }
 
@@ -195,7 +214,12 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
     const obj = tableObject(b, rv);
     const parse: SelectionParser<Field> = (ctx, f, def) => {
       const args = parseSelectArgs(b, ctx, rv, f, ctx.args(f, def));
-      return { alias: f.alias, kind: 'array', rel, select: { ...baseSelect(rv, { kind: 'table', table: rv.table }, args), fields: parseTableSelection(ctx, f, obj) } };
+      return {
+        alias: f.alias,
+        kind: 'array',
+        rel,
+        select: { ...baseSelect(rv, { kind: 'table', table: rv.table }, args), fields: parseTableSelection(ctx, f, obj) },
+      };
     };
     out[rel.name] = {
       type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(obj))),
@@ -207,7 +231,12 @@ function tableFields(b: RoleSchemaBuilder, v: TableView): Record<string, GraphQL
       const agg = aggregateObject(b, rv);
       const parseAgg: SelectionParser<Field> = (ctx, f, def) => {
         const args = parseSelectArgs(b, ctx, rv, f, ctx.args(f, def));
-        return { alias: f.alias, kind: 'array_aggregate', rel, select: { ...baseSelect(rv, { kind: 'table', table: rv.table }, args), fields: parseAggregateSelection(ctx, f, agg) } };
+        return {
+          alias: f.alias,
+          kind: 'array_aggregate',
+          rel,
+          select: { ...baseSelect(rv, { kind: 'table', table: rv.table }, args), fields: parseAggregateSelection(ctx, f, agg) },
+        };
       };
       out[`${rel.name}_aggregate`] = {
         type: new GraphQLNonNull(agg),
@@ -326,11 +355,13 @@ function computedField(b: RoleSchemaBuilder, cf: ComputedFieldModel): GraphQLFie
   const args: GraphQLFieldConfigArgumentMap = {};
   const argsType = `${qualifiedGqlName({ schema: info.schema, name: info.name })}_args`;
   if (inputs.length > 0) {
-    args.args = { type: new GraphQLNonNull(functionArgsInput(b, argsType, inputs)), description: `input parameters for computed field ${JSON.stringify(cf.name)}` };
+    args.args = {
+      type: new GraphQLNonNull(functionArgsInput(b, argsType, inputs)),
+      description: `input parameters for computed field ${JSON.stringify(cf.name)}`,
+    };
   }
   const description = info.description ?? `A computed field, executes function ${quotedTable(info)}`;
-  const callArgs = (f: CollectedField, given: Map<string, InVal>) =>
-    functionCallArgs(info, inputs, given.get('args'), special, `${f.path}.args.args`);
+  const callArgs = (f: CollectedField, given: Map<string, InVal>) => functionCallArgs(info, inputs, given.get('args'), special, `${f.path}.args.args`);
   if (cf.returns.kind === 'scalar') {
     const s = b.pgScalar(cf.returns.type);
     if (!s) return undefined;
@@ -400,9 +431,7 @@ function aggregateFieldsObject(b: RoleSchemaBuilder, v: TableView): GraphQLObjec
       const args = ctx.args(f, def);
       const cols = args.get('columns');
       const columns =
-        cols && cols.kind !== 'null'
-          ? listItems(cols).map((x, i) => b.views.requireColumn(v, enumColumn(ctx, x), `${f.path}.args.columns[${i}]`))
-          : null;
+        cols && cols.kind !== 'null' ? listItems(cols).map((x, i) => b.views.requireColumn(v, enumColumn(ctx, x), `${f.path}.args.columns[${i}]`)) : null;
       return { alias: f.alias, kind: 'count', columns, distinct: ctx.valueOf(args.get('distinct')) === true };
     };
     fields.count = {
@@ -416,7 +445,11 @@ function aggregateFieldsObject(b: RoleSchemaBuilder, v: TableView): GraphQLObjec
         const ofields: Record<string, GraphQLFieldConfig<unknown, unknown>> = {};
         for (const c of cols) {
           const type = op === 'sum' || op === 'max' || op === 'min' ? c.gql.type : GraphQLFloat;
-          const parse: SelectionParser<{ alias: string; kind: 'column'; column: ColumnModel }> = (_ctx, f) => ({ alias: f.alias, kind: 'column', column: c.column });
+          const parse: SelectionParser<{ alias: string; kind: 'column'; column: ColumnModel }> = (_ctx, f) => ({
+            alias: f.alias,
+            kind: 'column',
+            column: c.column,
+          });
           ofields[c.column.gqlName] = { type, extensions: { svc: parse } };
         }
         return new GraphQLObjectType({ name: oname, description: `aggregate ${op} on columns`, fields: sortedEntries(ofields) });
@@ -447,7 +480,9 @@ export function tableRootFields(b: RoleSchemaBuilder, v: TableView): Record<stri
   const out: Record<string, RootFieldConfig> = {};
   const obj = tableObject(b, v);
   const source: SelectSource = { kind: 'table', table: t };
-  const custom = Object.fromEntries(Object.entries(t.customRootFields).filter(([, n]) => typeof n === 'string' && isGraphQLName(n))) as typeof t.customRootFields;
+  const custom = Object.fromEntries(
+    Object.entries(t.customRootFields).filter(([, n]) => typeof n === 'string' && isGraphQLName(n)),
+  ) as typeof t.customRootFields;
 
   const parseSelect: SelectionParser<RootField> = (ctx, f, def) => {
     const args = parseSelectArgs(b, ctx, v, f, ctx.args(f, def));
@@ -544,7 +579,11 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
   const parse: SelectionParser<RootField> = (ctx, f, def) => {
     const given = ctx.args(f, def);
     const src = source(f, given);
-    return { alias: f.alias, kind: 'select', select: { ...baseSelect(v, src, parseSelectArgs(b, ctx, v, f, given)), fields: parseTableSelection(ctx, f, obj) } };
+    return {
+      alias: f.alias,
+      kind: 'select',
+      select: { ...baseSelect(v, src, parseSelectArgs(b, ctx, v, f, given)), fields: parseTableSelection(ctx, f, obj) },
+    };
   };
   out[fname] = {
     type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(obj))),
@@ -557,7 +596,11 @@ export function functionRootFields(b: RoleSchemaBuilder, fn: FunctionModel): Rec
     const parseAgg: SelectionParser<RootField> = (ctx, f, def) => {
       const given = ctx.args(f, def);
       const src = source(f, given);
-      return { alias: f.alias, kind: 'aggregate', select: { ...baseSelect(v, src, parseSelectArgs(b, ctx, v, f, given)), fields: parseAggregateSelection(ctx, f, agg) } };
+      return {
+        alias: f.alias,
+        kind: 'aggregate',
+        select: { ...baseSelect(v, src, parseSelectArgs(b, ctx, v, f, given)), fields: parseAggregateSelection(ctx, f, agg) },
+      };
     };
     out[`${fname}_aggregate`] = {
       type: new GraphQLNonNull(agg),

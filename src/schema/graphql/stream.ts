@@ -11,7 +11,15 @@
  * the stream's spec beside it (ir/types.ts `StreamSpec`), from which subscriptions/streamPlan.ts compiles the
  * multiplexed statement that subscriptions/streamManager.ts runs with each subscriber's cursor.
  */
-import { GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, type GraphQLFieldConfigArgumentMap, type GraphQLInputFieldConfig } from 'graphql';
+import {
+  GraphQLEnumType,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLInputFieldConfig,
+} from 'graphql';
 import type { InVal } from '../../ir/input.js';
 import { validationError } from '../../ir/messages.js';
 import { andExp, type OrderDir, type RootField, type Select, type StreamSpec } from '../../ir/types.js';
@@ -25,12 +33,17 @@ import { parseTableSelection, tableObject, type SelectionParser } from './select
 import type { RootFieldConfig } from '../extensions.js';
 
 export function cursorOrderingEnum(b: RoleSchemaBuilder): GraphQLEnumType {
-  return b.register('cursor_ordering', () =>
-    new GraphQLEnumType({
-      name: 'cursor_ordering',
-      description: 'ordering argument of a cursor',
-      values: { ASC: { description: 'ascending ordering of the cursor', value: 'ASC' }, DESC: { description: 'descending ordering of the cursor', value: 'DESC' } },
-    }),
+  return b.register(
+    'cursor_ordering',
+    () =>
+      new GraphQLEnumType({
+        name: 'cursor_ordering',
+        description: 'ordering argument of a cursor',
+        values: {
+          ASC: { description: 'ascending ordering of the cursor', value: 'ASC' },
+          DESC: { description: 'descending ordering of the cursor', value: 'DESC' },
+        },
+      }),
   );
 }
 
@@ -39,22 +52,28 @@ function cursorValueInput(b: RoleSchemaBuilder, v: TableView): GraphQLInputObjec
   return b.register(name, () => {
     const fields: Record<string, GraphQLInputFieldConfig> = {};
     for (const c of b.columns(v)) fields[c.column.gqlName] = { type: c.gql.type, description: c.column.description ?? undefined };
-    return new GraphQLInputObjectType({ name, description: 'Initial value of the column from where the streaming should start', fields: () => sortedEntries(fields) });
+    return new GraphQLInputObjectType({
+      name,
+      description: 'Initial value of the column from where the streaming should start',
+      fields: () => sortedEntries(fields),
+    });
   });
 }
 
 function cursorInput(b: RoleSchemaBuilder, v: TableView): GraphQLInputObjectType {
   const tname = b.tableName(v.table);
   const name = `${tname}_stream_cursor_input`;
-  return b.register(name, () =>
-    new GraphQLInputObjectType({
-      name,
-      description: `Streaming cursor of the table "${tname}"`,
-      fields: () => ({
-        initial_value: { type: new GraphQLNonNull(cursorValueInput(b, v)), description: 'Stream column input with initial value' },
-        ordering: { type: cursorOrderingEnum(b), description: 'cursor ordering' },
+  return b.register(
+    name,
+    () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `Streaming cursor of the table "${tname}"`,
+        fields: () => ({
+          initial_value: { type: new GraphQLNonNull(cursorValueInput(b, v)), description: 'Stream column input with initial value' },
+          ordering: { type: cursorOrderingEnum(b), description: 'cursor ordering' },
+        }),
       }),
-    }),
   );
 }
 
@@ -84,7 +103,8 @@ export function tableStreamRootFields(b: RoleSchemaBuilder, v: TableView): Recor
     if (values.length !== 1) throw validationError('one streaming column field is expected', `${apath}.cursor.initial_value`);
     const [colName, valIn] = values[0] as [string, InVal];
     const visible = b.columns(v).find((c) => c.column.gqlName === colName);
-    if (!visible) throw validationError(`field "${colName}" not found in type: '${tname}_stream_cursor_value_input'`, `${apath}.cursor.initial_value.${colName}`);
+    if (!visible)
+      throw validationError(`field "${colName}" not found in type: '${tname}_stream_cursor_value_input'`, `${apath}.cursor.initial_value.${colName}`);
     const column = b.views.requireColumn(v, visible.column.name, `${apath}.cursor.initial_value.${colName}`);
     const orderingIn = cur.fields.find(([k]) => k === 'ordering')?.[1];
     const ordering = orderingIn && orderingIn.kind !== 'null' ? ctx.valueOf(orderingIn) : 'ASC';
@@ -104,7 +124,13 @@ export function tableStreamRootFields(b: RoleSchemaBuilder, v: TableView): Recor
     const after: BoolExp = { kind: 'column', target: { kind: 'column', column }, ops: [{ op: dir === 'asc' ? 'gt' : 'lt', value: initial }] };
     const first: Select = {
       ...select,
-      args: { where: andExp(where, after), orderBy: [{ target: { kind: 'column', column }, dir, nulls: dir === 'asc' ? 'last' : 'first' }], distinctOn: null, limit: batch, offset: null },
+      args: {
+        where: andExp(where, after),
+        orderBy: [{ target: { kind: 'column', column }, dir, nulls: dir === 'asc' ? 'last' : 'first' }],
+        distinctOn: null,
+        limit: batch,
+        offset: null,
+      },
     };
     return { alias: f.alias, kind: 'select', select: first, stream };
   };

@@ -52,9 +52,7 @@ export function keyFitsAlg(key: KeyObject, alg: string): boolean {
 }
 
 /** Algorithms a token verified against a JWK set may use: asymmetric only. */
-export const JWKS_ALGORITHMS: readonly string[] = [
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
-];
+export const JWKS_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 const RETRY_MS = 60_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -230,12 +228,19 @@ export class JwksStore {
     if (cc !== null) {
       const secs = parseMaxAge(cc);
       if (secs !== undefined) expiresAt = this.opts.now() + secs * 1000;
-      else this.opts.log?.info({ type: 'jwk-refresh-log', detail: { message: 'Failed parsing Cache-Control header from JWK response. Could not find max-age or s-maxage' } });
+      else
+        this.opts.log?.info({
+          type: 'jwk-refresh-log',
+          detail: { message: 'Failed parsing Cache-Control header from JWK response. Could not find max-age or s-maxage' },
+        });
     }
     if (expiresAt === undefined && ex !== null) {
       expiresAt = parseExpires(ex);
       if (expiresAt === undefined) {
-        this.opts.log?.info({ type: 'jwk-refresh-log', detail: { message: 'Failed parsing Expires header from JWK response. Value of header is not a valid timestamp' } });
+        this.opts.log?.info({
+          type: 'jwk-refresh-log',
+          detail: { message: 'Failed parsing Expires header from JWK response. Value of header is not a valid timestamp' },
+        });
       }
     }
     return { keys, expiresAt };

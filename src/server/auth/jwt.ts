@@ -28,10 +28,7 @@ export const MAX_TOKEN_LENGTH = 64 * 1024;
 const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
 const B64URL_RE = /^[A-Za-z0-9_-]+$/;
 
-export type JwtHeaderSource =
-  | { type: 'Authorization' }
-  | { type: 'Cookie'; name: string }
-  | { type: 'CustomHeader'; name: string };
+export type JwtHeaderSource = { type: 'Authorization' } | { type: 'Cookie'; name: string } | { type: 'CustomHeader'; name: string };
 
 type ClaimsMapValue<T> = { kind: 'static'; value: T } | { kind: 'path'; path: JsonPath; default?: T };
 
@@ -61,10 +58,17 @@ const invalidJwk = (msg: string): never => bad(`Invalid JWK: ${msg}`);
 
 const HMAC_BITS: Record<string, number> = { HS256: 256, HS384: 384, HS512: 512 };
 const ASYM_TYPES: Record<string, string[]> = {
-  RS256: ['RS256'], RS384: ['RS384'], RS512: ['RS512'],
-  PS256: ['PS256'], PS384: ['PS384'], PS512: ['PS512'],
-  ES256: ['ES256'], ES384: ['ES384'], ES512: ['ES512'],
-  Ed25519: ['EdDSA', 'Ed25519'], EdDSA: ['EdDSA', 'Ed25519'],
+  RS256: ['RS256'],
+  RS384: ['RS384'],
+  RS512: ['RS512'],
+  PS256: ['PS256'],
+  PS384: ['PS384'],
+  PS512: ['PS512'],
+  ES256: ['ES256'],
+  ES384: ['ES384'],
+  ES512: ['ES512'],
+  Ed25519: ['EdDSA', 'Ed25519'],
+  EdDSA: ['EdDSA', 'Ed25519'],
 };
 
 function parsePublicKeyPem(type: string, pem: string, algorithms: string[]): KeyObject {
@@ -80,7 +84,12 @@ function parsePublicKeyPem(type: string, pem: string, algorithms: string[]): Key
   if (!keyFitsAlg(key, algorithms[0]!)) {
     const d = key.asymmetricKeyDetails ?? {};
     const what = `${key.asymmetricKeyType ?? 'unknown'}${d.modulusLength ? ` ${d.modulusLength}-bit` : ''}${d.namedCurve ? ` ${d.namedCurve}` : ''}`;
-    const need = type.startsWith('RS') || type.startsWith('PS') ? 'an RSA key of at least 2048 bits' : type.startsWith('ES') ? `an EC key on the curve of ${type}` : 'an Ed25519 key';
+    const need =
+      type.startsWith('RS') || type.startsWith('PS')
+        ? 'an RSA key of at least 2048 bits'
+        : type.startsWith('ES')
+          ? `an EC key on the curve of ${type}`
+          : 'an Ed25519 key';
     invalidJwk(`key type ${type} needs ${need}, got ${what}`);
   }
   return key;
@@ -107,8 +116,7 @@ function parseClaimsMapValue<T>(name: string, v: unknown, check: (x: unknown) =>
 }
 
 const asRole = (x: unknown): string | undefined => (typeof x === 'string' && x !== '' ? x : undefined);
-const asRoles = (x: unknown): string[] | undefined =>
-  Array.isArray(x) && x.every((r) => typeof r === 'string' && r !== '') ? (x as string[]) : undefined;
+const asRoles = (x: unknown): string[] | undefined => (Array.isArray(x) && x.every((r) => typeof r === 'string' && r !== '') ? (x as string[]) : undefined);
 const asText = (x: unknown): string | undefined => (typeof x === 'string' ? x : undefined);
 
 /** Parse and validate `--jwt-secret`. Throws an Error whose message says what is wrong. */
@@ -159,7 +167,8 @@ function parseJwtConfigInner(raw: unknown): JwtSettings {
   }
   let allowedSkewSec = 0;
   if (o.allowed_skew !== undefined && o.allowed_skew !== null) {
-    if (typeof o.allowed_skew !== 'number' || !Number.isFinite(o.allowed_skew) || o.allowed_skew < 0) bad('allowed_skew: expected a non-negative number of seconds');
+    if (typeof o.allowed_skew !== 'number' || !Number.isFinite(o.allowed_skew) || o.allowed_skew < 0)
+      bad('allowed_skew: expected a non-negative number of seconds');
     allowedSkewSec = o.allowed_skew as number;
   }
 
@@ -399,7 +408,8 @@ export class JwtVerifier {
     }
     if (!payloadBytes) {
       const code = (lastError as { code?: string } | undefined)?.code;
-      if (code === 'ERR_JWS_INVALID' || code === 'ERR_JOSE_NOT_SUPPORTED') throw invalidJwt(`JWSError (JSONDecodeError ${JSON.stringify((lastError as Error).message)})`);
+      if (code === 'ERR_JWS_INVALID' || code === 'ERR_JOSE_NOT_SUPPORTED')
+        throw invalidJwt(`JWSError (JSONDecodeError ${JSON.stringify((lastError as Error).message)})`);
       throw invalidJwt('JWSError JWSInvalidSignature');
     }
 
@@ -448,8 +458,7 @@ export class JwtVerifier {
     const out = new Map<string, unknown>();
     if (s.claimsMap) {
       const cm = s.claimsMap;
-      const resolveValue = <T>(v: ClaimsMapValue<T>): unknown =>
-        v.kind === 'static' ? v.value : (getJsonPath(payload, v.path) ?? v.default);
+      const resolveValue = <T>(v: ClaimsMapValue<T>): unknown => (v.kind === 'static' ? v.value : (getJsonPath(payload, v.path) ?? v.default));
       const allowed = resolveValue(cm.allowedRoles);
       const def = resolveValue(cm.defaultRole);
       if (allowed !== undefined) out.set(ALLOWED_ROLES_CLAIM, allowed);

@@ -12,7 +12,16 @@ import { createHash } from 'node:crypto';
 import { err400, err401, err500 } from '../../errors.js';
 import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
-import { BodyTooLargeError, describeFetchError, fetchLimited, jsonPathKey, jsonTypeName, redactUrl, USER_AGENT, type OutboundClient } from '../../http/client.js';
+import {
+  BodyTooLargeError,
+  describeFetchError,
+  fetchLimited,
+  jsonPathKey,
+  jsonTypeName,
+  redactUrl,
+  USER_AGENT,
+  type OutboundClient,
+} from '../../http/client.js';
 import type { AuthLogger } from './log.js';
 import { IGNORED_CLIENT_HEADERS, isForwardableHeader, isSendableHeader } from '../../http/forwarded.js';
 
@@ -187,7 +196,10 @@ export class WebhookClient {
       } else {
         const t = parseExpires(value);
         if (t !== undefined) return t;
-        this.opts.log?.warn({ type: 'webhook-log', detail: { url: redactUrl(this.opts.url), message: 'Expires is not a valid "%a, %d %b %Y %T GMT" timestamp' } });
+        this.opts.log?.warn({
+          type: 'webhook-log',
+          detail: { url: redactUrl(this.opts.url), message: 'Expires is not a valid "%a, %d %b %Y %T GMT" timestamp' },
+        });
       }
     }
     return undefined;

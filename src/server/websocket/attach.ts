@@ -65,7 +65,9 @@ export function attachWebsocket(app: FastifyInstance, engine: Engine, auth: Sess
   const ctx: WsContext = { engine, auth, gql, live, streams, wsLogOn: config.enabledLogTypes.includes('websocket-log') };
   let closing = false;
   const refuse = (socket: Duplex, status: string, message: string) => {
-    socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ path: '$', error: message, code: 'unexpected' })}`);
+    socket.write(
+      `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ path: '$', error: message, code: 'unexpected' })}`,
+    );
     socket.destroy();
   };
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

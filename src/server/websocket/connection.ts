@@ -170,7 +170,10 @@ export class Connection {
       try {
         handle(data, isBinary);
       } catch (e) {
-        this.ctx.engine.log.error({ type: 'websocket-log', err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) }, 'websocket message failed');
+        this.ctx.engine.log.error(
+          { type: 'websocket-log', err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) },
+          'websocket message failed',
+        );
         this.close(this.protocol.internalErrorCode, 'internal error');
       }
     });
@@ -365,7 +368,10 @@ export class Connection {
     if (!this.ctx.wsLogOn) return;
     const s = this.session;
     const jwtExpiry = s?.expiresAt !== undefined ? new Date(s.expiresAt).toISOString() : null;
-    this.ctx.engine.log.info({ type: 'websocket-log', detail: { event, connection_info: { websocket_id: this.websocketId, jwt_expiry: jwtExpiry, msg }, user_vars: s?.vars ?? null } });
+    this.ctx.engine.log.info({
+      type: 'websocket-log',
+      detail: { event, connection_info: { websocket_id: this.websocketId, jwt_expiry: jwtExpiry, msg }, user_vars: s?.vars ?? null },
+    });
   }
 
   /** an `operation` event */

@@ -46,8 +46,13 @@ export function parseClientMessage(data: RawData, isBinary: boolean): ClientMess
   const m = v as Record<string, unknown>;
   if (typeof m.type !== 'string') return 'the message has no string "type"';
   if (m.id !== undefined && typeof m.id !== 'string' && typeof m.id !== 'number') return 'the message "id" is not a string';
-  if (m.payload !== undefined && m.payload !== null && (typeof m.payload !== 'object' || Array.isArray(m.payload))) return 'the message "payload" is not an object';
-  return { type: m.type, ...(m.id !== undefined ? { id: String(m.id) } : {}), ...(m.payload !== undefined && m.payload !== null ? { payload: m.payload } : {}) };
+  if (m.payload !== undefined && m.payload !== null && (typeof m.payload !== 'object' || Array.isArray(m.payload)))
+    return 'the message "payload" is not an object';
+  return {
+    type: m.type,
+    ...(m.id !== undefined ? { id: String(m.id) } : {}),
+    ...(m.payload !== undefined && m.payload !== null ? { payload: m.payload } : {}),
+  };
 }
 
 export class LegacyProtocol implements Protocol {
@@ -138,7 +143,9 @@ export class LegacyProtocol implements Protocol {
 
   refusal(why: 'init' | 'expired', message: string): Refusal {
     const frame = { type: 'connection_error', payload: message };
-    return why === 'init' ? { frame, code: 1000, reason: 'connection_init failed', log: `connection_error: ${message}` } : { frame, code: 1000, reason: 'session expired' };
+    return why === 'init'
+      ? { frame, code: 1000, reason: 'connection_init failed', log: `connection_error: ${message}` }
+      : { frame, code: 1000, reason: 'session expired' };
   }
 
   closed(): void {

@@ -54,7 +54,11 @@ function runFirst(conn: Connection, op: Operation, s: Session): void {
   const info = { opType: 'unknown' };
   const t = tracing;
   const tp = conn.headers.traceparent;
-  const span = t?.start('svc.websocket.operation', { 'svc.websocket.operation_id': id, ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}) }, { kind: 'server', traceparent: typeof tp === 'string' ? tp : null });
+  const span = t?.start(
+    'svc.websocket.operation',
+    { 'svc.websocket.operation_id': id, ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}) },
+    { kind: 'server', traceparent: typeof tp === 'string' ? tp : null },
+  );
   const t0 = performance.now();
   const firstResult = span ? t!.run(span, () => run(conn, s, request, true, info)) : run(conn, s, request, true, info);
   void firstResult.then((first) => {
@@ -102,7 +106,10 @@ function streamQuery(conn: Connection, op: Operation, s: Session, plan: StreamPl
     errorText,
     replan: () => {
       try {
-        return gql.planStreamNow(engine, s, op.request, conn.headers, { relay: conn.relay }) ?? errorText(new SvcError(400, 'validation-failed', 'the subscription is no longer a streaming subscription', '$'));
+        return (
+          gql.planStreamNow(engine, s, op.request, conn.headers, { relay: conn.relay }) ??
+          errorText(new SvcError(400, 'validation-failed', 'the subscription is no longer a streaming subscription', '$'))
+        );
       } catch (e) {
         return errorText(e);
       }
@@ -130,7 +137,10 @@ function liveQuery(conn: Connection, op: Operation, s: Session, first: string): 
         errorText,
         replan: () => {
           try {
-            return gql.planLive(engine, s, op.request, conn.headers, { relay: conn.relay }) ?? errorText(new SvcError(400, 'validation-failed', 'the subscription no longer selects a database field', '$'));
+            return (
+              gql.planLive(engine, s, op.request, conn.headers, { relay: conn.relay }) ??
+              errorText(new SvcError(400, 'validation-failed', 'the subscription no longer selects a database field', '$'))
+            );
           } catch (e) {
             return errorText(e);
           }
@@ -139,7 +149,13 @@ function liveQuery(conn: Connection, op: Operation, s: Session, first: string): 
       first,
     );
   }
-  return startLiveQuery({ first, sendFirst: false, run: () => run(conn, s, op.request, false) as Promise<string>, send: (out) => op.live(out), intervalMs: engine.config.liveQueriesRefetchInterval });
+  return startLiveQuery({
+    first,
+    sendFirst: false,
+    run: () => run(conn, s, op.request, false) as Promise<string>,
+    send: (out) => op.live(out),
+    intervalMs: engine.config.liveQueriesRefetchInterval,
+  });
 }
 
 /** the response text, or (with `rejectPreExec`) the SvcError of a request that failed before execution */
@@ -148,7 +164,14 @@ async function run(conn: Connection, s: Session, request: GraphQLRequest, reject
   const v1alpha1 = conn.v1alpha1;
   try {
     // a start is a client's operation (rate-limited); a live query's refetch is not
-    return await gql.run(engine, s, request, conn.headers, { v1alpha1, relay: conn.relay, legacyErrors: v1alpha1, rejectPreExec, client: rejectPreExec ? { ip: conn.req.socket.remoteAddress } : undefined, ...(info ? { info } : {}) });
+    return await gql.run(engine, s, request, conn.headers, {
+      v1alpha1,
+      relay: conn.relay,
+      legacyErrors: v1alpha1,
+      rejectPreExec,
+      client: rejectPreExec ? { ip: conn.req.socket.remoteAddress } : undefined,
+      ...(info ? { info } : {}),
+    });
   } catch (e) {
     const err = e instanceof SvcError ? e : toSvcError(e);
     if (rejectPreExec) return err;

@@ -71,10 +71,17 @@ export class TransportProtocol implements Protocol {
         if (!conn.session) return conn.close(CloseCode.Unauthorized, 'Unauthorized');
         if (conn.hasOperation(m.id)) return conn.close(CloseCode.SubscriberAlreadyExists, `Subscriber for ${m.id} already exists`);
         if (conn.full) {
-          return conn.refuseOperation(m.id, `too many operations on this connection (limit ${conn.ctx.engine.config.maxSubscriptionsPerConnection}); complete one first`);
+          return conn.refuseOperation(
+            m.id,
+            `too many operations on this connection (limit ${conn.ctx.engine.config.maxSubscriptionsPerConnection}); complete one first`,
+          );
         }
         const p = m.payload;
-        conn.startOperation(m.id, { query: p.query, variables: (p.variables as Record<string, unknown> | null | undefined) ?? null, operationName: p.operationName ?? null });
+        conn.startOperation(m.id, {
+          query: p.query,
+          variables: (p.variables as Record<string, unknown> | null | undefined) ?? null,
+          operationName: p.operationName ?? null,
+        });
         return;
       }
       case MessageType.Complete:

@@ -1,9 +1,7 @@
 /** Actions from SDL (console/src/actions/sdl.ts): parse, merge custom types, print back, handler sample. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  actionToSdl, customTypesToSdl, expressHandler, mergeCustomTypes, parseActionSdl, parseTypesSdl, typesUsed,
-} from '../../../console/src/actions/sdl.ts';
+import { actionToSdl, customTypesToSdl, expressHandler, mergeCustomTypes, parseActionSdl, parseTypesSdl, typesUsed } from '../../../console/src/actions/sdl.ts';
 
 const ACTION = `type Mutation {
   "Log a user in"
@@ -18,14 +16,34 @@ scalar Unused`;
 
 test('an action and its types from SDL', () => {
   assert.deepEqual(parseActionSdl(ACTION), {
-    name: 'login', type: 'mutation', description: 'Log a user in', output_type: 'LoginResult!',
-    arguments: [{ name: 'username', type: 'String!' }, { name: 'password', type: 'String!' }, { name: 'opts', type: '[LoginOpts!]' }],
+    name: 'login',
+    type: 'mutation',
+    description: 'Log a user in',
+    output_type: 'LoginResult!',
+    arguments: [
+      { name: 'username', type: 'String!' },
+      { name: 'password', type: 'String!' },
+      { name: 'opts', type: '[LoginOpts!]' },
+    ],
   });
   assert.equal(parseActionSdl('type Query { me: UserInfo }').type, 'query');
   const types = parseTypesSdl(TYPES);
   assert.deepEqual(types.objects, [
-    { name: 'LoginResult', description: 'what login answers', fields: [{ name: 'accessToken', type: 'String!' }, { name: 'user', type: 'UserInfo' }] },
-    { name: 'UserInfo', fields: [{ name: 'id', type: 'Int!' }, { name: 'role', type: 'Role' }] },
+    {
+      name: 'LoginResult',
+      description: 'what login answers',
+      fields: [
+        { name: 'accessToken', type: 'String!' },
+        { name: 'user', type: 'UserInfo' },
+      ],
+    },
+    {
+      name: 'UserInfo',
+      fields: [
+        { name: 'id', type: 'Int!' },
+        { name: 'role', type: 'Role' },
+      ],
+    },
   ]);
   assert.deepEqual(types.input_objects, [{ name: 'LoginOpts', fields: [{ name: 'remember', type: 'Boolean' }] }]);
   assert.deepEqual(types.enums, [{ name: 'Role', values: [{ value: 'admin' }, { value: 'user' }] }]);
@@ -42,18 +60,27 @@ test('errors name the part, line and column', () => {
   assert.throws(() => parseTypesSdl('scalar A\nscalar A'), /A is defined twice/);
 });
 
-test('merging keeps other types and an object type\'s relationships; printing gives SDL that parses back', () => {
+test("merging keeps other types and an object type's relationships; printing gives SDL that parses back", () => {
   const rel = { name: 'owner', type: 'object', remote_table: 'users', field_mapping: { id: 'id' } };
   const existing = { objects: [{ name: 'UserInfo', fields: [{ name: 'id', type: 'Int' }], relationships: [rel] }], scalars: [{ name: 'Keep' }] };
   const merged = mergeCustomTypes(existing, parseTypesSdl(TYPES));
-  assert.deepEqual(merged.scalars.map((s) => s.name), ['Keep', 'Unused']);
+  assert.deepEqual(
+    merged.scalars.map((s) => s.name),
+    ['Keep', 'Unused'],
+  );
   assert.deepEqual(merged.objects.find((o) => o.name === 'UserInfo')!.relationships, [rel]);
-  assert.deepEqual(merged.objects.find((o) => o.name === 'UserInfo')!.fields.map((f) => f.name), ['id', 'role']);
+  assert.deepEqual(
+    merged.objects.find((o) => o.name === 'UserInfo')!.fields.map((f) => f.name),
+    ['id', 'role'],
+  );
   const parsed = parseActionSdl(ACTION);
   assert.deepEqual(parseActionSdl(actionToSdl(parsed.name, parsed, parsed.description)), parsed);
   const sdl = customTypesToSdl(merged, typesUsed(parsed, merged));
   const back = parseTypesSdl(sdl);
-  assert.deepEqual(back.objects!.map((o) => o.name), ['LoginResult', 'UserInfo']);
+  assert.deepEqual(
+    back.objects!.map((o) => o.name),
+    ['LoginResult', 'UserInfo'],
+  );
   assert.deepEqual(back.enums, merged.enums);
 });
 

@@ -2,15 +2,41 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
-  addColumnSql, addConstraintSql, alterColumnSql, checkTableSpec, checkTypeName, createIndexSql, createTableSql, dropColumnSql,
-  dropConstraintSql, dropIndexSql, ident, type ColumnSpec, type TableSpec,
-  alterColumnDownSql, defaultConstraintName, defaultIndexName, dropColumnDownSql, migrationName, recreateTableSql,
+  addColumnSql,
+  addConstraintSql,
+  alterColumnSql,
+  checkTableSpec,
+  checkTypeName,
+  createIndexSql,
+  createTableSql,
+  dropColumnSql,
+  dropConstraintSql,
+  dropIndexSql,
+  ident,
+  type ColumnSpec,
+  type TableSpec,
+  alterColumnDownSql,
+  defaultConstraintName,
+  defaultIndexName,
+  dropColumnDownSql,
+  migrationName,
+  recreateTableSql,
 } from '../../../console/src/data/ddl.ts';
 import { introspectionSql, type TableInfo } from '../../../console/src/data/model.ts';
 import { createTestDatabase, sql, type TestDatabase } from '../../helpers/db.js';
 
 const col = (name: string, type: string, more: Partial<ColumnSpec> = {}): ColumnSpec => ({ name, type, default: '', nullable: true, unique: false, ...more });
-const spec = (more: Partial<TableSpec>): TableSpec => ({ schema: 'public', name: 't', columns: [], primaryKey: [], foreignKeys: [], uniqueKeys: [], checks: [], comment: '', ...more });
+const spec = (more: Partial<TableSpec>): TableSpec => ({
+  schema: 'public',
+  name: 't',
+  columns: [],
+  primaryKey: [],
+  foreignKeys: [],
+  uniqueKeys: [],
+  checks: [],
+  comment: '',
+  ...more,
+});
 
 describe('table DDL', () => {
   let db: TestDatabase;
@@ -42,7 +68,9 @@ describe('table DDL', () => {
     });
     assert.deepEqual(checkTableSpec(s), []);
     const text = createTableSql(s);
-    assert.equal(text, `create table "public"."Book ""1""" (
+    assert.equal(
+      text,
+      `create table "public"."Book ""1""" (
   "id" uuid default gen_random_uuid() not null,
   "title" text not null unique,
   "author id" integer,
@@ -51,18 +79,35 @@ describe('table DDL', () => {
   foreign key ("author id") references "public"."Author" ("id") on delete set null,
   check (price >= 0)
 );
-comment on table "public"."Book ""1""" is 'the author''s books';`);
+comment on table "public"."Book ""1""" is 'the author''s books';`,
+    );
     await sql(db.url, text);
-    const fk = await sql(db.url, `select confdeltype, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = '"Book ""1"""'::regclass and contype = 'f'`);
+    const fk = await sql(
+      db.url,
+      `select confdeltype, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = '"Book ""1"""'::regclass and contype = 'f'`,
+    );
     assert.deepEqual(fk, [{ confdeltype: 'n', def: 'FOREIGN KEY ("author id") REFERENCES "Author"(id) ON DELETE SET NULL' }]);
     const t = 'public."Book ""1"""';
     await sql(db.url, addColumnSql({ schema: 'public', name: 'Book "1"' }, col('isbn', 'varchar(13)', { nullable: false, default: "''" })));
-    await sql(db.url, alterColumnSql({ schema: 'public', name: 'Book "1"' }, col('isbn', 'varchar(13)', { nullable: false, default: "''" }), col('code', 'text', { nullable: true, default: '', unique: true })).join('\n'));
-    const cols = await sql(db.url, `select a.attname, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) as def
-      from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum where a.attrelid = '${t}'::regclass and a.attname = 'code'`);
+    await sql(
+      db.url,
+      alterColumnSql(
+        { schema: 'public', name: 'Book "1"' },
+        col('isbn', 'varchar(13)', { nullable: false, default: "''" }),
+        col('code', 'text', { nullable: true, default: '', unique: true }),
+      ).join('\n'),
+    );
+    const cols = await sql(
+      db.url,
+      `select a.attname, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) as def
+      from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum where a.attrelid = '${t}'::regclass and a.attname = 'code'`,
+    );
     assert.deepEqual(cols, [{ attname: 'code', type: 'text', attnotnull: false, def: null }]);
     const uniq = await sql(db.url, `select conname from pg_constraint where conrelid = '${t}'::regclass and contype = 'u' order by conname`);
-    assert.deepEqual(uniq.map((r) => r.conname), ['Book "1"_code_key', 'Book "1"_title_key']);
+    assert.deepEqual(
+      uniq.map((r) => r.conname),
+      ['Book "1"_code_key', 'Book "1"_title_key'],
+    );
     const table = { schema: 'public', name: 'Book "1"' };
     await sql(db.url, addConstraintSql(table, { kind: 'check', name: 'positive', expression: 'price > -1' }));
     await sql(db.url, dropConstraintSql(table, 'positive'));
@@ -70,7 +115,10 @@ comment on table "public"."Book ""1""" is 'the author''s books';`);
     assert.equal((await sql(db.url, `select count(*)::int as n from pg_indexes where indexname = 'by title'`))[0]!.n, 1);
     await sql(db.url, dropIndexSql('public', 'by title'));
     await sql(db.url, dropColumnSql(table, 'code'));
-    assert.equal((await sql(db.url, `select count(*)::int as n from pg_attribute where attrelid = '${t}'::regclass and attname = 'code' and not attisdropped`))[0]!.n, 0);
+    assert.equal(
+      (await sql(db.url, `select count(*)::int as n from pg_attribute where attrelid = '${t}'::regclass and attname = 'code' and not attisdropped`))[0]!.n,
+      0,
+    );
   });
 
   test('alter column: rename first, then type, default and nullability on the new name', () => {
@@ -88,22 +136,39 @@ comment on table "public"."Book ""1""" is 'the author''s books';`);
 
   test('problems of a spec and of type names', () => {
     assert.deepEqual(checkTableSpec(spec({ name: '' })), ['the table needs a name', 'the table needs at least one column']);
-    assert.deepEqual(checkTableSpec(spec({
-      columns: [col('a', 'int'), col('a', ''), col('', 'text; drop table x')],
-      primaryKey: ['z'],
-      foreignKeys: [{ columns: ['a'], refSchema: 'public', refTable: '', refColumns: [''], onUpdate: 'no action', onDelete: 'no action' }],
-    })), [
-      'two columns are named a', 'column a: choose a type', 'column 3 needs a name', 'column 3: not a type name: "text; drop table x"',
-      'the primary key names no column z', 'foreign key 1: choose the table it references', 'foreign key 1: choose a referenced column for each column',
-    ]);
-    for (const ok of ['integer', 'character varying(20)', 'numeric(10, 2)', 'text[]', 'double precision', 'public.my_enum', '"MyType"']) assert.equal(checkTypeName(ok), undefined, ok);
+    assert.deepEqual(
+      checkTableSpec(
+        spec({
+          columns: [col('a', 'int'), col('a', ''), col('', 'text; drop table x')],
+          primaryKey: ['z'],
+          foreignKeys: [{ columns: ['a'], refSchema: 'public', refTable: '', refColumns: [''], onUpdate: 'no action', onDelete: 'no action' }],
+        }),
+      ),
+      [
+        'two columns are named a',
+        'column a: choose a type',
+        'column 3 needs a name',
+        'column 3: not a type name: "text; drop table x"',
+        'the primary key names no column z',
+        'foreign key 1: choose the table it references',
+        'foreign key 1: choose a referenced column for each column',
+      ],
+    );
+    for (const ok of ['integer', 'character varying(20)', 'numeric(10, 2)', 'text[]', 'double precision', 'public.my_enum', '"MyType"'])
+      assert.equal(checkTypeName(ok), undefined, ok);
   });
 
   // ---- the down migrations svc console writes (console/src/data/ddl.ts) -------------------------
 
   const shape = async (table: string) => ({
-    columns: await sql(db.url, `select column_name, data_type, is_nullable, column_default from information_schema.columns where table_name = $1 order by ordinal_position`, [table]),
-    constraints: await sql(db.url, `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass order by conname`, [`"${table}"`]),
+    columns: await sql(
+      db.url,
+      `select column_name, data_type, is_nullable, column_default from information_schema.columns where table_name = $1 order by ordinal_position`,
+      [table],
+    ),
+    constraints: await sql(db.url, `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass order by conname`, [
+      `"${table}"`,
+    ]),
     indexes: await sql(db.url, `select indexname, indexdef from pg_indexes where tablename = $1 order by indexname`, [table]),
   });
   const info = async (name: string): Promise<TableInfo> => {
@@ -141,9 +206,12 @@ comment on table "public"."Book ""1""" is 'the author''s books';`);
   });
 
   test('downs: a dropped column and a dropped table come back with their types, defaults, constraints, indexes and comment', async () => {
-    await sql(db.url, `create table down_a (id serial primary key, code text not null default 'c' unique, n numeric(8,2) check (n > 0));
+    await sql(
+      db.url,
+      `create table down_a (id serial primary key, code text not null default 'c' unique, n numeric(8,2) check (n > 0));
       create table down_b (id bigserial primary key, a_id integer references down_a (id) on delete cascade, note text);
-      create index down_b_note on down_b (lower(note)); comment on table down_b is 'it''s b'`);
+      create index down_b_note on down_b (lower(note)); comment on table down_b is 'it''s b'`,
+    );
     const t = { schema: 'public', name: 'down_a' };
     const a = await shape('down_a');
     await sql(db.url, dropColumnSql(t, 'code'));

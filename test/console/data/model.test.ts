@@ -6,7 +6,11 @@ import { rowIdentity, suggestRelationships, valueForColumn, type Metadata, type 
 const col = (name: string, type = 'integer') => ({ name, type, nullable: true, default: null });
 const author: TableInfo = { schema: 'public', name: 'author', kind: 'r', columns: [col('id'), col('name', 'text')], primary_key: ['id'], foreign_keys: [] };
 const article: TableInfo = {
-  schema: 'public', name: 'article', kind: 'r', columns: [col('id'), col('author_id'), col('editor_id')], primary_key: ['id'],
+  schema: 'public',
+  name: 'article',
+  kind: 'r',
+  columns: [col('id'), col('author_id'), col('editor_id')],
+  primary_key: ['id'],
   foreign_keys: [
     { name: 'article_author_id_fkey', columns: ['author_id'], ref_schema: 'public', ref_table: 'author', ref_columns: ['id'] },
     { name: 'article_editor_id_fkey', columns: ['editor_id'], ref_schema: 'public', ref_table: 'author', ref_columns: ['id'] },
@@ -17,13 +21,21 @@ const tracked = (...names: string[]): Metadata => ({ version: 2, tables: names.m
 describe('suggested relationships', () => {
   test('one object and one array relationship per foreign key, with names that do not clash', () => {
     const s = suggestRelationships([author, article], tracked('author', 'article'));
-    assert.deepEqual(s.map((r) => `${r.kind} ${r.table.name}.${r.name}`), [
-      'object article.author', 'array author.articles', 'object article.editor', 'array author.articles_by_editor_id',
-    ]);
-    assert.deepEqual(s[0]!.op, { type: 'create_object_relationship', args: { table: { schema: 'public', name: 'article' }, name: 'author', using: { foreign_key_constraint_on: 'author_id' } } });
+    assert.deepEqual(
+      s.map((r) => `${r.kind} ${r.table.name}.${r.name}`),
+      ['object article.author', 'array author.articles', 'object article.editor', 'array author.articles_by_editor_id'],
+    );
+    assert.deepEqual(s[0]!.op, {
+      type: 'create_object_relationship',
+      args: { table: { schema: 'public', name: 'article' }, name: 'author', using: { foreign_key_constraint_on: 'author_id' } },
+    });
     assert.deepEqual(s[1]!.op, {
       type: 'create_array_relationship',
-      args: { table: { schema: 'public', name: 'author' }, name: 'articles', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } } },
+      args: {
+        table: { schema: 'public', name: 'author' },
+        name: 'articles',
+        using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } },
+      },
     });
   });
 
@@ -32,14 +44,24 @@ describe('suggested relationships', () => {
     const md = tracked('author', 'article');
     md.tables[1]!.object_relationships = [{ name: 'writer', using: { foreign_key_constraint_on: 'author_id' } }];
     md.tables[0]!.array_relationships = [{ name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } }];
-    assert.deepEqual(suggestRelationships([author, article], md).map((r) => r.name), ['editor', 'articles_by_editor_id']);
+    assert.deepEqual(
+      suggestRelationships([author, article], md).map((r) => r.name),
+      ['editor', 'articles_by_editor_id'],
+    );
   });
 
   test('multi-column foreign keys use a manual configuration', () => {
-    const child: TableInfo = { ...article, foreign_keys: [{ name: 'fk', columns: ['a', 'b'], ref_schema: 'public', ref_table: 'author', ref_columns: ['x', 'y'] }] };
+    const child: TableInfo = {
+      ...article,
+      foreign_keys: [{ name: 'fk', columns: ['a', 'b'], ref_schema: 'public', ref_table: 'author', ref_columns: ['x', 'y'] }],
+    };
     const [obj, arr] = suggestRelationships([author, child], tracked('author', 'article'));
-    assert.deepEqual((obj!.op.args as any).using, { manual_configuration: { remote_table: { schema: 'public', name: 'author' }, column_mapping: { a: 'x', b: 'y' } } });
-    assert.deepEqual((arr!.op.args as any).using, { manual_configuration: { remote_table: { schema: 'public', name: 'article' }, column_mapping: { x: 'a', y: 'b' } } });
+    assert.deepEqual((obj!.op.args as any).using, {
+      manual_configuration: { remote_table: { schema: 'public', name: 'author' }, column_mapping: { a: 'x', b: 'y' } },
+    });
+    assert.deepEqual((arr!.op.args as any).using, {
+      manual_configuration: { remote_table: { schema: 'public', name: 'article' }, column_mapping: { x: 'a', y: 'b' } },
+    });
   });
 });
 
@@ -72,8 +94,17 @@ describe('row browser conditions', () => {
     const cols = [col('id'), col('name', 'text')];
     assert.deepEqual(filtersWhere([], cols), {});
     assert.deepEqual(filtersWhere([{ column: 'id', op: '_gt', value: '3' }], cols), { id: { _gt: 3 } });
-    assert.deepEqual(filtersWhere([{ column: 'id', op: '_in', value: '1, 2,' }, { column: 'name', op: '_ilike', value: '%a%' }, { column: '', op: '_eq', value: '' }], cols),
-      { _and: [{ id: { _in: [1, 2] } }, { name: { _ilike: '%a%' } }] });
+    assert.deepEqual(
+      filtersWhere(
+        [
+          { column: 'id', op: '_in', value: '1, 2,' },
+          { column: 'name', op: '_ilike', value: '%a%' },
+          { column: '', op: '_eq', value: '' },
+        ],
+        cols,
+      ),
+      { _and: [{ id: { _in: [1, 2] } }, { name: { _ilike: '%a%' } }] },
+    );
     assert.deepEqual(filtersWhere([{ column: 'name', op: '_is_null', value: '' }], cols), { name: { _is_null: true } });
     assert.throws(() => filtersWhere([{ column: 'id', op: '_eq', value: 'x' }], cols), /condition 1 \(id\): not a number/);
   });
@@ -82,9 +113,17 @@ describe('row browser conditions', () => {
 describe('remote relationship field', () => {
   test('a path with arguments on its last field; $column joins, JSON values parsed, other text kept', async () => {
     const { remoteFieldOf } = await import('../../../console/src/data/model.ts');
-    assert.deepEqual(remoteFieldOf('user', [{ name: 'id', value: '$author_id' }, { name: 'limit', value: '2' }, { name: 'tag', value: 'a b' }, { name: '', value: 'x' }]), {
-      user: { arguments: { id: '$author_id', limit: 2, tag: 'a b' } },
-    });
+    assert.deepEqual(
+      remoteFieldOf('user', [
+        { name: 'id', value: '$author_id' },
+        { name: 'limit', value: '2' },
+        { name: 'tag', value: 'a b' },
+        { name: '', value: 'x' },
+      ]),
+      {
+        user: { arguments: { id: '$author_id', limit: 2, tag: 'a b' } },
+      },
+    );
     assert.deepEqual(remoteFieldOf(' shop . product ', [{ name: 'sku', value: '$sku' }]), {
       shop: { arguments: {}, field: { product: { arguments: { sku: '$sku' } } } },
     });

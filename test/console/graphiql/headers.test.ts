@@ -11,5 +11,8 @@ test('editor JSON: empty means {}, anything but an object is refused with the ed
 });
 
 test('the explain session: X-Svc-* headers in lower case, without the admin secret', () => {
-  assert.deepEqual(sessionOf({ 'X-Svc-Role': 'user', 'x-svc-user-id': 1, 'X-Svc-Admin-Secret': 's', Authorization: 'Bearer x' }), { 'x-svc-role': 'user', 'x-svc-user-id': '1' });
+  assert.deepEqual(sessionOf({ 'X-Svc-Role': 'user', 'x-svc-user-id': 1, 'X-Svc-Admin-Secret': 's', Authorization: 'Bearer x' }), {
+    'x-svc-role': 'user',
+    'x-svc-user-id': '1',
+  });
 });

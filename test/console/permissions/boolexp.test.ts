@@ -5,10 +5,22 @@ import { fromJson, operandValue, operatorsFor, toJson, updateAt, type Cond } fro
 import { checkBoolExp, type TableContext, type TableLookup } from '../../../console/src/permissions/validate.ts';
 
 const article: TableContext = {
-  columns: [{ name: 'id', type: 'integer' }, { name: 'title', type: 'text' }, { name: 'author_id', type: 'integer' }, { name: 'meta', type: 'jsonb' }, { name: 'rating', type: 'numeric' }],
+  columns: [
+    { name: 'id', type: 'integer' },
+    { name: 'title', type: 'text' },
+    { name: 'author_id', type: 'integer' },
+    { name: 'meta', type: 'jsonb' },
+    { name: 'rating', type: 'numeric' },
+  ],
   relationships: { author: { schema: 'public', name: 'author' } },
 };
-const author: TableContext = { columns: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'text' }], relationships: {} };
+const author: TableContext = {
+  columns: [
+    { name: 'id', type: 'integer' },
+    { name: 'name', type: 'text' },
+  ],
+  relationships: {},
+};
 const lookup: TableLookup = (t) => (t.name === 'author' ? author : t.name === 'article' ? article : undefined);
 const roundTrip = (exp: Record<string, unknown>) => toJson(fromJson(exp, article, lookup), article, lookup);
 
@@ -32,9 +44,15 @@ describe('row-permission builder', () => {
   test('the tree of a nested expression', () => {
     const t = fromJson({ _or: [{ author_id: { _eq: 'X-Svc-User-Id' } }, { author: { name: { _in: ['a', 'b, c'] } } }] }, article, lookup);
     assert.deepEqual(t, {
-      kind: 'group', op: '_or', children: [
+      kind: 'group',
+      op: '_or',
+      children: [
         { kind: 'column', column: 'author_id', op: '_eq', operand: { kind: 'session', name: 'X-Svc-User-Id' } },
-        { kind: 'rel', name: 'author', where: { kind: 'group', op: '_and', children: [{ kind: 'column', column: 'name', op: '_in', operand: { kind: 'value', text: 'a, "b, c"' } }] } },
+        {
+          kind: 'rel',
+          name: 'author',
+          where: { kind: 'group', op: '_and', children: [{ kind: 'column', column: 'name', op: '_in', operand: { kind: 'value', text: 'a, "b, c"' } }] },
+        },
       ],
     });
     assert.deepEqual(toJson(t, article, lookup), { _or: [{ author_id: { _eq: 'X-Svc-User-Id' } }, { author: { name: { _in: ['a', 'b, c'] } } }] });
@@ -64,7 +82,9 @@ describe('row-permission builder', () => {
     assert.deepEqual(toJson(t, article, lookup), { _or: [{ id: { _eq: 1 } }, { _not: { title: { _eq: 'X-Svc-Title' } } }] });
     t = updateAt(t, [0], () => null);
     assert.deepEqual(toJson(t, article, lookup), { _or: [{ _not: { title: { _eq: 'X-Svc-Title' } } }] });
-    t = updateAt(t, [], (c) => (c.kind === 'group' ? { ...c, children: [...c.children, { kind: 'column', column: 'id', op: '_gte', operand: { kind: 'value', text: '5' } }] } : c));
+    t = updateAt(t, [], (c) =>
+      c.kind === 'group' ? { ...c, children: [...c.children, { kind: 'column', column: 'id', op: '_gte', operand: { kind: 'value', text: '5' } }] } : c,
+    );
     assert.deepEqual(toJson(t, article, lookup), { _or: [{ _not: { title: { _eq: 'X-Svc-Title' } } }, { id: { _gte: 5 } }] });
   });
 

@@ -23,7 +23,13 @@ const article: TableContext = {
   ],
   relationships: { author: { schema: 'public', name: 'author' } },
 };
-const author: TableContext = { columns: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'text' }], relationships: {} };
+const author: TableContext = {
+  columns: [
+    { name: 'id', type: 'integer' },
+    { name: 'name', type: 'text' },
+  ],
+  relationships: {},
+};
 const lookup: TableLookup = (t) => (t.schema === 'public' && t.name === 'author' ? author : t.name === 'article' ? article : undefined);
 const paths = (ps: Array<{ path: string }>) => ps.map((p) => p.path);
 
@@ -74,21 +80,31 @@ describe('row filter JSON', () => {
   });
 
   test('operands must fit the operator and the column type', () => {
-    const ps = checkBoolExp({
-      _and: [
-        { id: { _in: 5 } },
-        { id: { _eq: 'five' } },
-        { title: { _like: 3 } },
-        { published: { _is_null: 'yes' } },
-        { id: { _ceq: 'missing' } },
-        { meta: { _has_keys_all: [1] } },
-        { id: { _eq: null } },
-        { id: { _eq: { a: 1 } } },
-      ],
-    }, article, lookup);
+    const ps = checkBoolExp(
+      {
+        _and: [
+          { id: { _in: 5 } },
+          { id: { _eq: 'five' } },
+          { title: { _like: 3 } },
+          { published: { _is_null: 'yes' } },
+          { id: { _ceq: 'missing' } },
+          { meta: { _has_keys_all: [1] } },
+          { id: { _eq: null } },
+          { id: { _eq: { a: 1 } } },
+        ],
+      },
+      article,
+      lookup,
+    );
     assert.deepEqual(paths(ps), [
-      '$._and[0].id._in', '$._and[1].id._eq', '$._and[2].title._like', '$._and[3].published._is_null',
-      '$._and[4].id._ceq', '$._and[5].meta._has_keys_all', '$._and[6].id._eq', '$._and[7].id._eq',
+      '$._and[0].id._in',
+      '$._and[1].id._eq',
+      '$._and[2].title._like',
+      '$._and[3].published._is_null',
+      '$._and[4].id._ceq',
+      '$._and[5].meta._has_keys_all',
+      '$._and[6].id._eq',
+      '$._and[7].id._eq',
     ]);
     assert.match(ps[1]!.message, /expected a number/);
     assert.match(ps[6]!.message, /_is_null/);
@@ -108,12 +124,28 @@ describe('row filter JSON', () => {
 
 describe('presets and limit', () => {
   test('presets get their column type; session variables stay strings', () => {
-    const r = checkPresets([{ column: 'author_id', value: 'X-Svc-User-Id' }, { column: 'published', value: 'true' }, { column: 'id', value: '7' }, { column: '', value: '' }], article.columns);
+    const r = checkPresets(
+      [
+        { column: 'author_id', value: 'X-Svc-User-Id' },
+        { column: 'published', value: 'true' },
+        { column: 'id', value: '7' },
+        { column: '', value: '' },
+      ],
+      article.columns,
+    );
     assert.deepEqual(r, { value: { author_id: 'X-Svc-User-Id', published: true, id: 7 }, problems: [] });
   });
 
   test('bad presets: unknown column, duplicate, value of the wrong type', () => {
-    const r = checkPresets([{ column: 'nope', value: '1' }, { column: 'id', value: '1' }, { column: 'id', value: '2' }, { column: 'author_id', value: 'abc' }], article.columns);
+    const r = checkPresets(
+      [
+        { column: 'nope', value: '1' },
+        { column: 'id', value: '1' },
+        { column: 'id', value: '2' },
+        { column: 'author_id', value: 'abc' },
+      ],
+      article.columns,
+    );
     assert.deepEqual(paths(r.problems), ['$.set[0]', '$.set[2]', '$.set[3]']);
   });
 
@@ -128,7 +160,13 @@ describe('the permission built from the form', () => {
   const all = article.columns.map((c) => c.name);
 
   test('select: columns in table order, filter, limit, aggregations', () => {
-    const form = { ...formOf('select', undefined, all), columns: ['title', 'id'], filter: '{"author_id":{"_eq":"X-Svc-User-Id"}}', limit: '10', allowAggregations: true };
+    const form = {
+      ...formOf('select', undefined, all),
+      columns: ['title', 'id'],
+      filter: '{"author_id":{"_eq":"X-Svc-User-Id"}}',
+      limit: '10',
+      allowAggregations: true,
+    };
     assert.deepEqual(buildPermission('select', form, article, lookup), {
       permission: { columns: ['id', 'title'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, allow_aggregations: true, limit: 10 },
       problems: [],
@@ -138,14 +176,20 @@ describe('the permission built from the form', () => {
   test('insert: check, presets, backend_only', () => {
     const form = { ...formOf('insert', undefined, all), columns: ['title'], presets: [{ column: 'author_id', value: 'X-Svc-User-Id' }], backendOnly: true };
     assert.deepEqual(buildPermission('insert', form, article, lookup).permission, {
-      check: {}, columns: ['title'], set: { author_id: 'X-Svc-User-Id' }, backend_only: true,
+      check: {},
+      columns: ['title'],
+      set: { author_id: 'X-Svc-User-Id' },
+      backend_only: true,
     });
   });
 
   test('update: filter, optional check; delete: filter only', () => {
     const form = { ...formOf('update', undefined, all), columns: ['title'], filter: '{"id":{"_gt":0}}', check: '{"title":{"_neq":""}}' };
     assert.deepEqual(buildPermission('update', form, article, lookup).permission, {
-      columns: ['title'], filter: { id: { _gt: 0 } }, set: {}, check: { title: { _neq: '' } },
+      columns: ['title'],
+      filter: { id: { _gt: 0 } },
+      set: {},
+      check: { title: { _neq: '' } },
     });
     assert.deepEqual(buildPermission('delete', formOf('delete', undefined, all), article, lookup).permission, { filter: {} });
   });
@@ -161,7 +205,12 @@ describe('the permission built from the form', () => {
     const perm = { columns: '*', filter: { id: { _eq: 1 } }, limit: 5, allow_aggregations: true };
     const form = formOf('select', perm, all);
     assert.deepEqual(form.columns, all);
-    assert.deepEqual(buildPermission('select', form, article, lookup).permission, { columns: all, filter: { id: { _eq: 1 } }, allow_aggregations: true, limit: 5 });
+    assert.deepEqual(buildPermission('select', form, article, lookup).permission, {
+      columns: all,
+      filter: { id: { _eq: 1 } },
+      allow_aggregations: true,
+      limit: 5,
+    });
   });
 
   test('access level of the matrix', () => {
