@@ -1,8 +1,8 @@
 /**
  * Layers point down (README, "Layout"): every import of every file under src — static, `import
  * type`, side-effect (`import './x.js'`), re-exports and dynamic `import()` — goes to the same
- * layer or a lower one in LAYERS. The upward imports that exist today are listed in KNOWN_UPWARD
- * (issue 31 item 1 removes them): the list may only shrink. Import cycles: `madge --circular`.
+ * layer or a lower one in LAYERS; none points up. Import cycles (type imports included):
+ * `madge --circular` in `npm run lint`.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -41,13 +41,6 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['metadata/run.ts'],
   ['cli', 'server', 'main.ts'],
 ];
-
-/** upward imports that exist today (file → file); to be removed, never added */
-const KNOWN_UPWARD: readonly string[] = [
-  // root fields dispatched per kind inside the executor (issue 31 item 2: one dispatch table)
-  'execute/graphql.ts → actions/execute.ts',
-  'execute/graphql.ts → remote/execute.ts',
-].map((e) => e.split('/').join(sep));
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -105,21 +98,12 @@ test('every file of src has a layer', () => {
   );
 });
 
-test('no import points to a higher layer (beyond the known ones, which may only go)', () => {
+test('no import points to a higher layer', () => {
   const up = graph()
     .filter((e) => layerOf(e.to) > layerOf(e.from))
     .map((e) => `${e.from} → ${e.to}`)
     .sort();
-  assert.deepEqual(
-    up.filter((e) => !KNOWN_UPWARD.includes(e)),
-    [],
-    'new upward imports',
-  );
-  assert.deepEqual(
-    KNOWN_UPWARD.filter((e) => !up.includes(e)),
-    [],
-    'gone: remove them from KNOWN_UPWARD',
-  );
+  assert.deepEqual(up, [], 'upward imports');
 });
 
 test('nothing below the HTTP edge imports from src/server; src/core imports only itself; src/model only itself and core', () => {

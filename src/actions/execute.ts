@@ -14,7 +14,7 @@
 import { tracing } from '../core/tracing.js';
 import { SvcError } from '../errors.js';
 import { bindParams } from '../sql/ast.js';
-import type { ExecContext } from '../execute/interface.js';
+import type { ExecContext, PlanExecutor } from '../execute/interface.js';
 import { executeMutationPlan } from '../execute/mutation.js';
 import { fromPgError } from '../execute/errors.js';
 import type { QueryPlan } from '../execute/plan.js';
@@ -145,3 +145,6 @@ async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unk
   ctx.asyncActionQueued?.();
   return JSON.stringify(id);
 }
+
+/** The executor of plans with actions (execute/interface.ts `PlanExecutor`, registered in src/extensions.ts). */
+export const actionsExecutor: PlanExecutor = (ctx, _req, _opts, plan, variables, fail) => executeActionPlan(ctx, plan, variables).catch(fail);

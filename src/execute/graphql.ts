@@ -14,45 +14,24 @@ import { bindParams, compileSql } from '../sql/ast.js';
 import { fieldStatementSql, type SelectCompileOptions } from '../sql/select.js';
 import { errorResponse, fromPgError, showInternalErrors, type ErrorFormat } from './errors.js';
 export { errorObject, asSvcError, type ErrorFormat } from './errors.js';
-import type { ExecContext, GraphQLRequest } from './interface.js';
+import type { ExecContext, GraphQLRequest, PlanExecutor, RunOptions } from './interface.js';
+export type { RunOptions } from './interface.js';
 import { executeMutationPlan } from './mutation.js';
-import { executeActionPlan, planHasActions } from '../actions/execute.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
 import { batchParams, batchStatement } from './multiplex.js';
 import { PlanCache, planCacheOf } from './planCache.js';
-import { executeRemoteRoots, resolveJoins } from '../remote/execute.js';
 import { checkOperationSize, measureOperation, roleLimits, timeLimitExceeded } from './apiLimits.js';
 import { CancelToken } from '../core/cancel.js';
 import { runCached, writtenTables } from './cached.js';
 
 import { tracing } from '../core/tracing.js';
 
-export interface RunOptions {
-  /** `/v1alpha1/graphql` error envelope */
-  v1alpha1?: boolean;
-  planCache?: PlanCache;
-  /** the HTTP request's id, for the `query-log` line */
-  requestId?: string;
-  /** legacy error objects `{path, error, code}` (`/v1alpha1/graphql` over websockets) */
-  legacyErrors?: boolean;
-  /**
-   * reject with the SvcError when the request fails before execution (parse, validation,
-   * permissions, variables) instead of resolving with an error response: the websocket
-   * protocol answers those with an `error` message, execution errors with `data`
-   */
-  rejectPreExec?: boolean;
-  /** `/v1beta1/relay`: the Relay schema */
-  relay?: boolean;
-  /** filled in once planned: the operation type (latency histogram, request span) */
-  info?: { opType: string };
-}
-
 /**
  * The `query-log` line (deployment/logging.rst), when that log type is enabled: the GraphQL
  * request and, for queries, the SQL that answers each root field with its prepared arguments
  * (all root fields of a query share one statement here). `null` for mutations and subscriptions.
  */
-function logQuery(ctx: ExecContext, req: GraphQLRequest, plan: QueryPlan, opts: RunOptions, params: unknown[] | undefined): void {
+export function logQuery(ctx: ExecContext, req: GraphQLRequest, plan: QueryPlan, opts: RunOptions, params: unknown[] | undefined): void {
   let generated: Record<string, { query: string; prepared_arguments: unknown[] }> | null = null;
   if (plan.opType === 'query' && plan.statement && params) {
     generated = {};
@@ -182,7 +161,7 @@ export function readResponse(plan: QueryPlan, row: Record<string, string | null>
 }
 
 /** The `data` of a mutation: one JSON text per root field, in order. */
-function mutationResponse(plan: QueryPlan, results: string[]): string {
+export function mutationResponse(plan: QueryPlan, results: string[]): string {
   return `{"data":{${plan.fields.map((f, i) => `${JSON.stringify(f.alias)}:${results[i]}`).join(',')}}}`;
 }
 
@@ -270,26 +249,17 @@ function runTimeLimited(
  *   from the response cache (`@cached`, src/execute/cached.ts);
  * - `constant`: a query without a database field (`__typename`, introspection alone);
  * - `mutation`: one transaction (src/execute/mutation.ts), then the response cache told what changed;
- * - `actions`: handlers called (src/actions/execute.ts), database fields beside them in SQL;
- * - `remote`: remote root fields and remote relationships around the database part (src/remote);
- * - `remote-actions`: remote relationships under actions' outputs (remote root fields beside
- *   actions are refused).
+ * - `actions`, `remote`, `remote-actions`: answered by the schema extensions' executors
+ *   (`ctx.executors`, assembled in src/extensions.ts: src/actions/execute.ts, src/remote/execute.ts).
  */
-type ExecutorKind = 'read' | 'constant' | 'mutation' | 'actions' | 'remote' | 'remote-actions';
-type Executor = (
-  ctx: ExecContext,
-  req: GraphQLRequest,
-  opts: RunOptions,
-  plan: QueryPlan,
-  variables: Record<string, unknown>,
-  fail: (e: unknown) => string,
-) => Promise<string>;
+type CoreExecutorKind = 'read' | 'constant' | 'mutation';
+type ExecutorKind = CoreExecutorKind | 'actions' | 'remote' | 'remote-actions';
 
 const executorKinds = new WeakMap<QueryPlan, ExecutorKind>();
 function executorOf(plan: QueryPlan): ExecutorKind {
   let k = executorKinds.get(plan);
   if (k === undefined) {
-    const actions = planHasActions(plan);
+    const actions = plan.fields.some((f) => f.kind === 'action');
     k = plan.remote
       ? actions
         ? 'remote-actions'
@@ -306,7 +276,8 @@ function executorOf(plan: QueryPlan): ExecutorKind {
   return k;
 }
 
-const EXECUTORS: Record<ExecutorKind, Executor> = {
+/** the kinds answered here; the others by the schema extensions (`ctx.executors`, src/extensions.ts) */
+const EXECUTORS: Record<CoreExecutorKind, PlanExecutor> = {
   read(ctx, req, opts, plan, variables, fail) {
     const { name, compiled } = plan.statement!;
     const run = (values = bindParams(compiled, ctx.session.vars, variables)) => {
@@ -340,22 +311,6 @@ const EXECUTORS: Record<ExecutorKind, Executor> = {
       return told ? told.then(() => mutationResponse(plan, results)) : mutationResponse(plan, results);
     }, fail);
   },
-  // actions are answered by their handlers: src/actions/execute.ts runs such plans
-  actions(ctx, _req, _opts, plan, variables, fail) {
-    return executeActionPlan(ctx, plan, variables).catch(fail);
-  },
-  // remote schemas and remote relationships (src/remote): database fields keep their statement
-  remote(ctx, req, opts, plan, variables, fail) {
-    if (ctx.config.enabledLogTypes.includes('query-log'))
-      logQuery(ctx, req, plan, opts, plan.statement ? bindParams(plan.statement.compiled, ctx.session.vars, variables) : undefined);
-    return runWithRemote(ctx, plan, variables).catch(fail);
-  },
-  // remote relationships under actions' outputs are joined; remote root fields beside actions are not supported
-  'remote-actions'(ctx, _req, _opts, plan, variables, fail) {
-    const remote = plan.remote!;
-    if (remote.roots.length) throw new SvcError(400, 'not-supported', 'actions and fields of remote schemas cannot be mixed in one request', '$');
-    return executeActionPlan(ctx, plan, variables, (texts) => resolveJoins(ctx, remote, texts, variables)).catch(fail);
-  },
 };
 
 function runPlan(
@@ -371,60 +326,13 @@ function runPlan(
     // a query reads from the replicas when there are any; a mutation (and all it reads after) stays on the primary
     // (a @cached query reads from the primary: the change signal that invalidates it is the primary's)
     if (plan.opType !== 'mutation' && ctx.readDb && !plan.cachedDirective) ctx = { ...ctx, db: ctx.readDb };
-    return EXECUTORS[executorOf(plan)](ctx, req, opts, plan, variables, fail);
+    const kind = executorOf(plan);
+    const run = kind === 'read' || kind === 'constant' || kind === 'mutation' ? EXECUTORS[kind] : ctx.executors[kind];
+    return run(ctx, req, opts, plan, variables, fail);
   } catch (e) {
     if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
     return Promise.resolve(fail(e));
   }
-}
-
-/** Runs the database part of a plan (one statement, or the mutation's transaction); the remote part around it. */
-async function runWithRemote(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<string> {
-  const remote = plan.remote!;
-  const joinAll = async (texts: Map<string, string>) => (remote.joins.size ? resolveJoins(ctx, remote, texts, variables) : texts);
-  if (plan.opType === 'mutation') {
-    // database mutations first (one transaction), then the remote ones, as the operation orders them
-    const results = await executeMutationPlan(ctx, { ...plan, fields: plan.fields.filter((f) => f.kind !== 'remote') }, variables);
-    const roots = await executeRemoteRoots(ctx, remote, variables);
-    let k = 0;
-    const texts = new Map(plan.fields.map((f) => [f.alias, f.kind === 'remote' ? (roots.values.get(f.alias) ?? 'null') : results[k++]!]));
-    const joined = await joinAll(texts);
-    return withRemoteErrors(
-      mutationResponse(
-        plan,
-        plan.fields.map((f) => joined.get(f.alias)!),
-      ),
-      roots.errors,
-    );
-  }
-  const statement = plan.statement;
-  const dbRow = statement
-    ? (async () => {
-        const values = bindParams(statement.compiled, ctx.session.vars, variables);
-        try {
-          return (await ctx.db.prepared(statement.name, statement.compiled.text, values, ctx.signal)).rows[0] ?? {};
-        } catch (e) {
-          throw fromPgError(e, { text: statement.compiled.text, params: values, prepared: ctx.db.usePrepared });
-        }
-      })()
-    : Promise.resolve({} as Record<string, string | null>);
-  const [row, roots] = await Promise.all([dbRow, executeRemoteRoots(ctx, remote, variables)]);
-  const out: Record<string, string | null> = { ...row };
-  if (remote.joins.size) {
-    const texts = new Map<string, string>();
-    for (const f of plan.fields) if (f.kind === 'db' && remote.joins.has(f.alias)) texts.set(f.alias, row[String(f.column)] ?? 'null');
-    for (const [alias, text] of await joinAll(texts)) {
-      const f = plan.fields.find((x) => x.alias === alias);
-      if (f?.kind === 'db') out[String(f.column)] = text;
-    }
-  }
-  for (const [alias, text] of roots.values) out[`remote:${alias}`] = text;
-  return withRemoteErrors(readResponse(plan, out), roots.errors);
-}
-
-/** `{"data":…}` with the remotes' errors appended as they came (their paths are the response's). */
-function withRemoteErrors(response: string, errors: unknown[]): string {
-  return errors.length ? `${response.slice(0, -1)},"errors":${JSON.stringify(errors)}}` : response;
 }
 
 export interface ExplainBody {

@@ -20,6 +20,7 @@ export interface GraphQLRequest {
 
 export type { Logger } from '../core/logger.js';
 import type { Logger } from '../core/logger.js';
+import type { QueryPlan } from './plan.js';
 
 export interface ExecContext {
   cache: SchemaCache;
@@ -48,4 +49,43 @@ export interface ExecContext {
   histograms?: Histograms;
   /** an asynchronous action was queued: the engine's worker polls at once */
   asyncActionQueued?: () => void;
+  /** the executors of the root-field kinds the schema extensions answer (src/extensions.ts) */
+  executors: ExtensionExecutors;
 }
+
+export interface RunOptions {
+  /** `/v1alpha1/graphql` error envelope */
+  v1alpha1?: boolean;
+  planCache?: PlanCache;
+  /** the HTTP request's id, for the `query-log` line */
+  requestId?: string;
+  /** legacy error objects `{path, error, code}` (`/v1alpha1/graphql` over websockets) */
+  legacyErrors?: boolean;
+  /**
+   * reject with the SvcError when the request fails before execution (parse, validation,
+   * permissions, variables) instead of resolving with an error response: the websocket
+   * protocol answers those with an `error` message, execution errors with `data`
+   */
+  rejectPreExec?: boolean;
+  /** `/v1beta1/relay`: the Relay schema */
+  relay?: boolean;
+  /** filled in once planned: the operation type (latency histogram, request span) */
+  info?: { opType: string };
+}
+
+/**
+ * Runs a plan (its response text, `{"data": …}`; `fail` turns an error into the error response).
+ * The executor of a plan is chosen by the kinds of its root fields (execute/graphql.ts `EXECUTORS`).
+ */
+export type PlanExecutor = (
+  ctx: ExecContext,
+  req: GraphQLRequest,
+  opts: RunOptions,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  fail: (e: unknown) => string,
+) => Promise<string>;
+
+/** kinds of plans answered by a schema extension: with actions, with remote fields, both */
+export type ExtensionExecutorKind = 'actions' | 'remote' | 'remote-actions';
+export type ExtensionExecutors = Readonly<Record<ExtensionExecutorKind, PlanExecutor>>;

@@ -12,6 +12,7 @@ import { rateLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { errorResponse } from '../execute/errors.js';
 import { RateLimiter } from './rateLimit.js';
 import { runningWorkers } from './cluster.js';
+import { EXTENSION_EXECUTORS } from '../extensions.js';
 
 const limiters = new WeakMap<Engine, RateLimiter>();
 /** the engine's rate-limit counters (src/server/rateLimit.ts) */
@@ -34,6 +35,7 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
   planCache: engine.planCache,
   histograms: engine.histograms,
   outbound: engine.outbound,
+  executors: EXTENSION_EXECUTORS,
   asyncActionQueued: () => engine.asyncActions?.poke(),
 });
 

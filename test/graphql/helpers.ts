@@ -9,7 +9,7 @@ import type { ExecContext } from '../../src/execute/interface.js';
 import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, emptyTable, type Metadata, type QualifiedTable, type TableMetadata } from '../../src/model/metadata.js';
 import { loadSchemaCache } from '../../src/schema/load.js';
-import { schemaExtensions } from '../../src/extensions.js';
+import { EXTENSION_EXECUTORS, schemaExtensions } from '../../src/extensions.js';
 import { OutboundClient } from '../../src/http/client.js';
 import { RemoteStore } from '../../src/remote/introspect.js';
 import type { SchemaCache } from '../../src/schema/model.js';
@@ -58,7 +58,17 @@ export async function fixture(setupSql: string, metadata: Metadata): Promise<Fix
     },
     ctx(role = 'admin', vars = {}, cfg = {}) {
       const session: Session = { role, vars: { 'x-svc-role': role, ...vars }, hasAdminCredentials: role === 'admin' };
-      return { cache: f.cache, db, config: { ...config, ...cfg }, session, log: quiet, headers: {}, planCache: f.planCache, outbound };
+      return {
+        cache: f.cache,
+        db,
+        config: { ...config, ...cfg },
+        session,
+        log: quiet,
+        headers: {},
+        planCache: f.planCache,
+        outbound,
+        executors: EXTENSION_EXECUTORS,
+      };
     },
     async close() {
       outbound.close();
