@@ -20,8 +20,8 @@ import { executeMutationPlan } from './mutation.js';
 import { compilePlan, operationRootFields, parseDocument, type QueryPlan } from './plan.js';
 import { batchParams, batchStatement } from './multiplex.js';
 import { PlanCache, planCacheOf } from './planCache.js';
-import { checkOperationSize, measureOperation, roleLimits, timeLimitExceeded } from './apiLimits.js';
-import { CancelToken } from '../core/cancel.js';
+import { checkOperationSize, measureOperation, roleLimits } from './apiLimits.js';
+import { executeThrough } from './hooks.js';
 import { runCached, writtenTables } from './cached.js';
 
 import { tracing } from '../core/tracing.js';
@@ -192,55 +192,12 @@ function runPlanned(reqCtx: ExecContext, req: GraphQLRequest, opts: RunOptions):
     const { plan, variables } = planRequest(ctx, req, opts.planCache, opts.relay);
     if (opts.info) opts.info.opType = plan.opType;
     checkSessionVariables(plan, ctx.session);
-    const timeMs = ctx.cache.metadata.api_limits === undefined ? undefined : roleLimits(ctx.cache, ctx.session.role)?.timeMs;
-    if (timeMs !== undefined) return runTimeLimited(ctx, req, opts, plan, variables, timeMs, fail);
-    return runPlan(ctx, req, opts, plan, variables, fail);
+    // the execute hooks (execute/hooks.ts: the time limit, …), then the plan's executor
+    return executeThrough(ctx.hooks, { ctx, req, opts, plan, variables, fail }, (c) => runPlan(c.ctx, c.req, c.opts, c.plan, c.variables, c.fail));
   } catch (e) {
     if (opts.rejectPreExec && e instanceof SvcError) return Promise.reject(e);
     return Promise.resolve(fail(e));
   }
-}
-
-/**
- * API limits' `time_limit`: a mutation's transaction runs with `statement_timeout` (PostgreSQL
- * cancels and rolls back; nothing is answered before the outcome is known); a query is answered
- * with the error at the deadline and its statement cancelled (the CancelToken: a running
- * statement on PostgreSQL; on PGlite the statement finishes in the background).
- */
-function runTimeLimited(
-  reqCtx: ExecContext,
-  req: GraphQLRequest,
-  opts: RunOptions,
-  plan: QueryPlan,
-  variables: Record<string, unknown>,
-  timeMs: number,
-  fail: (e: unknown) => string,
-): Promise<string> {
-  const timedOut = (e: unknown) => fail(e instanceof SvcError && /statement timeout/.test(e.message) ? timeLimitExceeded(timeMs) : e);
-  if (plan.opType === 'mutation') return runPlan({ ...reqCtx, timeLimitMs: timeMs }, req, opts, plan, variables, timedOut);
-  const token = new CancelToken();
-  reqCtx.signal?.onCancel(() => token.cancel());
-  const ctx = { ...reqCtx, signal: token };
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      token.cancel();
-      resolve(fail(timeLimitExceeded(timeMs)));
-    }, timeMs);
-    const done = () => {
-      clearTimeout(timer);
-      reqCtx.signal?.clear();
-    };
-    runPlan(ctx, req, opts, plan, variables, fail).then(
-      (out) => {
-        done();
-        resolve(out);
-      },
-      (e: unknown) => {
-        done();
-        reject(e);
-      },
-    );
-  });
 }
 
 /**

@@ -51,6 +51,8 @@ export interface ExecContext {
   asyncActionQueued?: () => void;
   /** the executors of the root-field kinds the schema extensions answer (src/extensions.ts) */
   executors: ExtensionExecutors;
+  /** the request pipeline's hooks (execute/hooks.ts): admission, around execution; unset: none */
+  hooks?: readonly RequestHook[];
 }
 
 export interface RunOptions {
@@ -71,6 +73,8 @@ export interface RunOptions {
   relay?: boolean;
   /** filled in once planned: the operation type (latency histogram, request span) */
   info?: { opType: string };
+  /** a client's operation (unset for a live query's refetch): its address, for the rate limit */
+  client?: { ip?: string };
 }
 
 /**
@@ -89,3 +93,21 @@ export type PlanExecutor = (
 /** kinds of plans answered by a schema extension: with actions, with remote fields, both */
 export type ExtensionExecutorKind = 'actions' | 'remote' | 'remote-actions';
 export type ExtensionExecutors = Readonly<Record<ExtensionExecutorKind, PlanExecutor>>;
+
+/** The request pipeline's hooks: see execute/hooks.ts. */
+/** A planned request on its way to its executor. */
+export interface ExecuteCall {
+  ctx: ExecContext;
+  req: GraphQLRequest;
+  opts: RunOptions;
+  plan: QueryPlan;
+  variables: Record<string, unknown>;
+  /** an error → the error response text */
+  fail: (e: unknown) => string;
+}
+
+export interface RequestHook {
+  readonly name: string;
+  admit?(ctx: ExecContext, req: GraphQLRequest, opts: RunOptions): void | Promise<void>;
+  execute?(call: ExecuteCall, next: (call: ExecuteCall) => Promise<string>): Promise<string>;
+}

@@ -9,18 +9,63 @@ import type { GraphQLHandlers } from './handlers.js';
 import { isAdmin, type Session } from './auth/session.js';
 import type { CancelToken } from '../core/cancel.js';
 import { rateLimitExceeded, roleLimits } from '../execute/apiLimits.js';
+import { timeLimitHook } from '../execute/timeLimit.js';
+import { admitThen, type RequestHook } from '../execute/hooks.js';
 import { errorResponse } from '../execute/errors.js';
 import { RateLimiter } from './rateLimit.js';
 import { runningWorkers } from './cluster.js';
 import { EXTENSION_EXECUTORS } from '../extensions.js';
 
-const limiters = new WeakMap<Engine, RateLimiter>();
+const limiters = new WeakMap<Engine, { limiter: RateLimiter; hooks: readonly RequestHook[] }>();
 /** the engine's rate-limit counters (src/server/rateLimit.ts) */
 export function rateLimiter(engine: Engine): RateLimiter {
+  return perEngine(engine).limiter;
+}
+
+/**
+ * The engine's request hooks (execute/hooks.ts), in order: the per-role rate limit and the
+ * allow-list at admission, the per-role time limit around execution.
+ */
+export function requestHooks(engine: Engine): readonly RequestHook[] {
+  return perEngine(engine).hooks;
+}
+
+function perEngine(engine: Engine): { limiter: RateLimiter; hooks: readonly RequestHook[] } {
   let l = limiters.get(engine);
-  if (!l) limiters.set(engine, (l = new RateLimiter(engine.redis, runningWorkers(), engine.log)));
+  if (!l) {
+    const limiter = new RateLimiter(engine.redis, runningWorkers(), engine.log);
+    l = { limiter, hooks: Object.freeze([rateLimitHook(limiter), allowListHook, timeLimitHook]) };
+    limiters.set(engine, l);
+  }
   return l;
 }
+
+/** API limits' rate limit (issue 36): a client's operation (not a live query's refetch) */
+function rateLimitHook(limiter: RateLimiter): RequestHook {
+  return {
+    name: 'rate-limit',
+    admit(ctx, _req, opts) {
+      const rate = opts.client && ctx.cache.metadata.api_limits !== undefined ? roleLimits(ctx.cache, ctx.session.role)?.rate : undefined;
+      if (!rate) return;
+      const vars = ctx.session.vars;
+      const params = rate.unique === null ? [] : rate.unique === 'IP' ? [opts.client?.ip ?? ''] : rate.unique.map((v) => vars[v.toLowerCase()] ?? '');
+      const ok = limiter.take(RateLimiter.key(ctx.session.role, params), rate.max);
+      const check = (allowed: boolean) => {
+        if (!allowed) throw rateLimitExceeded(rate.max);
+      };
+      if (typeof ok === 'boolean') return check(ok);
+      return ok.then(check);
+    },
+  };
+}
+
+/** the allow-list (per role with scopes): non-admin requests only */
+const allowListHook: RequestHook = {
+  name: 'allow-list',
+  admit(ctx, req) {
+    if (ctx.config.enableAllowlist && !isAdmin(ctx.session)) checkAllowlist(ctx.cache, req.query, ctx.session.role);
+  },
+};
 
 const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: CancelToken): ExecContext => ({
   cache: engine.cache,
@@ -36,42 +81,33 @@ const context = (engine: Engine, session: Session, headers: ExecContext['headers
   histograms: engine.histograms,
   outbound: engine.outbound,
   executors: EXTENSION_EXECUTORS,
+  hooks: requestHooks(engine),
   asyncActionQueued: () => engine.asyncActions?.poke(),
 });
 
 export const graphqlHandlers: GraphQLHandlers = {
   run(engine, session, req, headers, opts) {
-    // API limits' rate limit (issue 36): a client's operation (not a live query's refetch)
-    const rate = opts.client && engine.cache.metadata.api_limits !== undefined ? roleLimits(engine.cache, session.role)?.rate : undefined;
-    if (rate) {
-      const limiter = rateLimiter(engine);
-      const params = rate.unique === null ? [] : rate.unique === 'IP' ? [opts.client?.ip ?? ''] : rate.unique.map((v) => session.vars[v.toLowerCase()] ?? '');
-      const ok = limiter.take(RateLimiter.key(session.role, params), rate.max);
-      const go = (allowed: boolean): Promise<string> => {
-        if (!allowed) throw rateLimitExceeded(rate.max);
-        if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
-        return runGraphQL(context(engine, session, headers, opts.signal), req, opts);
-      };
-      if (typeof ok === 'boolean') return go(ok);
-      // after the await nothing throws to the caller: an error is the response (or, for the
-      // websocket's start, the rejection it expects)
-      return ok
-        .then(go)
-        .catch((e: unknown) => (opts.rejectPreExec ? Promise.reject(e) : errorResponse(e, { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors })));
-    }
-    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
-    return runGraphQL(context(engine, session, headers, opts.signal), req, opts);
+    // admit (the hooks: rate limit, allow-list) → plan → execute (runGraphQL; the time limit) → respond
+    const ctx = context(engine, session, headers, opts.signal);
+    // a refusal by a synchronous hook is thrown to the caller; after an asynchronous one nothing
+    // throws: an error is the response (or, for the websocket's start, the rejection it expects)
+    const out = admitThen(ctx.hooks, ctx, req, opts, () => runGraphQL(ctx, req, opts)) as Promise<string>;
+    return out.catch((e: unknown) => (opts.rejectPreExec ? Promise.reject(e) : errorResponse(e, { v1alpha1: opts.v1alpha1, legacy: opts.legacyErrors })));
   },
   planLive(engine, session, req, headers, opts) {
     return planLiveQuery(context(engine, session, headers), req, { relay: opts?.relay });
   },
   async planStream(engine, session, req, headers, opts) {
-    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
-    return planStream(context(engine, session, headers), req, { relay: opts?.relay });
+    const ctx = context(engine, session, headers);
+    await admitThen(ctx.hooks, ctx, req, {}, () => undefined);
+    return planStream(ctx, req, { relay: opts?.relay });
   },
   planStreamNow(engine, session, req, headers, opts) {
-    if (engine.config.enableAllowlist && !isAdmin(session)) checkAllowlist(engine.cache, req.query, session.role);
-    return planStreamNow(context(engine, session, headers), req, { relay: opts?.relay });
+    const ctx = context(engine, session, headers);
+    // streams are re-planned synchronously: their admission is too (the allow-list; no rate limit without a client)
+    const admitted = admitThen(ctx.hooks, ctx, req, {}, () => true);
+    if (admitted !== true) throw new Error('asynchronous admission of a stream re-plan');
+    return planStreamNow(ctx, req, { relay: opts?.relay });
   },
   explain(engine, session, body, headers) {
     return explainGraphQL(context(engine, session, headers), body as ExplainBody);
