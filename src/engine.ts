@@ -293,6 +293,11 @@ export class Engine {
     await this.maybeReload(version);
   }
 
+  /** Reloads when the catalog holds a newer version than the cache (a worker joining its server). */
+  async catchUp(): Promise<void> {
+    await this.maybeReload(await loadResourceVersion(this.db));
+  }
+
   /** A metadata request of this process is committing `version` (run.ts); `done` when it swapped or failed. */
   committingVersion(version: number): () => void {
     this.ownVersions.add(version);

@@ -107,6 +107,10 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     const w = cluster.fork({ [WORKER_POOL_ENV]: String(perWorker), [WORKER_FIRST_ENV]: first ? '1' : '0', [WORKER_COUNT_ENV]: String(workers) });
     bornAt.set(w, Date.now());
     w.on('message', (m: Msg) => {
+      if (m?.svc === 'metadata-ready') {
+        ready.add(w);
+        return;
+      }
       if (m?.svc === 'metadata-version') {
         versionBarrier(w, m);
         return;
@@ -121,10 +125,12 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
   };
 
   // a metadata change committed by one worker: the others reload it, then the committer answers
+  const ready = new Set<Worker>();
   const barriers = new Map<string, { waiting: Set<number>; done: () => void }>();
   const versionBarrier = (from: Worker, m: Msg): void => {
     const key = `${from.process.pid}:${m.id}`;
-    const others = Object.values(cluster.workers ?? {}).filter((o): o is Worker => !!o && o !== from && o.isConnected());
+    // the workers that are up (a starting one reads the catalog when it starts, after this commit)
+    const others = [...ready].filter((o) => o !== from && o.isConnected());
     const reply = () => {
       barriers.delete(key);
       clearTimeout(timer);
@@ -152,6 +158,7 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     if (!b.waiting.size) b.done();
   });
   cluster.on('exit', (w) => {
+    ready.delete(w);
     // a worker that died will not confirm
     for (const b of [...barriers.values()]) {
       b.waiting.delete(w.process.pid!);
@@ -259,7 +266,7 @@ async function aggregated(registry: client.Registry, pending: Map<number, (text:
  * stays asynchronous (LISTEN/NOTIFY, as upstream).
  */
 export function registerWorkerMetadataSync(
-  engine: { versionBarrier?: (version: number) => Promise<void>; syncTo(version: number): Promise<void> },
+  engine: { versionBarrier?: (version: number) => Promise<void>; syncTo(version: number): Promise<void>; catchUp(): Promise<void> },
   log: Logger,
 ): void {
   if (!cluster.isWorker || !process.send) return;
@@ -277,6 +284,10 @@ export function registerWorkerMetadataSync(
       });
     }
   });
+  // from now on this worker takes part in the barrier (the primary waits for its confirmations);
+  // a change committed while it started is caught up once
+  process.send({ svc: 'metadata-ready' });
+  void engine.catchUp().catch((e: unknown) => log.error({ type: 'sync', err: String(e) }, 'metadata catch-up at worker start failed'));
   engine.versionBarrier = (version) =>
     new Promise<void>((resolve) => {
       const id = next++;
