@@ -22,6 +22,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { METADATA_KEY_ORDER } from '../document/export.js';
 import {
   GraphQLError,
   Kind,
@@ -71,21 +72,6 @@ export const METADATA_FILES = [
 /** files written only when their part of the metadata is set (issue 36: `api_limits`) */
 export const OPTIONAL_METADATA_FILES = ['api_limits.yaml'] as const;
 
-/** export_metadata's top-level key order */
-const TOP_ORDER = [
-  'version',
-  'tables',
-  'functions',
-  'remote_schemas',
-  'query_collections',
-  'allowlist',
-  'custom_types',
-  'actions',
-  'cron_triggers',
-  'rest_endpoints',
-  'api_limits',
-  'inherited_roles',
-];
 const CT_KINDS = ['input_objects', 'objects', 'scalars', 'enums'] as const;
 type CtKind = (typeof CT_KINDS)[number];
 /** the definition keys actions.graphql carries */
@@ -243,7 +229,7 @@ export function parseMetadataFiles(files: ReadonlyMap<string, string | undefined
     md.api_limits = limits;
   }
   const ordered: MetadataDoc = {};
-  for (const k of TOP_ORDER) if (md[k] !== undefined) ordered[k] = md[k];
+  for (const k of METADATA_KEY_ORDER) if (md[k] !== undefined) ordered[k] = md[k];
   return ordered;
 }
 

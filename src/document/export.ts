@@ -57,6 +57,23 @@ const SORT_KEY: Record<string, (x: any) => string> = {
 const sorted = <T>(k: string, arr: T[]): T[] => [...arr].sort(byName(SORT_KEY[k]!));
 
 /** The metadata as export_metadata returns it: deterministic order (by name), empties left out. */
+
+/** export_metadata's top-level key order (Hasura's); the CLI's metadata directory keeps it too */
+export const METADATA_KEY_ORDER: readonly string[] = [
+  'version',
+  'tables',
+  'functions',
+  'remote_schemas',
+  'query_collections',
+  'allowlist',
+  'custom_types',
+  'actions',
+  'cron_triggers',
+  'rest_endpoints',
+  'api_limits',
+  'inherited_roles',
+];
+
 export function exportMetadata(md: Metadata): Record<string, unknown> {
   const out: Record<string, unknown> = { version: 2 };
   out.tables = sorted<TableMetadata>('tables', md.tables).map((t) => {
@@ -87,20 +104,7 @@ export function exportMetadata(md: Metadata): Record<string, unknown> {
   if (!apiLimitsEmpty(md.api_limits)) out.api_limits = exportApiLimits(md.api_limits!);
   // keep Hasura's top-level key order
   const ordered: Record<string, unknown> = {};
-  for (const k of [
-    'version',
-    'tables',
-    'functions',
-    'remote_schemas',
-    'query_collections',
-    'allowlist',
-    'custom_types',
-    'actions',
-    'cron_triggers',
-    'rest_endpoints',
-    'api_limits',
-    'inherited_roles',
-  ]) {
+  for (const k of METADATA_KEY_ORDER) {
     if (out[k] !== undefined) ordered[k] = out[k];
   }
   return ordered;
