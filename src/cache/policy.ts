@@ -9,7 +9,7 @@
  * reads cannot be known (a function with dynamic SQL or in another language, a materialized view,
  * a foreign table), actions and remote schemas (their data has no change signal at all).
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/hash.js';
 import { print } from 'graphql';
 import type { Operation } from '../ir/document.js';
 
@@ -34,5 +34,5 @@ export function normalisedQuery(op: Operation): string {
 }
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return sha256Hex(text);
 }

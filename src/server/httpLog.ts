@@ -77,6 +77,28 @@ function isoNow(): string {
 
 const str = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
 
+/** characters a JSON string may hold unescaped (printable ASCII but `"` and `\\`) */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** JSON text of a short string that is usually plain (request ids, paths): no JSON.stringify then */
+const jsonText = (v: string | undefined): string => (v === undefined ? 'null' : PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
+const METHODS: Record<string, string> = {
+  GET: '"GET"',
+  POST: '"POST"',
+  PUT: '"PUT"',
+  PATCH: '"PATCH"',
+  DELETE: '"DELETE"',
+  OPTIONS: '"OPTIONS"',
+  HEAD: '"HEAD"',
+};
+/** the client address as JSON text, once per connection */
+const ipJson = new WeakMap<object, string>();
+function ipOf(req: IncomingMessage): string {
+  const sock = req.socket;
+  let ip = ipJson.get(sock);
+  if (ip === undefined) ipJson.set(sock, (ip = str(sock.remoteAddress)));
+  return ip;
+}
+
 /** A writer of http-log lines to `log` (through pino's destination when it has one). */
 export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
   const p = log as unknown as pino.Logger;
@@ -97,9 +119,9 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
     const latency = ms === undefined ? '' : `,"latency_ms":${Math.round(ms * 100) / 100}`;
     const vars = e.session ? JSON.stringify(e.session.vars) : 'null';
     stream.write(
-      `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${str(e.requestId)}${timing},` +
+      `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${jsonText(e.requestId)}${timing},` +
         `"user_vars":${vars},"response_size":${e.responseSize ?? 'null'},"error":null,"query":null},` +
-        `"http_info":{"url":${str(req.url)},"method":${str(req.method)},"status":${e.status},"http_version":"HTTP/${req.httpVersion}","ip":${str(req.socket.remoteAddress)}${latency}}},"msg":"request"}\n`,
+        `"http_info":{"url":${jsonText(req.url)},"method":${METHODS[req.method ?? ''] ?? str(req.method)},"status":${e.status},"http_version":"HTTP/${req.httpVersion}","ip":${ipOf(req)}${latency}}},"msg":"request"}\n`,
     );
   };
 }

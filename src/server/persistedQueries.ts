@@ -10,7 +10,7 @@
  * hash unknown here is looked up there. Redis down or slow = not found there (the client resends
  * the text, one round trip more), never an error.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/hash.js';
 import { SvcError } from '../errors.js';
 import type { SharedStore } from '../db/redis.js';
 
@@ -93,9 +93,7 @@ function entrySize(text: string): number {
   return Buffer.byteLength(text) + ENTRY_OVERHEAD;
 }
 
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+export { sha256Hex };
 
 /** `extensions.persistedQuery` of a request: its hash, undefined without one; throws when malformed. */
 export function persistedQueryHash(extensions: unknown): string | undefined {

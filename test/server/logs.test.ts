@@ -5,6 +5,7 @@
  * and in the response header. On the GraphQL fast path and on the Fastify routes.
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { post, query, startTestServer, type TestServer } from '../helpers/server.js';
@@ -68,6 +69,37 @@ test('success: user_vars, response_size, error null, no query; query-log with th
   assert.equal(q.detail.query.query, '{ item { id } }');
   assert.match(q.detail.generated_sql.item.query, /"public"\."item"/);
   assert.ok(Array.isArray(q.detail.generated_sql.item.prepared_arguments));
+});
+
+test('a request id or URL that JSON must escape is logged exactly (the line stays valid JSON)', async () => {
+  // header values are Latin-1 on the wire: a quote, a backslash, a byte above 0x7f; a query string with quotes
+  for (const id of ['req "quoted" \\ back', 'req-caf\u00e9']) {
+    await new Promise<void>((resolve, reject) => {
+      const body = JSON.stringify({ query: '{ item { id } }' });
+      const u = new URL(svc.url);
+      const rq = httpRequest(
+        { host: u.hostname, port: u.port, method: 'POST', path: '/v1/graphql?x="1"', headers: { 'content-type': 'application/json', 'x-request-id': id } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
+      rq.on('error', reject);
+      rq.end(body);
+    });
+    // Node's client sends the value's UTF-8 bytes; the server reads header bytes as Latin-1
+    const seen = Buffer.from(id, 'utf8').toString('latin1');
+    const [h] = await linesOf(seen, 'http-log');
+    assert.ok(h, `an http-log line for ${JSON.stringify(seen)}`);
+    assert.equal(h.detail.operation.request_id, seen);
+    assert.equal(h.detail.http_info.url, '/v1/graphql?x="1"');
+    assert.equal(h.detail.http_info.method, 'POST');
+    assert.equal(h.detail.http_info.ip, '127.0.0.1');
+  }
+  const r = await post(svc.url, '/v1/graphql', { query: '{ item { id } }' }, { 'x-request-id': 'req-url-1' });
+  assert.equal(r.status, 200);
+  const [h] = await linesOf('req-url-1', 'http-log');
+  assert.equal(h.detail.http_info.url, '/v1/graphql');
 });
 
 test('a GraphQL validation error: the error and the query are logged', async () => {

@@ -10,7 +10,8 @@
  * role without an admin secret / with a webhook are configuration errors
  * (thrown by the constructor; the server exits with them).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { sha256Bytes } from '../../core/hash.js';
 import type { Config, JwtConfigRaw } from '../../config/config.js';
 import { err400, err401, err500, SvcError } from '../../errors.js';
 import {
@@ -80,7 +81,7 @@ export function authOptionsFromConfig(cfg: Config): AuthOptions {
   };
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+const sha256 = sha256Bytes;
 
 export class Authenticator {
   private readonly secretHash: Buffer | undefined;
