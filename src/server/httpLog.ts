@@ -90,14 +90,6 @@ const METHODS: Record<string, string> = {
   OPTIONS: '"OPTIONS"',
   HEAD: '"HEAD"',
 };
-/** the client address as JSON text, once per connection */
-const ipJson = new WeakMap<object, string>();
-function ipOf(req: IncomingMessage): string {
-  const sock = req.socket;
-  let ip = ipJson.get(sock);
-  if (ip === undefined) ipJson.set(sock, (ip = str(sock.remoteAddress)));
-  return ip;
-}
 
 /** A writer of http-log lines to `log` (through pino's destination when it has one). */
 export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
@@ -106,6 +98,14 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
   if (!stream || typeof p.isLevelEnabled !== 'function') {
     return (e) => log[e.status >= 500 ? 'error' : 'info'](httpLogRecord(e), 'request');
   }
+  /** the client address as JSON text, once per connection */
+  const ipJson = new WeakMap<object, string>();
+  const ipOf = (req: IncomingMessage): string => {
+    const sock = req.socket;
+    let ip = ipJson.get(sock);
+    if (ip === undefined) ipJson.set(sock, (ip = str(sock.remoteAddress)));
+    return ip;
+  };
   return (e) => {
     const level = e.status >= 500 ? 'error' : 'info';
     if (!p.isLevelEnabled(level)) return;
