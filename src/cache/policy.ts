@@ -9,7 +9,6 @@
  * reads cannot be known (a function with dynamic SQL or in another language, a materialized view,
  * a foreign table), actions and remote schemas (their data has no change signal at all).
  */
-import { sha256Hex } from '../core/hash.js';
 import { print } from 'graphql';
 import type { Operation } from '../ir/document.js';
 
@@ -31,8 +30,4 @@ export function normalisedQuery(op: Operation): string {
   let out = print(op.def);
   for (const name of [...op.fragments.keys()].sort()) out += `\n${print(op.fragments.get(name)!)}`;
   return out;
-}
-
-export function sha256(text: string): string {
-  return sha256Hex(text);
 }

@@ -18,7 +18,7 @@
 import type { SharedStore } from '../db/redis.js';
 import type { Logger } from '../core/logger.js';
 import { MemoryStore, RedisStore, newStats, type CacheStats, type Hit } from './store.js';
-import { sha256 } from './policy.js';
+import { sha256Hex as sha256 } from '../core/hash.js';
 import type { NotifyFence } from './fence.js';
 
 /**

@@ -56,8 +56,6 @@ const SORT_KEY: Record<string, (x: any) => string> = {
 };
 const sorted = <T>(k: string, arr: T[]): T[] => [...arr].sort(byName(SORT_KEY[k]!));
 
-/** The metadata as export_metadata returns it: deterministic order (by name), empties left out. */
-
 /** export_metadata's top-level key order (Hasura's); the CLI's metadata directory keeps it too */
 export const METADATA_KEY_ORDER: readonly string[] = [
   'version',
@@ -74,6 +72,7 @@ export const METADATA_KEY_ORDER: readonly string[] = [
   'inherited_roles',
 ];
 
+/** The metadata as export_metadata returns it: deterministic order (by name), empties left out. */
 export function exportMetadata(md: Metadata): Record<string, unknown> {
   const out: Record<string, unknown> = { version: 2 };
   out.tables = sorted<TableMetadata>('tables', md.tables).map((t) => {

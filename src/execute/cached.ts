@@ -8,7 +8,8 @@
  * `X-Svc-Query-Cache-Key: <key>`, `X-Svc-Query-Cache: hit | miss | bypass`.
  */
 import { argValue, checkTtl, DEFAULT_TTL_SECONDS } from '../cache/directive.js';
-import { sha256, type CachePolicy } from '../cache/policy.js';
+import type { CachePolicy } from '../cache/policy.js';
+import { sha256Hex as sha256 } from '../core/hash.js';
 import type { ResponseCache } from '../cache/responseCache.js';
 import { useBackendOnlyPermissions } from '../core/session.js';
 import { setResponseHeader } from '../http/responseHeaders.js';

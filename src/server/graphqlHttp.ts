@@ -30,7 +30,8 @@ import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { checkAllowlist } from '../execute/allowlist.js';
 import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
-import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound, sha256Hex } from './persistedQueries.js';
+import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound } from './persistedQueries.js';
+import { sha256Hex } from '../core/hash.js';
 import { tracing, type Span } from '../core/tracing.js';
 import { readBoundedBody } from './body.js';
 

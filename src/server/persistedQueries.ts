@@ -93,8 +93,6 @@ function entrySize(text: string): number {
   return Buffer.byteLength(text) + ENTRY_OVERHEAD;
 }
 
-export { sha256Hex };
-
 /** `extensions.persistedQuery` of a request: its hash, undefined without one; throws when malformed. */
 export function persistedQueryHash(extensions: unknown): string | undefined {
   if (extensions === undefined || extensions === null) return undefined;

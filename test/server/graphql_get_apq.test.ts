@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, fetchExchange, gql } from '@urql/core';
-import { PersistedQueryStore, sha256Hex } from '../../src/server/persistedQueries.js';
+import { PersistedQueryStore } from '../../src/server/persistedQueries.js';
+import { sha256Hex } from '../../src/core/hash.js';
 import { sql } from '../helpers/db.js';
 import { query, startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -11,7 +11,7 @@
  * (thrown by the constructor; the server exits with them).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { sha256Bytes } from '../../core/hash.js';
+import { sha256Bytes as sha256 } from '../../core/hash.js';
 import type { Config, JwtConfigRaw } from '../../config/config.js';
 import { err400, err401, err500, SvcError } from '../../errors.js';
 import {
@@ -80,8 +80,6 @@ export function authOptionsFromConfig(cfg: Config): AuthOptions {
     unauthorizedRole: cfg.unauthorizedRole,
   };
 }
-
-const sha256 = sha256Bytes;
 
 export class Authenticator {
   private readonly secretHash: Buffer | undefined;
