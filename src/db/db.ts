@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
+import { PreparedQuery } from './prepared.js';
 import type { QueryResultLike, Statement } from './statement.js';
 import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Tracing } from '../core/tracing.js';
@@ -338,10 +339,53 @@ class PoolDb implements Db {
     return this.preparedNow(name, text, values, cancel);
   }
 
+  /**
+   * A statement through PreparedQuery (prepared.ts: no Describe once its columns are known, no
+   * driver-side Query/Result objects) on a checked-out client, so that `cancel` can cancel its
+   * backend (pg_cancel_backend). A client that failed with a connection error, or whose statement
+   * was cancelled (it may still carry the cancel request), is not reused.
+   */
   private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
-    const q = this.usePrepared && name ? { name, text, values } : { text, values };
-    if (!cancel || !this.dedicated) return this.pool.query(q);
-    return this.cancellable(q, cancel);
+    if (cancel?.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
+    const stmt = this.usePrepared ? name : '';
+    return new Promise<QueryResultLike>((resolve, reject) => {
+      this.pool.connect((err, client, release) => {
+        if (err || !client) {
+          reject(err ?? new Error('no connection'));
+          return;
+        }
+        let cancelled = false;
+        let settled = false;
+        const done = (e: Error | null, r?: QueryResultLike) => {
+          if (settled) return;
+          settled = true;
+          client.removeListener('error', done);
+          cancel?.clear();
+          release(cancelled || (e !== null && isConnectionError(e)) ? (e ?? true) : undefined);
+          if (e) reject(e);
+          else resolve(r!);
+        };
+        // the connection breaking while the statement runs fails it (and keeps the process up)
+        client.on('error', done);
+        if (cancel && this.dedicated) {
+          const pid = (client as pg.PoolClient & { processID?: number }).processID;
+          cancel.onCancel(() => {
+            cancelled = true;
+            if (pid) cancelRequest(client);
+          });
+        }
+        const columns = stmt ? this.columns.get(stmt) : undefined;
+        const learn = stmt && columns === undefined ? (c: readonly string[]) => this.learnColumns(stmt, c) : undefined;
+        void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
+      });
+    });
+  }
+
+  /** column names of named statements (the name identifies the text); bounded: starts over past 10,000 */
+  private readonly columns = new Map<string, readonly string[]>();
+  private learnColumns(name: string, columns: readonly string[]): void {
+    if (this.columns.size >= 10_000) this.columns.clear();
+    this.columns.set(name, columns);
   }
 
   poolStats(): { total: number; idle: number; waiting: number; max: number } {
@@ -377,40 +421,6 @@ class PoolDb implements Db {
         },
       );
     }) as typeof pool.connect;
-  }
-
-  /**
-   * Runs on a checked-out client so that an abort can cancel its backend (pg_cancel_backend).
-   * pg's callback forms: one promise per statement (this one), none inside pg.
-   */
-  private cancellable(q: pg.QueryConfig, cancel: CancelToken): Promise<QueryResultLike> {
-    if (cancel.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
-    return new Promise<QueryResultLike>((resolve, reject) => {
-      this.pool.connect((err, client, release) => {
-        if (err || !client) {
-          reject(err ?? new Error('no connection'));
-          return;
-        }
-        const pid = (client as pg.PoolClient & { processID?: number }).processID;
-        let cancelled = false;
-        cancel.onCancel(() => {
-          cancelled = true;
-          if (pid) cancelRequest(client);
-        });
-        const done = (e: Error | undefined, r: pg.QueryResult | undefined) => {
-          cancel.clear();
-          // a cancelled client may still carry the cancel request: do not reuse it
-          release(cancelled);
-          if (e) reject(e);
-          else resolve(r!);
-        };
-        try {
-          client.query(q, done);
-        } catch (e) {
-          done(e as Error, undefined);
-        }
-      });
-    });
   }
 
   async withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
