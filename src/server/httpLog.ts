@@ -106,6 +106,13 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
     if (ip === undefined) ipJson.set(sock, (ip = str(sock.remoteAddress)));
     return ip;
   };
+  // the JSON text of the last session variables and URL seen: consecutive requests usually share them
+  let lastVars: object | undefined;
+  let lastVarsJson = '';
+  const varsJson = (v: object): string => (v === lastVars ? lastVarsJson : ((lastVars = v), (lastVarsJson = JSON.stringify(v))));
+  let lastUrl: string | undefined;
+  let lastUrlJson = 'null';
+  const urlJson = (u: string | undefined): string => (u === lastUrl ? lastUrlJson : ((lastUrl = u), (lastUrlJson = jsonText(u))));
   return (e) => {
     const level = e.status >= 500 ? 'error' : 'info';
     if (!p.isLevelEnabled(level)) return;
@@ -117,11 +124,11 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
     const { req, ms } = e;
     const timing = ms === undefined ? '' : `,"query_execution_time":${ms / 1000}`;
     const latency = ms === undefined ? '' : `,"latency_ms":${Math.round(ms * 100) / 100}`;
-    const vars = e.session ? JSON.stringify(e.session.vars) : 'null';
+    const vars = e.session ? varsJson(e.session.vars) : 'null';
     stream.write(
       `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${jsonText(e.requestId)}${timing},` +
         `"user_vars":${vars},"response_size":${e.responseSize ?? 'null'},"error":null,"query":null},` +
-        `"http_info":{"url":${jsonText(req.url)},"method":${METHODS[req.method ?? ''] ?? str(req.method)},"status":${e.status},"http_version":"HTTP/${req.httpVersion}","ip":${ipOf(req)}${latency}}},"msg":"request"}\n`,
+        `"http_info":{"url":${urlJson(req.url)},"method":${METHODS[req.method ?? ''] ?? str(req.method)},"status":${e.status},"http_version":"HTTP/${req.httpVersion}","ip":${ipOf(req)}${latency}}},"msg":"request"}\n`,
     );
   };
 }

@@ -71,6 +71,25 @@ test('success: user_vars, response_size, error null, no query; query-log with th
   assert.ok(Array.isArray(q.detail.generated_sql.item.prepared_arguments));
 });
 
+test('consecutive requests with different session variables each log their own user_vars', async () => {
+  for (const [id, user] of [
+    ['req-vars-1', '1'],
+    ['req-vars-2', '2'],
+    ['req-vars-3', '2'],
+  ] as const) {
+    const r = await post(svc.url, '/v1/graphql', { query: '{ item { id } }' }, { 'x-request-id': id, 'x-svc-user-id': user });
+    assert.equal(r.status, 200);
+  }
+  for (const [id, user] of [
+    ['req-vars-1', '1'],
+    ['req-vars-2', '2'],
+    ['req-vars-3', '2'],
+  ] as const) {
+    const [h] = await linesOf(id, 'http-log');
+    assert.deepEqual(h.detail.operation.user_vars, { 'x-svc-role': 'anon', 'x-svc-user-id': user }, id);
+  }
+});
+
 test('a request id or URL that JSON must escape is logged exactly (the line stays valid JSON)', async () => {
   // header values are Latin-1 on the wire: a quote, a backslash, a byte above 0x7f; a query string with quotes
   for (const id of ['req "quoted" \\ back', 'req-caf\u00e9']) {
