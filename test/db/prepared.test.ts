@@ -150,3 +150,59 @@ describe('Db.prepared', () => {
     }
   });
 });
+
+describe('spare connections (PoolDb keeps a given-back client for the next checkout)', () => {
+  test('every checkout path takes a spare client: a pool full of spare clients never makes a checkout wait', async () => {
+    const db = await openDb({ databaseUrl: database.url, dataDir: '', connections: 2, usePreparedStatements: true });
+    try {
+      // both connections used at once, then given back: both are spare now
+      await Promise.all([db.prepared('pq_spare', 'select pg_sleep(0.05) is null as x', []), db.prepared('pq_spare', 'select pg_sleep(0.05) is null as x', [])]);
+      assert.deepEqual(db.poolStats!(), { total: 2, idle: 2, waiting: 0, max: 2 });
+      // two checkouts held at once on a pool of two: each took a spare client at once
+      let release!: () => void;
+      const hold = new Promise<void>((r) => (release = r));
+      const started: number[] = [];
+      // (withConn calls its function once it has a client: no I/O in between when a spare one is taken)
+      const txs = [1, 2].map((i) =>
+        db.withConn(async (c) => {
+          started.push(i);
+          await hold;
+          await c.query('select 1');
+        }),
+      );
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual([...started].sort(), [1, 2], 'both checkouts got a client without waiting for the pool');
+      assert.equal(db.poolStats!().waiting, 0);
+      // a statement now waits for a connection, and gets one when a checkout ends
+      const q = db.query('select 3 as x');
+      release();
+      await Promise.all(txs);
+      assert.deepEqual((await q).rows, [{ x: '3' }]);
+      assert.equal(db.poolStats!().total, 2);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test('a spare connection whose backend is terminated is dropped; later statements succeed', async () => {
+    const db = await openDb({ databaseUrl: database.url, dataDir: '', connections: 2, usePreparedStatements: true });
+    const admin = await client();
+    try {
+      await Promise.all([
+        db.query("select set_config('application_name', 'svc_spare_test', false)"),
+        db.query("select set_config('application_name', 'svc_spare_test', false)"),
+      ]);
+      assert.equal(db.poolStats!().total, 2);
+      const killed = await admin.query(
+        "select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc_spare_test') t",
+      );
+      assert.ok(Number(killed.rows[0].n) >= 1);
+      // the terminated clients report their error and leave the pool (awaited, bounded)
+      for (let i = 0; i < 2000 && db.poolStats!().total > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(db.poolStats!().total, 0, 'the terminated connections left the pool');
+      for (let i = 0; i < 5; i++) assert.deepEqual((await db.prepared('pq_after_kill', 'select $1::int as x', [i])).rows, [{ x: String(i) }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
