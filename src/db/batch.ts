@@ -11,37 +11,27 @@
  * active submittable; `name`/`text` follow the statement being answered so
  * the client's own prepared-statement bookkeeping stays right.
  */
-import type { QueryResultLike, Statement } from './statement.js';
+import { commandTag, SettledOnce, writeCorked, type ProtocolConnection as Connection, type QueryResultLike, type Statement } from './statement.js';
 
 /** The error of a batch, with the index of the statement that failed. */
 export interface BatchError extends Error {
   batchIndex?: number;
 }
 
-interface Connection {
-  parsedStatements: Record<string, string>;
-  submittedNamedStatements: Record<string, string>;
-  stream: { cork?: () => void; uncork?: () => void };
-  parse(c: { text: string; name: string; types: unknown[] }): void;
-  bind(c: { statement: string; values: unknown[] }): void;
-  describe(c: { type: 'P'; name: string }): void;
-  execute(c: { portal: string; rows: number }): void;
-  sync(): void;
-}
-
-export class Batch {
+export class Batch extends SettledOnce {
   private index = 0;
   private fields: string[] = [];
   private rows: Record<string, string | null>[] = [];
   private readonly results: QueryResultLike[] = [];
   private readonly parsedHere: string[] = [];
-  private settled = false;
 
   constructor(
     private readonly statements: readonly Statement[],
     private readonly usePrepared: boolean,
     private readonly done: (err: BatchError | null, results?: QueryResultLike[]) => void,
-  ) {}
+  ) {
+    super();
+  }
 
   /** the statement being answered (the client records parsed names through these) */
   get name(): string | undefined {
@@ -53,8 +43,7 @@ export class Batch {
   }
 
   submit(connection: Connection): Error | null {
-    connection.stream.cork?.();
-    try {
+    return writeCorked(connection, () => {
       for (const st of this.statements) {
         const name = this.usePrepared && st.name ? st.name : '';
         if (!name || (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined)) {
@@ -68,11 +57,7 @@ export class Batch {
         connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       }
-      connection.sync();
-    } finally {
-      connection.stream.uncork?.();
-    }
-    return null;
+    });
   }
 
   handleRowDescription(msg: { fields: Array<{ name: string }> }): void {
@@ -86,9 +71,7 @@ export class Batch {
   }
 
   handleCommandComplete(msg: { text?: string }): void {
-    const text = msg.text ?? '';
-    const n = Number(text.split(' ').at(-1));
-    this.results.push({ rows: this.rows, rowCount: Number.isFinite(n) ? n : null, command: text.split(' ')[0] });
+    this.results.push({ rows: this.rows, ...commandTag(msg.text ?? '') });
     this.rows = [];
     this.fields = [];
     this.index++;
@@ -109,17 +92,7 @@ export class Batch {
     this.finish(err);
   }
 
-  handleReadyForQuery(): void {
-    this.finish(null);
-  }
-
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {}
-  handleCopyData(): void {}
-
-  private finish(err: BatchError | null): void {
-    if (this.settled) return;
-    this.settled = true;
+  protected settle(err: BatchError | null): void {
     if (err) this.done(err);
     else this.done(null, this.results);
   }

@@ -327,31 +327,11 @@ class PoolDb implements Db {
     return this.queryNow(text, values);
   }
 
-  /** pool.query's behaviour on this Db's checkout (acquire/giveBack): a client whose connection broke is not reused */
+  /** pool.query's behaviour on this Db's checkout (acquire/giveBack) */
   private queryNow(text: string, values?: unknown[]): Promise<QueryResultLike> {
-    return new Promise<QueryResultLike>((resolve, reject) => {
-      this.acquire((err, client, release) => {
-        if (err || !client || !release) {
-          reject(err ?? new Error('no connection'));
-          return;
-        }
-        let settled = false;
-        const done = (e: Error | null | undefined, r?: QueryResultLike) => {
-          if (settled) return;
-          settled = true;
-          client.removeListener('error', done);
-          this.giveBack(client, release, e ? isConnectionError(e) : false);
-          if (e) reject(e);
-          else resolve(r!);
-        };
-        client.on('error', done);
-        try {
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
-          client.query(text, values as any[], (e: Error | null, r: pg.QueryResult) => done(e, r));
-        } catch (e) {
-          done(e instanceof Error ? e : new Error(String(e)));
-        }
-      });
+    return this.onClient((client, done) => {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
+      client.query(text, values as any[], (e: Error | null, r: pg.QueryResult) => done(e, r));
     });
   }
 
@@ -367,13 +347,25 @@ class PoolDb implements Db {
 
   /**
    * A statement through PreparedQuery (prepared.ts: no Describe once its columns are known, no
-   * driver-side Query/Result objects) on a checked-out client, so that `cancel` can cancel its
-   * backend (pg_cancel_backend). A client that failed with a connection error, or whose statement
-   * was cancelled (it may still carry the cancel request), is not reused.
+   * driver-side Query/Result objects).
    */
   private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
-    if (cancel?.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
     const stmt = this.usePrepared ? name : '';
+    return this.onClient((client, done) => {
+      const columns = stmt ? this.columns.get(stmt) : undefined;
+      const learn = stmt && columns === undefined ? (c: readonly string[]) => this.learnColumns(stmt, c) : undefined;
+      void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
+    }, cancel);
+  }
+
+  /**
+   * Runs one statement on a checked-out client (acquire/giveBack). The connection breaking while it
+   * runs fails it (and keeps the process up); `cancel` cancels its backend (pg_cancel_backend). A
+   * client that failed with a connection error, or whose statement was cancelled (it may still
+   * carry the cancel request), is not reused.
+   */
+  private onClient(run: (client: pg.PoolClient, done: (e: Error | null, r?: QueryResultLike) => void) => void, cancel?: CancelToken): Promise<QueryResultLike> {
+    if (cancel?.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
     return new Promise<QueryResultLike>((resolve, reject) => {
       this.acquire((err, client, release) => {
         if (err || !client || !release) {
@@ -391,7 +383,6 @@ class PoolDb implements Db {
           if (e) reject(e);
           else resolve(r!);
         };
-        // the connection breaking while the statement runs fails it (and keeps the process up)
         client.on('error', done);
         if (cancel && this.dedicated) {
           const pid = (client as pg.PoolClient & { processID?: number }).processID;
@@ -400,9 +391,11 @@ class PoolDb implements Db {
             if (pid) cancelRequest(client);
           });
         }
-        const columns = stmt ? this.columns.get(stmt) : undefined;
-        const learn = stmt && columns === undefined ? (c: readonly string[]) => this.learnColumns(stmt, c) : undefined;
-        void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
+        try {
+          run(client, done);
+        } catch (e) {
+          done(e instanceof Error ? e : new Error(String(e)));
+        }
       });
     });
   }

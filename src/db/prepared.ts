@@ -21,30 +21,18 @@
  * through `pool.query` → 32–46 µs this way.
  */
 import pgUtils from 'pg/lib/utils.js';
-import type { QueryResultLike } from './statement.js';
-
-interface Connection {
-  parsedStatements: Record<string, string>;
-  submittedNamedStatements: Record<string, string>;
-  stream: { cork?: () => void; uncork?: () => void };
-  parse(c: { text: string; name: string; types: unknown[] }): void;
-  bind(c: { statement: string; values: unknown[] }): void;
-  describe(c: { type: 'P'; name: string }): void;
-  execute(c: { portal: string; rows: number }): void;
-  sync(): void;
-}
+import { commandTag, SettledOnce, writeCorked, type ProtocolConnection as Connection, type QueryResultLike } from './statement.js';
 
 const prepareValue = pgUtils.prepareValue;
 
 export type PreparedCallback = (err: Error | null, result?: QueryResultLike) => void;
 
-export class PreparedQuery {
+export class PreparedQuery extends SettledOnce {
   /** column names: known (from an earlier execution) or learnt from this one's RowDescription */
   private fields: readonly string[] | undefined;
   private rows: Array<Record<string, string | null>> = [];
   private rowCount: number | null = null;
   private command: string | undefined;
-  private settled = false;
 
   /**
    * @param name statement name ('' = unnamed: parsed every time)
@@ -59,6 +47,7 @@ export class PreparedQuery {
     private readonly learnt: ((columns: readonly string[]) => void) | undefined,
     readonly callback: PreparedCallback,
   ) {
+    super();
     this.fields = columns;
   }
 
@@ -73,8 +62,7 @@ export class PreparedQuery {
     const name = this.name;
     const previous = name ? (connection.parsedStatements[name] ?? connection.submittedNamedStatements[name]) : undefined;
     if (previous !== undefined && previous !== this.text) return new Error(`Prepared statements must be unique - '${name}' was used for a different statement`);
-    connection.stream.cork?.();
-    try {
+    return writeCorked(connection, () => {
       if (previous === undefined) {
         connection.parse({ text: this.text, name, types: [] });
         if (name) connection.submittedNamedStatements[name] = this.text;
@@ -82,11 +70,7 @@ export class PreparedQuery {
       connection.bind({ statement: name, values });
       if (this.fields === undefined) connection.describe({ type: 'P', name: '' });
       connection.execute({ portal: '', rows: 0 });
-      connection.sync();
-    } finally {
-      connection.stream.uncork?.();
-    }
-    return null;
+    });
   }
 
   handleRowDescription(msg: { fields: Array<{ name: string }> }): void {
@@ -104,11 +88,9 @@ export class PreparedQuery {
   }
 
   handleCommandComplete(msg: { text?: string }): void {
-    const text = msg.text ?? '';
-    const space = text.lastIndexOf(' ');
-    const n = space < 0 ? NaN : Number(text.slice(space + 1));
-    this.rowCount = Number.isFinite(n) ? n : null;
-    this.command = space < 0 ? text : text.slice(0, text.indexOf(' '));
+    const tag = commandTag(msg.text ?? '');
+    this.rowCount = tag.rowCount;
+    this.command = tag.command;
   }
 
   handleEmptyQuery(): void {}
@@ -117,17 +99,7 @@ export class PreparedQuery {
     this.finish(err);
   }
 
-  handleReadyForQuery(): void {
-    this.finish(null);
-  }
-
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {}
-  handleCopyData(): void {}
-
-  private finish(err: Error | null): void {
-    if (this.settled) return;
-    this.settled = true;
+  protected settle(err: Error | null): void {
     if (err) this.callback(err);
     else this.callback(null, { rows: this.rows, rowCount: this.rowCount, command: this.command });
   }
