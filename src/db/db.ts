@@ -327,12 +327,20 @@ class PoolDb implements Db {
     return this.queryNow(text, values);
   }
 
-  /** pool.query's behaviour on this Db's checkout (acquire/giveBack) */
+  /**
+   * pool.query's behaviour on this Db's checkout (acquire/giveBack), also in that a client whose
+   * statement failed is not reused (a simple-protocol text may have left its session in a failed
+   * transaction block).
+   */
   private queryNow(text: string, values?: unknown[]): Promise<QueryResultLike> {
-    return this.onClient((client, done) => {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
-      client.query(text, values as any[], (e: Error | null, r: pg.QueryResult) => done(e, r));
-    });
+    return this.onClient(
+      (client, done) => {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
+        client.query(text, values as any[], (e: Error | null, r: pg.QueryResult) => done(e, r));
+      },
+      undefined,
+      true,
+    );
   }
 
   prepared(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
@@ -361,10 +369,14 @@ class PoolDb implements Db {
   /**
    * Runs one statement on a checked-out client (acquire/giveBack). The connection breaking while it
    * runs fails it (and keeps the process up); `cancel` cancels its backend (pg_cancel_backend). A
-   * client that failed with a connection error, or whose statement was cancelled (it may still
-   * carry the cancel request), is not reused.
+   * client that failed with a connection error (with `dropOnError`, any error), or whose statement
+   * was cancelled (it may still carry the cancel request), is not reused.
    */
-  private onClient(run: (client: pg.PoolClient, done: (e: Error | null, r?: QueryResultLike) => void) => void, cancel?: CancelToken): Promise<QueryResultLike> {
+  private onClient(
+    run: (client: pg.PoolClient, done: (e: Error | null, r?: QueryResultLike) => void) => void,
+    cancel?: CancelToken,
+    dropOnError = false,
+  ): Promise<QueryResultLike> {
     if (cancel?.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
     return new Promise<QueryResultLike>((resolve, reject) => {
       this.acquire((err, client, release) => {
@@ -379,7 +391,7 @@ class PoolDb implements Db {
           settled = true;
           client.removeListener('error', done);
           cancel?.clear();
-          this.giveBack(client, release, cancelled || (e !== null && isConnectionError(e)));
+          this.giveBack(client, release, cancelled || (e !== null && (dropOnError || isConnectionError(e))));
           if (e) reject(e);
           else resolve(r!);
         };

@@ -184,6 +184,19 @@ describe('spare connections (PoolDb keeps a given-back client for the next check
     }
   });
 
+  test('a client whose simple-protocol text failed is not kept (its session may be in a failed transaction block)', async () => {
+    const db = await openDb({ databaseUrl: database.url, dataDir: '', connections: 1, usePreparedStatements: true });
+    try {
+      await assert.rejects(db.query('begin; select 1 / 0'), { code: '22012' });
+      assert.deepEqual((await db.query('select 1 as x')).rows, [{ x: '1' }]);
+      // a failing prepared statement (one implicit transaction, ended by its Sync) keeps its client
+      await assert.rejects(db.prepared('pq_keep', 'select 1 / $1::int as x', [0]), { code: '22012' });
+      assert.deepEqual((await db.prepared('pq_keep', 'select 1 / $1::int as x', [1])).rows, [{ x: '1' }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   test('a spare connection whose backend is terminated is dropped; later statements succeed', async () => {
     const db = await openDb({ databaseUrl: database.url, dataDir: '', connections: 2, usePreparedStatements: true });
     const admin = await client();
