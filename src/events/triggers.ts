@@ -14,7 +14,7 @@
  *   or not its owner's, and then verifies the result: a trigger whose objects are not in place fails
  *   the metadata change instead of silently capturing nothing.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/hash.js';
 import type { Conn } from '../db/db.js';
 import { SvcError } from '../errors.js';
 import { sameName, type EventTriggerDef, type Metadata, type QualifiedTable } from '../model/metadata.js';
@@ -45,7 +45,7 @@ export function triggerFunctionName(name: string, op: Op): string {
   const suffix = `_${op.toUpperCase()}`;
   const plain = `notify_svc_${name}${suffix}`;
   if (TRIGGER_NAME_RE.test(name) && Buffer.byteLength(plain) <= MAX_IDENT_BYTES) return plain;
-  const hash = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 16);
+  const hash = sha256Hex(name).slice(0, 16);
   // a readable prefix of the name (ASCII letters, digits, _ and - only), then the hash
   const room = MAX_IDENT_BYTES - 'notify_svc_'.length - 1 - hash.length - suffix.length;
   const prefix = name.replace(/[^A-Za-z0-9_-]/g, '').slice(0, room);

@@ -8,7 +8,7 @@
  * session. Answers with an expiry are cached per distinct forwarded request
  * until that expiry, never past it; answers without one are never cached.
  */
-import { createHash } from 'node:crypto';
+import { sha256Bytes } from '../../core/hash.js';
 import { err400, err401, err500 } from '../../errors.js';
 import { parseExpires, parseMaxAge } from './expiry.js';
 import { isSafeHeaderValue, isSessionVariable, ROLE_HEADER, roleFrom } from './headers.js';
@@ -74,7 +74,7 @@ export class WebhookClient {
       sent.push([spelling?.get(name) ?? name, value]);
     }
     sent.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    const key = createHash('sha256').update(this.opts.mode).update('\0').update(JSON.stringify(sent)).digest('base64');
+    const key = sha256Bytes(`${this.opts.mode}\0${JSON.stringify(sent)}`).toString('base64');
 
     const now = this.opts.now();
     const hit = this.cache.get(key);
