@@ -28,7 +28,7 @@ export function templateVariables(text: string): string[] {
 
 /** `{{NAME}}` templates replaced by their variables' values; an unset one throws. */
 export function resolveUrlTemplate(url: string, env: Env = process.env): string {
-  return url.replace(TEMPLATE, (_, name: string) => fromEnv(name, env));
+  return url.includes('{{') ? url.replace(TEMPLATE, (_, name: string) => fromEnv(name, env)) : url;
 }
 
 export interface HeaderConf {

@@ -78,3 +78,13 @@ test('one envelope builder: /v1/query, /v1/graphql and the legacy websocket obje
   assert.deepEqual(graphqlErrorBody(e, false), { errors: [{ extensions: { path: '$.args', code: 'not-exists' }, message: 'gone' }] });
   assert.deepEqual(graphqlErrorBody(e, true), { errors: [{ extensions: { path: '$.args', code: 'not-exists', internal: { detail: 1 } }, message: 'gone' }] });
 });
+
+test('a SvcError is an answer: no stack trace captured, other errors keep theirs', () => {
+  const e = new SvcError(400, 'validation-failed', 'bad', '$.x');
+  assert.equal(e.message, 'bad');
+  assert.equal(e.name, 'SvcError');
+  assert.ok(e instanceof Error);
+  assert.doesNotMatch(e.stack ?? '', /\n\s+at /);
+  // the limit is restored for everything else
+  assert.match(new Error('bug').stack ?? '', /\n\s+at /);
+});

@@ -34,7 +34,51 @@ export function planHasActions(plan: QueryPlan): boolean {
  * Answers a plan with actions. `join`, when given, fills the remote relationships inside the root
  * fields' values (src/remote: one request per remote for the whole response).
  */
-export async function executeActionPlan(
+export function executeActionPlan(
+  ctx: ExecContext,
+  plan: QueryPlan,
+  variables: Record<string, unknown>,
+  join?: (texts: Map<string, string>) => Promise<Map<string, string>>,
+): Promise<string> {
+  // the common query, one action beside constant fields (__typename) only: its call is the only promise
+  if (plan.opType !== 'mutation' && !plan.statement && !join) {
+    const i = soleActionIndex(plan);
+    if (i >= 0) {
+      let call: Promise<string>;
+      try {
+        call = runActionField(ctx, (plan.fields[i] as Extract<QueryPlan['fields'][number], { kind: 'action' }>).field, variables);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      return call.then((text) =>
+        dataResponse(
+          plan,
+          plan.fields.map((f, k) => (k === i ? text : f.kind === 'const' ? f.json : 'null')),
+        ),
+      );
+    }
+  }
+  return executeMixedPlan(ctx, plan, variables, join);
+}
+
+/** index of the plan's one action field when every other root field is constant, else -1 (per plan) */
+const soleAction = new WeakMap<QueryPlan, number>();
+function soleActionIndex(plan: QueryPlan): number {
+  let i = soleAction.get(plan);
+  if (i === undefined) {
+    const actions = plan.fields.flatMap((f, k) => (f.kind === 'action' ? [k] : []));
+    i = actions.length === 1 && plan.fields.every((f) => f.kind === 'action' || f.kind === 'const') ? actions[0]! : -1;
+    soleAction.set(plan, i);
+  }
+  return i;
+}
+
+/** `{"data": …}` of the root fields' JSON texts, in order */
+function dataResponse(plan: QueryPlan, parts: readonly string[]): string {
+  return `{"data":{${plan.fields.map((f, i) => `${JSON.stringify(f.alias)}:${parts[i]}`).join(',')}}}`;
+}
+
+async function executeMixedPlan(
   ctx: ExecContext,
   plan: QueryPlan,
   variables: Record<string, unknown>,
@@ -66,7 +110,7 @@ export async function executeActionPlan(
     const joined = await join(new Map(plan.fields.map((f, i) => [f.alias, parts[i]!])));
     plan.fields.forEach((f, i) => (parts[i] = joined.get(f.alias) ?? parts[i]!));
   }
-  return `{"data":{${plan.fields.map((f, i) => `${JSON.stringify(f.alias)}:${parts[i]}`).join(',')}}}`;
+  return dataResponse(plan, parts);
 }
 
 async function runStatement(ctx: ExecContext, plan: QueryPlan, variables: Record<string, unknown>): Promise<Record<string, string | null>> {

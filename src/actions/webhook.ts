@@ -44,6 +44,7 @@ export interface ActionRequest {
 /** The request for a call (throws when the handler URL or a header names an unset variable). */
 export function actionRequest(a: ActionModel, input: unknown, session: Record<string, string>, clientHeaders: HeaderList): ActionRequest {
   const url = resolveUrlTemplate(a.handler);
+  if (!a.headers?.length && !clientHeaders.length) return { url, headers: [], body: { action: { name: a.name }, input, session_variables: session } };
   const conf = resolveHeaders(a.headers);
   // configured headers win over forwarded ones of the same name
   const names = new Set(conf.map((h) => h.name.toLowerCase()));
@@ -60,15 +61,15 @@ export interface ActionResponse {
 }
 
 /** POSTs the request; a network failure or timeout is an internal error. */
-export async function callHandler(client: OutboundClient, req: ActionRequest, timeoutMs: number): Promise<ActionResponse> {
+export function callHandler(client: OutboundClient, req: ActionRequest, timeoutMs: number): Promise<ActionResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
-  try {
-    const res = await postLimited(req.url, headers, JSON.stringify(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action' });
-    return { status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') };
-  } catch (e) {
-    throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });
-  }
+  return postLimited(req.url, headers, JSON.stringify(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action' }).then(
+    (res) => ({ status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') }),
+    (e: unknown) => {
+      throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });
+    },
+  );
 }
 
 /** The request as debugging info (and so logs) show it: credential values redacted. */

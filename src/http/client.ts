@@ -76,7 +76,7 @@ function endCall(
 }
 
 /** The call traced and measured (startCall/endCall), `headers` carrying the trace context. */
-async function traced(
+function traced(
   client: OutboundClient,
   target: string,
   method: string,
@@ -87,14 +87,23 @@ async function traced(
 ): Promise<LimitedResponse> {
   const sent = tracing ? { ...headers } : headers;
   const call = startCall(target, method, host, url, sent);
+  let p: Promise<LimitedResponse>;
   try {
-    const res = await run(sent);
-    endCall(client, call, target, host, res.status);
-    return res;
+    p = run(sent);
   } catch (e) {
     endCall(client, call, target, host, undefined, e);
-    throw e;
+    return Promise.reject(e);
   }
+  return p.then(
+    (res) => {
+      endCall(client, call, target, host, res.status);
+      return res;
+    },
+    (e: unknown) => {
+      endCall(client, call, target, host, undefined, e);
+      throw e;
+    },
+  );
 }
 
 export interface LimitedResponse {
@@ -143,7 +152,13 @@ export interface OutboundOptions {
 const MAX_REDIRECTS = 20;
 
 /** One request (and the redirects it is told to follow), the one outbound transport. */
-export async function outboundRequest(url: string, req: OutboundRequest, opts: OutboundOptions): Promise<LimitedResponse> {
+export function outboundRequest(url: string, req: OutboundRequest, opts: OutboundOptions): Promise<LimitedResponse> {
+  // no redirects to follow: the exchange is the answer (no promise around it)
+  if (req.redirect !== 'follow') return exchange(url, req, opts, opts.timeoutMs);
+  return followRedirects(url, req, opts);
+}
+
+async function followRedirects(url: string, req: OutboundRequest, opts: OutboundOptions): Promise<LimitedResponse> {
   const deadline = Date.now() + opts.timeoutMs;
   // a redirect's own body is never read
   const read = opts.readBody;
@@ -294,7 +309,7 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
       reject(e);
       return;
     }
-    const payload = r.body === undefined ? undefined : Buffer.from(r.body);
+    const payload = r.body;
     const onAbort = () => {
       clearTimeout(timer);
       reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
@@ -309,7 +324,7 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
         ...u.options,
         method: r.method,
         agent: u.https ? opts.client.agents.https : opts.client.agents.http,
-        headers: payload ? { ...r.headers, 'content-length': String(payload.length) } : r.headers,
+        headers: payload !== undefined ? { ...r.headers, 'content-length': String(Buffer.byteLength(payload)) } : r.headers,
         ...(resolveChecked ? { lookup: guardedLookup as never } : {}),
       },
       (res) => {

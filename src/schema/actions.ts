@@ -25,12 +25,21 @@ export const isListTypeNode = (t: TypeNode): boolean => (t.kind === Kind.NON_NUL
 
 /** Parses a GraphQL type expression; undefined when it does not parse. */
 export function parseTypeExpr(s: string): TypeNode | undefined {
-  try {
-    return parseType(s);
-  } catch {
-    return undefined;
+  // memoized: an action's answer is checked against its output fields' types on every call
+  let t = typeExprs.get(s);
+  if (t === undefined && !typeExprs.has(s)) {
+    try {
+      t = parseType(s);
+    } catch {
+      t = undefined;
+    }
+    if (typeExprs.size >= 10_000) typeExprs.clear();
+    typeExprs.set(s, t);
   }
+  return t;
 }
+/** type expression → its parsed form (undefined: not a type); the nodes are shared, never mutated */
+const typeExprs = new Map<string, TypeNode | undefined>();
 
 const asTable = (t: QualifiedTable | string): QualifiedTable =>
   typeof t === 'string' ? { schema: 'public', name: t } : { schema: t.schema ?? 'public', name: t.name };

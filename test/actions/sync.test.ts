@@ -264,6 +264,29 @@ describe('the output', () => {
     assert.deepEqual(r.body, { data: { a: [{ name: 'ann' }], people: [{ id: 3 }], __typename: 'query_root', b: { name: 'bob' } } });
   });
 
+  test('a query whose one action sits beside __typename only: every field in order, one handler call', async () => {
+    const r = await gql('query { __typename people(ids: [3, 2]) { id __typename } t: __typename }');
+    assert.deepEqual(r.body, {
+      data: {
+        __typename: 'query_root',
+        people: [
+          { id: 3, __typename: 'PersonRef' },
+          { id: 2, __typename: 'PersonRef' },
+        ],
+        t: 'query_root',
+      },
+    });
+    assert.equal(rx.requests.length, 1);
+    // two actions in one query: both called, answered in order
+    const two = await gql('query { a: people(ids: [1]) { id } b: people(ids: [2]) { id } }');
+    assert.deepEqual(two.body, { data: { a: [{ id: 1 }], b: [{ id: 2 }] } });
+    assert.equal(rx.requests.length, 3);
+    // a handler's error is the whole response (the other fields are not answered)
+    rx.respond = () => ({ status: 422, body: '{"message": "no such people", "code": "bad-people"}' });
+    const failed = await gql('query { __typename people(ids: [1]) { id } }');
+    assert.deepEqual(failed.body, { errors: [{ extensions: { path: '$', code: 'bad-people' }, message: 'no such people' }] });
+  });
+
   test('a mutation with an action and a database mutation runs both in order', async () => {
     const r = await gql('mutation { probe { id } insert_person_one(object: {name: "dan", owner_id: 3}) { name } }');
     assert.deepEqual(r.body, { data: { probe: { id: 1 }, insert_person_one: { name: 'dan' } } });
