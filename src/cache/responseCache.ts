@@ -122,8 +122,17 @@ export class ResponseCache {
         s += v === undefined ? '\u0000-' : `\u0000=${v}`;
       }
     }
-    return sha256(s);
+    // the digest of a key seen lately (a hit's hash is ~5 % of its cost); bounded in count and size
+    if (s.length > 1024) return sha256(s);
+    let h = this.digests.get(s);
+    if (h === undefined) {
+      if (this.digests.size >= 4096) this.digests.clear();
+      this.digests.set(s, (h = sha256(s)));
+    }
+    return h;
   }
+  /** key text → its SHA-256 (see key) */
+  private readonly digests = new Map<string, string>();
 
   private versions(tables: readonly string[]): number[] {
     const c = this.opts.changes!;
