@@ -61,16 +61,13 @@ export function executeActionPlan(
   return executeMixedPlan(ctx, plan, variables, join);
 }
 
-/** index of the plan's one action field when every other root field is constant, else -1 (per plan) */
-const soleAction = new WeakMap<QueryPlan, number>();
+/** index of the plan's one action field when every other root field is constant, else -1 (kept on the plan) */
 function soleActionIndex(plan: QueryPlan): number {
-  let i = soleAction.get(plan);
-  if (i === undefined) {
+  if (plan.soleAction === undefined) {
     const actions = plan.fields.flatMap((f, k) => (f.kind === 'action' ? [k] : []));
-    i = actions.length === 1 && plan.fields.every((f) => f.kind === 'action' || f.kind === 'const') ? actions[0]! : -1;
-    soleAction.set(plan, i);
+    plan.soleAction = actions.length === 1 && plan.fields.every((f) => f.kind === 'action' || f.kind === 'const') ? actions[0]! : -1;
   }
-  return i;
+  return plan.soleAction;
 }
 
 /** `{"data": …}` of the root fields' JSON texts, in order */

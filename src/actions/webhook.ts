@@ -136,7 +136,7 @@ function checkObject(a: ActionModel, o: Record<string, unknown>, fail: (code: Er
       if (!(f.name in o)) throw fail('unexpected', `field ${JSON.stringify(f.name)} expected in webhook response, but not found`);
       if (o[f.name] === null) throw fail('unexpected', `expecting not null value for field ${JSON.stringify(f.name)}`);
     }
-    const t = parseTypeExpr(f.type);
+    const t = f.typeNode ?? parseTypeExpr(f.type);
     const v = o[f.name];
     if (t && v !== undefined && v !== null && !valueFits(v, t, a.outputEnums)) {
       throw fail(

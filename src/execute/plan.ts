@@ -76,6 +76,8 @@ export interface QueryPlan {
   cachePolicy?: CachePolicy;
   /** mutations: `schema.table` of the tables the plan writes (computed when the response cache needs it) */
   written?: string[];
+  /** (actions, computed at its first call) the index of its one action field when every other root field is constant, else -1 */
+  soleAction?: number;
 }
 
 /** A subscriber's parameter n inside the multiplexed statement: element n-1 of its JSON array of values. */

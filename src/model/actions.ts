@@ -2,11 +2,14 @@
  * Actions and custom types as the schema cache holds them: the metadata's `custom_types` and
  * `actions` resolved (schema/actions.ts), their relationships to tracked tables included.
  */
+import type { TypeNode } from 'graphql';
 import type { RelationshipModel } from './tables.js';
 
 export interface CustomField {
   name: string;
   type: string;
+  /** `type` parsed (undefined: not a type expression); an action's answer is checked against it on every call */
+  typeNode?: TypeNode;
   description: string | null;
   /** the type is non-null */
   required: boolean;

@@ -25,21 +25,12 @@ export const isListTypeNode = (t: TypeNode): boolean => (t.kind === Kind.NON_NUL
 
 /** Parses a GraphQL type expression; undefined when it does not parse. */
 export function parseTypeExpr(s: string): TypeNode | undefined {
-  // memoized: an action's answer is checked against its output fields' types on every call
-  let t = typeExprs.get(s);
-  if (t === undefined && !typeExprs.has(s)) {
-    try {
-      t = parseType(s);
-    } catch {
-      t = undefined;
-    }
-    if (typeExprs.size >= 10_000) typeExprs.clear();
-    typeExprs.set(s, t);
+  try {
+    return parseType(s);
+  } catch {
+    return undefined;
   }
-  return t;
 }
-/** type expression → its parsed form (undefined: not a type); the nodes are shared, never mutated */
-const typeExprs = new Map<string, TypeNode | undefined>();
 
 const asTable = (t: QualifiedTable | string): QualifiedTable =>
   typeof t === 'string' ? { schema: 'public', name: t } : { schema: t.schema ?? 'public', name: t.name };
@@ -54,12 +45,10 @@ export function resolveCustomTypes(ct: CustomTypes, lookup: (t: QualifiedTable) 
     values?: CustomEnumType['values'];
   };
   const fields = (o: Raw): CustomField[] =>
-    (o.fields ?? []).map((f) => ({
-      name: f.name,
-      type: f.type,
-      description: f.description ?? null,
-      required: parseTypeExpr(f.type)?.kind === Kind.NON_NULL_TYPE,
-    }));
+    (o.fields ?? []).map((f) => {
+      const typeNode = parseTypeExpr(f.type);
+      return { name: f.name, type: f.type, typeNode, description: f.description ?? null, required: typeNode?.kind === Kind.NON_NULL_TYPE };
+    });
   for (const s of (ct.scalars ?? []) as Raw[]) m.scalars.set(s.name, { name: s.name, description: s.description ?? null });
   for (const e of (ct.enums ?? []) as Raw[]) {
     m.enums.set(e.name, {
