@@ -164,6 +164,18 @@ export function graphqlHttp(
   const showInternal = (s?: Session) => showInternalErrors(config, s);
   let closing = false;
   const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes, engine.redis);
+  /** the media type answered per `Accept` header text (bounded memo: clients send the same few) */
+  const acceptMemo = new Map<string, string | undefined>();
+  const responseType = (accept: string | undefined): string | undefined => {
+    if (accept === undefined) return JSON_TYPE;
+    if (acceptMemo.has(accept)) return acceptMemo.get(accept);
+    const t = negotiateResponseType(accept);
+    if (accept.length <= 512) {
+      if (acceptMemo.size >= 256) acceptMemo.clear();
+      acceptMemo.set(accept, t);
+    }
+    return t;
+  };
   /** operation type of a GET's query text (bounded memo: clients repeat the same few queries) */
   const opTypes = new Map<string, OperationTypeNode | null>();
   let opTypesChars = 0;
@@ -345,7 +357,7 @@ export function graphqlHttp(
     if (t) return authTraced(t, headers, rawHeaders, v1alpha1, parsed);
     let session: Session | undefined;
     try {
-      session = auth.resolveNow?.(headers);
+      session = auth.resolveNow?.(headers, true);
     } catch (e) {
       return authFailed(e, v1alpha1, undefined);
     }
@@ -375,7 +387,7 @@ export function graphqlHttp(
     };
     let session: Session | undefined;
     try {
-      session = auth.resolveNow?.(headers);
+      session = auth.resolveNow?.(headers, true);
     } catch (e) {
       return bad(e);
     }
@@ -467,7 +479,7 @@ export function graphqlHttp(
       // the media type of the answer (Accept); a GET accepting neither JSON type gets 406, a POST
       // keeps upstream's behaviour and is answered with application/json
       const accept = req.headers.accept;
-      const type = negotiateResponseType(Array.isArray(accept) ? accept.join(',') : accept);
+      const type = responseType(Array.isArray(accept) ? accept.join(',') : accept);
       if (type === undefined && isGet) {
         const e = new SvcError(406, 'not-acceptable', 'the Accept header allows neither application/json nor application/graphql-response+json');
         req.resume();

@@ -12,7 +12,8 @@ import type { Session } from './auth/session.js';
 export interface SessionResolver {
   resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[]): Promise<Session>;
   /** the session without a promise when no webhook/JWT is involved, else undefined */
-  resolveNow?(headers: Record<string, string | string[] | undefined>): Session | undefined;
+  /** `fromNode`: the headers are a Node request's `headers` object (names already lower-cased and checked) */
+  resolveNow?(headers: Record<string, string | string[] | undefined>, fromNode?: boolean): Session | undefined;
   describe(): Record<string, unknown>;
 }
 

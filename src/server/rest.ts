@@ -263,7 +263,7 @@ export function restHttp(
             };
             let now: Session | undefined;
             try {
-              now = auth.resolveNow?.(headers);
+              now = auth.resolveNow?.(headers, true);
             } catch (e) {
               return Promise.resolve(bad(e));
             }

@@ -2,6 +2,23 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseExpires, parseMaxAge } from '../../src/server/auth/expiry.js';
 import { getJsonPath, parseJsonPath } from '../../src/server/auth/jsonpath.js';
+import { normalizeHeaders } from '../../src/server/auth/headers.js';
+
+test("normalizeHeaders: a Node request's headers the same with the fast path; other objects checked", () => {
+  // as Node's parser hands them over: lower-case token names, set-cookie as a list
+  const node = { host: 'h', 'x-svc-role': 'user', 'x-svc-user-id': '1', 'set-cookie': ['a=1', 'b=2'], accept: '*/*' };
+  assert.deepEqual([...normalizeHeaders(node, true)], [...normalizeHeaders(node)]);
+  assert.equal(normalizeHeaders(node, true).get('set-cookie'), 'a=1');
+  // a websocket connection_init payload: any spelling and JSON values, bad names dropped
+  const payload = { 'X-Svc-Role': 'user', 'x-svc-role': 'other', ':authority': 'x', 'bad name': 'v', n: 5, o: { a: 1 } } as Record<string, unknown>;
+  assert.deepEqual(
+    [...normalizeHeaders(payload as never)],
+    [
+      ['x-svc-role', 'user'],
+      ['n', '5'],
+    ],
+  );
+});
 
 test('parseMaxAge', () => {
   assert.equal(parseMaxAge('max-age=600'), 600);

@@ -169,8 +169,8 @@ export class Authenticator {
    * secret sent, or the unauthorized role): answered without a promise, as
    * the GraphQL hot path wants. `undefined` means: call `resolve`.
    */
-  resolveNow(raw: RequestHeaders): Session | undefined {
-    const headers = normalizeHeaders(raw);
+  resolveNow(raw: RequestHeaders, fromNode = false): Session | undefined {
+    const headers = normalizeHeaders(raw, fromNode);
     if (this.secretHash === undefined) return this.fromHeaders(headers, true);
     const sent = headers.get(ADMIN_SECRET_HEADER) ?? headers.get(ACCESS_KEY_HEADER);
     if (sent === undefined && (this.webhook || this.jwt)) return undefined;

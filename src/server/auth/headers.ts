@@ -34,9 +34,19 @@ function firstValue(v: unknown): string | undefined {
  * Lower-cased name → first value. Names that are not valid header tokens
  * (including HTTP/2 pseudo-headers such as `:authority`) are dropped.
  */
-export function normalizeHeaders(headers: RequestHeaders | undefined | null): Map<string, string> {
+export function normalizeHeaders(headers: RequestHeaders | undefined | null, fromNode = false): Map<string, string> {
   const out = new Map<string, string>();
   if (!headers || typeof headers !== 'object') return out;
+  if (fromNode) {
+    // Node's IncomingMessage headers: names lower-cased and checked as tokens by its parser (an
+    // invalid name is a 400 before any handler runs), one entry per name
+    for (const name of Object.keys(headers)) {
+      const v = headers[name];
+      const value = typeof v === 'string' ? v : firstValue(v);
+      if (value !== undefined) out.set(name, value);
+    }
+    return out;
+  }
   for (const [rawName, rawValue] of Object.entries(headers)) {
     if (!HEADER_NAME_RE.test(rawName)) continue;
     const value = firstValue(rawValue);

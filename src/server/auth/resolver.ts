@@ -13,7 +13,8 @@ export interface SessionResolverImpl {
   /** `rawHeaders`: Node's `req.rawHeaders`, for the client's spelling of header names (auth webhook) */
   resolve(headers: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session>;
   /** the session without a promise when no webhook/JWT is involved, else undefined */
-  resolveNow?(headers: RequestHeaders): Session | undefined;
+  /** `fromNode`: the headers are a Node request's `headers` (see normalizeHeaders) */
+  resolveNow?(headers: RequestHeaders, fromNode?: boolean): Session | undefined;
   describe(): Record<string, unknown>;
   /** resolves once ready (JWK set fetched); rejects when the first JWK fetch failed (fatal in Hasura) */
   ready?(): Promise<void>;
@@ -25,7 +26,7 @@ export function createSessionResolver(config: Config, log: Logger, outbound?: Ou
   const auth = new Authenticator({ ...authOptionsFromConfig(config), ...(outbound ? { outbound } : {}) }, log);
   return {
     resolve: (headers, rawHeaders) => auth.resolve(headers, rawHeaders),
-    resolveNow: (headers) => auth.resolveNow(headers),
+    resolveNow: (headers, fromNode) => auth.resolveNow(headers, fromNode),
     describe: () => ({ ...auth.describe() }),
     ready: () => auth.ready(),
     close: () => auth.close(),
