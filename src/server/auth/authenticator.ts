@@ -212,7 +212,9 @@ export class Authenticator {
   /** Admin-capable caller: role from `x-svc-role` (admin when absent), variables from the headers. */
   private fromHeaders(headers: Map<string, string>, hasAdminCredentials: boolean): Session {
     const role = roleFrom(headers.get(ROLE_HEADER)) ?? ADMIN_ROLE;
-    const vars: Record<string, string> = { ...sessionVarsFromHeaders(headers), [ROLE_HEADER]: role };
+    // (the role keeps the place of its header among the variables, last without one)
+    const vars = sessionVarsFromHeaders(headers);
+    vars[ROLE_HEADER] = role;
     const bo = vars[BACKEND_ONLY_HEADER];
     if (bo !== undefined && parseSessionBool(bo) === undefined) {
       throw err400(

@@ -80,11 +80,11 @@ export function isSafeHeaderValue(v: string): boolean {
   return !UNSAFE_VALUE_RE.test(v);
 }
 
-/** Every `x-svc-*` request header except the credential headers. */
+/** Every `x-svc-*` request header except the credential headers (`headers`: normalizeHeaders's, lower-cased names). */
 export function sessionVarsFromHeaders(headers: Map<string, string>): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const [name, value] of headers) {
-    if (isSessionVariable(name) && !CREDENTIAL_HEADERS.has(name)) vars[name] = value;
+    if (name.startsWith(SESSION_VAR_PREFIX) && !CREDENTIAL_HEADERS.has(name)) vars[name] = value;
   }
   return vars;
 }
