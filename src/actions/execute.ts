@@ -29,10 +29,10 @@ export function planHasActions(plan: QueryPlan): boolean {
   return plan.fields.some((f) => f.kind === 'action');
 }
 
-/** Runs a plan with action fields; resolves with the response text `{"data": …}`. */
 /**
- * Answers a plan with actions. `join`, when given, fills the remote relationships inside the root
- * fields' values (src/remote: one request per remote for the whole response).
+ * Answers a plan with actions: resolves with the response text `{"data": …}`. `join`, when given,
+ * fills the remote relationships inside the root fields' values (src/remote: one request per remote
+ * for the whole response).
  */
 export function executeActionPlan(
   ctx: ExecContext,
