@@ -11,7 +11,7 @@
  * A synchronous action's output is projected from the handler's response: in JavaScript when the
  * selection has no relationships, else by one statement over the response (actions/sql.ts).
  */
-import { tracing } from '../core/tracing.js';
+import { traceparentOf } from '../core/tracing.js';
 import { SvcError } from '../errors.js';
 import { bindParams } from '../sql/ast.js';
 import type { ExecContext, PlanExecutor } from '../execute/interface.js';
@@ -131,7 +131,7 @@ function runActionField(ctx: ExecContext, field: ActionField, variables: Record<
 async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknown, client: ReturnType<typeof forwardedClientHeaders>): Promise<string> {
   const a = field.action;
   const req = actionRequest(a, input, ctx.session.vars, client);
-  const res = await callHandler(ctx.outbound, req, a.timeoutSec * 1000);
+  const res = await callHandler(ctx.outbound, req, a.timeoutSec * 1000, ctx.span);
   const { text, value } = readResponse(a, req, res);
   // the handler's cookies reach the client, as upstream (only of a successful answer)
   collectSetCookies(ctx.headers, res.headers);
@@ -174,7 +174,7 @@ async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unk
   // stored as forwarded later: never the admin secret (src/http/credentials.ts)
   const stored = client.filter((h) => !isAdminSecretHeader(h.name));
   // trace_context: the request's traceparent (tracing on, sampled), the parent of the handler call's span
-  const values = [field.action.name, JSON.stringify(input), JSON.stringify(stored), JSON.stringify(ctx.session.vars), tracing?.traceparent() ?? null];
+  const values = [field.action.name, JSON.stringify(input), JSON.stringify(stored), JSON.stringify(ctx.session.vars), traceparentOf(ctx.span) ?? null];
   let id: string;
   try {
     const r = await ctx.db.query(INSERT_ASYNC, values);

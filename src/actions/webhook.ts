@@ -9,6 +9,7 @@
  */
 import { SvcError, foreignCode, type ErrorCode, type ForeignCode } from '../errors.js';
 import { describeFetchError, postLimited, USER_AGENT, type OutboundClient } from '../http/client.js';
+import type { Span } from '../core/tracing.js';
 import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
 import { isForwardableHeader } from '../http/forwarded.js';
@@ -60,11 +61,11 @@ export interface ActionResponse {
   text: string;
 }
 
-/** POSTs the request; a network failure or timeout is an internal error. */
-export function callHandler(client: OutboundClient, req: ActionRequest, timeoutMs: number): Promise<ActionResponse> {
+/** POSTs the request (its span under `parent`, tracing on); a network failure or timeout is an internal error. */
+export function callHandler(client: OutboundClient, req: ActionRequest, timeoutMs: number, parent?: Span): Promise<ActionResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
-  return postLimited(req.url, headers, JSON.stringify(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action' }).then(
+  return postLimited(req.url, headers, JSON.stringify(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action', parent }).then(
     (res) => ({ status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') }),
     (e: unknown) => {
       throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });

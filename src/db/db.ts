@@ -11,7 +11,7 @@ import { Batch, type BatchError } from './batch.js';
 import { PreparedQuery } from './prepared.js';
 import type { QueryResultLike, Statement } from './statement.js';
 import type { CancelToken } from '../core/cancel.js';
-import { tracing, type Tracing } from '../core/tracing.js';
+import { tracing, type Span, type Tracing } from '../core/tracing.js';
 import type { HistogramChild } from '../core/histogram.js';
 
 export interface Queryable {
@@ -44,19 +44,29 @@ export interface TxOptions {
   readOnly?: boolean;
 }
 
+/**
+ * A database. The optional `span` of the statement methods is the parent of their spans (tracing on;
+ * none: not traced); callers bind it once with `withSpan` rather than passing it.
+ */
 export interface Db extends Queryable {
   readonly kind: 'pg' | 'pglite';
   readonly usePrepared: boolean;
+  query(text: string, values?: unknown[], span?: Span): Promise<QueryResultLike>;
   /** `cancel`: cancelling it cancels the statement in PostgreSQL (the client went away) */
-  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike>;
-  withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T>;
-  tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T>;
+  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken, span?: Span): Promise<QueryResultLike>;
+  withConn<T>(fn: (c: Conn) => Promise<T>, span?: Span): Promise<T>;
+  tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions, span?: Span): Promise<T>;
   /**
    * LISTEN on a channel with a dedicated connection, re-opened when it breaks (then `onReconnect`
    * runs: notifications sent meanwhile are lost); returns an unlisten function
    */
   listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void, onLost?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * This Db with `span` as the parent of its statements' spans (tracing on: a request's statements
+   * run through `ctx.db`, bound to the request's span; a Db that is not bound traces nothing)
+   */
+  withSpan(span: Span): Db;
   /** statements executed so far (for tests and metrics) */
   readonly statementCount: number;
   /** waits for the database so far: a pipeline of statements is one (for tests and metrics) */
@@ -70,7 +80,7 @@ export interface Db extends Queryable {
 const STATEMENT_ATTR_MAX = 8192;
 
 /**
- * A statement (or a batch of them, one round trip) as a span: `svc.sql`, child of the active span
+ * A statement (or a batch of them, one round trip) as a span: `svc.sql`, child of `parent`
  * (only under one: a statement outside any request or delivery is not traced),
  * with db.system, db.statement (without parameter values), db.operation and the rows. With
  * --tracing-sql-comment, a sampled span's statements carry sqlcommenter's
@@ -79,11 +89,12 @@ const STATEMENT_ATTR_MAX = 8192;
  */
 function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
   t: Tracing,
+  parent: Span | undefined,
   texts: string | readonly Statement[],
   run: (comment: string) => Promise<R>,
 ): Promise<R> {
   // statements outside any span (the background workers' polls, metadata sync) make no root spans
-  if (!t.active()) return run('');
+  if (parent === undefined) return run('');
   const text = typeof texts === 'string' ? texts : texts.map((st) => st.text).join(';\n');
   const op = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
   const span = t.start(
@@ -94,7 +105,7 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
       'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
       ...(typeof texts === 'string' ? {} : { 'db.statement.count': texts.length }),
     },
-    { kind: 'client' },
+    { kind: 'client', parent },
   );
   let comment = '';
   if (t.sqlComment) {
@@ -317,14 +328,18 @@ class PoolDb implements Db {
     private readonly listenConn?: () => Promise<pg.Client>,
   ) {}
 
-  query(text: string, values?: unknown[]): Promise<QueryResultLike> {
+  query(text: string, values?: unknown[], span?: Span): Promise<QueryResultLike> {
     const bad = nulCheck(text, values);
     if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
     const t = tracing;
-    if (t) return traced(t, text, (c) => this.queryNow(text + c, values));
+    if (t && span) return traced(t, span, text, (c) => this.queryNow(text + c, values));
     return this.queryNow(text, values);
+  }
+
+  withSpan(span: Span): Db {
+    return new SpanDb(this, span);
   }
 
   /**
@@ -343,25 +358,29 @@ class PoolDb implements Db {
     );
   }
 
-  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
+  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken, span?: Span): Promise<QueryResultLike> {
     const bad = nulCheck(text, values);
     if (bad) return bad;
     this.statementCount++;
     this.roundTrips++;
     const t = tracing;
-    if (t) return traced(t, text, (c) => this.preparedNow(c ? '' : name, text + c, values, cancel));
+    // a commented text is sent unnamed (parsed every time), its columns still those of `name`
+    if (t && span)
+      return traced(t, span, text, (c) => (c ? this.preparedNow('', text + c, values, cancel, name) : this.preparedNow(name, text, values, cancel)));
     return this.preparedNow(name, text, values, cancel);
   }
 
   /**
    * A statement through PreparedQuery (prepared.ts: no Describe once its columns are known, no
-   * driver-side Query/Result objects).
+   * driver-side Query/Result objects). `columnsOf`: the name whose columns the statement has (a
+   * named statement's own; the name of the text a trace comment was appended to, sent unnamed).
    */
-  private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken): Promise<QueryResultLike> {
+  private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken, columnsOf = name): Promise<QueryResultLike> {
     const stmt = this.usePrepared ? name : '';
+    const known = this.usePrepared ? columnsOf : '';
     return this.onClient((client, done) => {
-      const columns = stmt ? this.columns.get(stmt) : undefined;
-      const learn = stmt && columns === undefined ? (c: readonly string[]) => this.learnColumns(stmt, c) : undefined;
+      const columns = known ? this.columns.get(known) : undefined;
+      const learn = known && columns === undefined ? (c: readonly string[]) => this.learnColumns(known, c) : undefined;
       void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
     }, cancel);
   }
@@ -510,13 +529,13 @@ class PoolDb implements Db {
     }) as typeof pool.connect;
   }
 
-  async withConn<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+  async withConn<T>(fn: (c: Conn) => Promise<T>, span?: Span): Promise<T> {
     const [client, release] = await new Promise<[pg.PoolClient, (err?: Error | boolean) => void]>((resolve, reject) =>
       this.acquire((err, c, r) => (err || !c || !r ? reject(err ?? new Error('no connection')) : resolve([c, r]))),
     );
     let broken = false;
     try {
-      return await fn(this.wrap(client));
+      return await fn(this.wrap(client, span));
     } catch (e) {
       broken = isConnectionError(e);
       throw e;
@@ -525,7 +544,7 @@ class PoolDb implements Db {
     }
   }
 
-  async tx<T>(fn: (c: Conn) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+  async tx<T>(fn: (c: Conn) => Promise<T>, opts: TxOptions = {}, span?: Span): Promise<T> {
     return this.withConn(async (c) => {
       const iso = opts.isolation ? ` isolation level ${opts.isolation.replace('-', ' ')}` : '';
       await c.query(`begin${iso}${opts.readOnly ? ' read only' : ''}`);
@@ -537,10 +556,11 @@ class PoolDb implements Db {
         await c.query('rollback').catch(() => undefined);
         throw e;
       }
-    });
+    }, span);
   }
 
-  private wrap(client: pg.PoolClient): Conn {
+  /** a checked-out client as a Conn; `span`: its statements' parent (tracing on) */
+  private wrap(client: pg.PoolClient, span: Span | undefined): Conn {
     // the returned object's methods are not arrow functions (they are called as methods), so they
     // reach the pool's counters through this alias
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -558,7 +578,7 @@ class PoolDb implements Db {
         self.roundTrips++;
         const t = tracing;
         // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
-        if (t) return traced(t, text, (c) => client.query(text + c, values as any[]));
+        if (t && span) return traced(t, span, text, (c) => client.query(text + c, values as any[]));
         // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's values parameter is typed any[]
         return client.query(text, values as any[]);
       },
@@ -566,22 +586,22 @@ class PoolDb implements Db {
         self.statementCount++;
         self.roundTrips++;
         const t = tracing;
-        if (t) return traced(t, text, (c) => send(c ? { text: text + c, values } : { name, text, values }));
+        if (t && span) return traced(t, span, text, (c) => send(c ? { text: text + c, values } : { name, text, values }));
         return send({ name, text, values });
       },
       pipeline(statements) {
         const t = tracing;
-        if (t) return traced(t, statements, (c) => pipeline(withComment(statements, c)));
+        if (t && span) return traced(t, span, statements, (c) => pipeline(withComment(statements, c)));
         return pipeline(statements);
       },
       batch(statements) {
         const t = tracing;
-        if (t) return traced(t, statements, (c) => batch(withComment(statements, c)));
+        if (t && span) return traced(t, span, statements, (c) => batch(withComment(statements, c)));
         return batch(statements);
       },
       multi(text) {
         const t = tracing;
-        if (t) return traced(t, text, (c) => multi(text + c));
+        if (t && span) return traced(t, span, text, (c) => multi(text + c));
         return multi(text);
       },
     };
@@ -688,6 +708,52 @@ interface ListenSub {
 }
 
 /** The LISTEN connection of a pool: one connection, any number of channels and listeners. */
+/**
+ * A Db whose statements' spans are children of `span` (Db.withSpan): what a traced request's
+ * ExecContext holds, so the executors' statements find their parent without it being passed down.
+ */
+export class SpanDb implements Db {
+  constructor(
+    private readonly db: Db,
+    readonly span: Span,
+  ) {}
+  get kind(): 'pg' | 'pglite' {
+    return this.db.kind;
+  }
+  get usePrepared(): boolean {
+    return this.db.usePrepared;
+  }
+  get statementCount(): number {
+    return this.db.statementCount;
+  }
+  get roundTrips(): number {
+    return this.db.roundTrips;
+  }
+  query(text: string, values?: unknown[], span?: Span): Promise<QueryResultLike> {
+    return this.db.query(text, values, span ?? this.span);
+  }
+  prepared(name: string, text: string, values: unknown[], cancel?: CancelToken, span?: Span): Promise<QueryResultLike> {
+    return this.db.prepared(name, text, values, cancel, span ?? this.span);
+  }
+  withConn<T>(fn: (c: Conn) => Promise<T>, span?: Span): Promise<T> {
+    return this.db.withConn(fn, span ?? this.span);
+  }
+  tx<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions, span?: Span): Promise<T> {
+    return this.db.tx(fn, opts, span ?? this.span);
+  }
+  withSpan(span: Span): Db {
+    return this.db.withSpan(span);
+  }
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void, onLost?: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(channel, onPayload, onReconnect, onLost);
+  }
+  notify(channel: string, payload: string): Promise<void> {
+    return this.db.notify(channel, payload);
+  }
+  /** a view: closing it closes nothing */
+  async close(): Promise<void> {}
+}
+
 class ListenHub {
   private readonly subs = new Set<ListenSub>();
   private current: pg.Client | undefined;

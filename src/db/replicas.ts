@@ -8,7 +8,7 @@
  * Lag: 0 when everything received has been replayed (an idle primary does not make a standby
  * "lag"), else the age of the last replayed transaction (`now() - pg_last_xact_replay_timestamp()`).
  */
-import { openDb, type Db, type DbOptions } from './db.js';
+import { openDb, SpanDb, type Db, type DbOptions } from './db.js';
 
 export interface ReplicaStatus {
   url: string;
@@ -182,15 +182,16 @@ export function readRouted(primary: Db, replicas: ReplicaSet): Db {
       return fn(primary);
     });
   };
-  return {
+  const routed: Db = {
     kind: primary.kind,
     get usePrepared() {
       return primary.usePrepared;
     },
-    query: (text, values) => viaReplica((db) => db.query(text, values)),
-    prepared: (name, text, values, cancel) => viaReplica((db) => db.prepared(name, text, values, cancel)),
-    withConn: (fn) => primary.withConn(fn),
-    tx: (fn, opts) => primary.tx(fn, opts),
+    query: (text, values, span) => viaReplica((db) => db.query(text, values, span)),
+    prepared: (name, text, values, cancel, span) => viaReplica((db) => db.prepared(name, text, values, cancel, span)),
+    withConn: (fn, span) => primary.withConn(fn, span),
+    tx: (fn, opts, span) => primary.tx(fn, opts, span),
+    withSpan: (span) => new SpanDb(routed, span),
     listen: (channel, onPayload, onReconnect, onLost) => primary.listen(channel, onPayload, onReconnect, onLost),
     notify: (channel, payload) => primary.notify(channel, payload),
     get statementCount() {
@@ -201,4 +202,5 @@ export function readRouted(primary: Db, replicas: ReplicaSet): Db {
     },
     close: async () => undefined,
   };
+  return routed;
 }

@@ -5,6 +5,7 @@
  */
 import { describeFetchError, postLimited, redactUrl, USER_AGENT, type OutboundClient } from '../http/client.js';
 import { SvcError } from '../errors.js';
+import type { Span } from '../core/tracing.js';
 import { clampNumber, MAX_TIMEOUT_SEC } from '../core/limits.js';
 import type { HostGates } from './hosts.js';
 
@@ -61,9 +62,9 @@ export function parseRetryAfter(v: string | null, now = Date.now()): number | un
 /**
  * One try. With `hosts`, it first waits for a slot of the webhook's host (that wait is not part of
  * the timeout, nor is connecting: the deadline counts from when the request is sent) and reports
- * back how the host did.
+ * back how the host did. `parent`: the try's span (tracing on), parent of the call's.
  */
-export async function deliver(client: OutboundClient, req: DeliveryRequest, hosts?: HostGates, target = 'event'): Promise<DeliveryOutcome> {
+export async function deliver(client: OutboundClient, req: DeliveryRequest, hosts?: HostGates, target = 'event', parent?: Span): Promise<DeliveryOutcome> {
   // a timeout a Node timer can hold (a longer one would fire after 1 ms)
   const timeoutMs = clampNumber(req.timeoutMs, 1, MAX_TIMEOUT_SEC * 1000, 60_000);
   const release = hosts ? await hosts.acquire(req.url) : undefined;
@@ -80,6 +81,7 @@ export async function deliver(client: OutboundClient, req: DeliveryRequest, host
       timeoutFromConnect: true,
       onSent: () => (sentAt = Date.now()),
       target,
+      parent,
     });
     report(true);
     const ok = res.status >= 200 && res.status < 300;

@@ -293,16 +293,14 @@ export class DeliveryWorker<C = undefined> implements Worker {
         ...(job.trigger ? { 'svc.trigger.name': job.trigger } : {}),
         'url.full': job.logUrl,
       },
-      { kind: 'consumer', root: !job.traceparent, traceparent: job.traceparent ?? null },
+      { kind: 'consumer', traceparent: job.traceparent ?? null },
     );
-    return t
-      .run(span, () => deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind))
-      .then((o) => {
-        if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
-        if (!o.ok) t.fail(span, o.status === null ? 'client_error' : `http_${o.status}`, o.error ?? `webhook answered ${o.status}`);
-        span.end();
-        return o;
-      });
+    return deliver(this.o.outbound, job, this.o.hosts, OUTBOUND_TARGET[this.o.queue.kind] ?? this.o.queue.kind, span).then((o) => {
+      if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
+      if (!o.ok) t.fail(span, o.status === null ? 'client_error' : `http_${o.status}`, o.error ?? `webhook answered ${o.status}`);
+      span.end();
+      return o;
+    });
   }
 
   private async attempt(job: DeliveryJob<C>): Promise<void> {

@@ -15,7 +15,7 @@ import { RoleViews, tableDisplay, type TableView } from '../permissions/view.js'
 import type { SchemaCache } from '../schema/model.js';
 import type { TableModel, ColumnModel } from '../model/tables.js';
 import { ADMIN_ROLE, useBackendOnlyPermissions, type Session } from '../core/session.js';
-import { tracing } from '../core/tracing.js';
+import { traceparentOf, type Span } from '../core/tracing.js';
 import { bindParams, compileSql, type Sql } from '../sql/ast.js';
 import { compileMutation } from '../sql/mutation.js';
 import { mutationError } from '../execute/mutation.js';
@@ -27,6 +27,8 @@ export interface DmlContext {
   config: Config;
   session: Session;
   db: Queryable;
+  /** tracing on: the request's span (its traceparent goes into the event rows its writes create) */
+  span?: Span;
 }
 
 export function isAdminSession(ctx: DmlContext): boolean {
@@ -134,7 +136,7 @@ export async function runMutation(ctx: DmlContext, m: Mutation, returning: Colum
   let row;
   try {
     // event triggers read the session (in the request's transaction)
-    const tp = tracing?.traceparent();
+    const tp = traceparentOf(ctx.span);
     if (tp !== undefined)
       await ctx.db.query(`select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)`, [JSON.stringify(ctx.session.vars), tp]);
     else await ctx.db.query(`select set_config('svc.user', $1, true)`, [JSON.stringify(ctx.session.vars)]);

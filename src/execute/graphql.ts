@@ -24,7 +24,7 @@ import { checkOperationSize, measureOperation, roleLimits } from './apiLimits.js
 import { executeThrough } from './hooks.js';
 import { runCached, writtenTables } from './cached.js';
 
-import { tracing } from '../core/tracing.js';
+import { tracing, type Span } from '../core/tracing.js';
 
 /**
  * The `query-log` line (deployment/logging.rst), when that log type is enabled: the GraphQL
@@ -58,8 +58,8 @@ function errorFormat(ctx: ExecContext, opts: RunOptions): ErrorFormat {
 
 /**
  * The plan for a request (from the cache when possible) and its coerced variables. With tracing on,
- * a span `svc.graphql.plan` (attribute svc.plan_cache.hit) with, on a miss, `svc.graphql.parse`
- * (parse and document limits) under it.
+ * a span `svc.graphql.plan` under the request's (`ctx.span`; none without one: a live query's
+ * re-plan is not a request) with, on a miss, `svc.graphql.parse` (parse and document limits) under it.
  */
 export function planRequest(
   ctx: ExecContext,
@@ -68,11 +68,11 @@ export function planRequest(
   relay = false,
 ): { plan: QueryPlan; variables: Record<string, unknown> } {
   const t = tracing;
-  if (!t) return planRequestNow(ctx, req, cache, relay);
-  const span = t.start('svc.graphql.plan');
+  if (!t || !ctx.span) return planRequestNow(ctx, req, cache, relay);
+  const span = t.start('svc.graphql.plan', undefined, { parent: ctx.span });
   const misses = cache.stats.misses;
   try {
-    const out = t.run(span, () => planRequestNow(ctx, req, cache, relay));
+    const out = planRequestNow(ctx, req, cache, relay, span);
     span.setAttributes({
       'svc.plan_cache.hit': cache.stats.misses === misses,
       'graphql.operation.type': out.plan.opType,
@@ -88,10 +88,10 @@ export function planRequest(
   }
 }
 
-function parseTraced(req: GraphQLRequest, config: ExecContext['config']): ReturnType<typeof parseDocument> {
+function parseTraced(req: GraphQLRequest, config: ExecContext['config'], parent: Span | undefined): ReturnType<typeof parseDocument> {
   const t = tracing;
-  if (!t) return parseDocument(req.query, req.operationName, config);
-  const span = t.start('svc.graphql.parse', { 'svc.query.bytes': req.query.length });
+  if (!t || !parent) return parseDocument(req.query, req.operationName, config);
+  const span = t.start('svc.graphql.parse', { 'svc.query.bytes': req.query.length }, { parent });
   try {
     return parseDocument(req.query, req.operationName, config);
   } catch (e) {
@@ -102,7 +102,14 @@ function parseTraced(req: GraphQLRequest, config: ExecContext['config']): Return
   }
 }
 
-function planRequestNow(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache, relay: boolean): { plan: QueryPlan; variables: Record<string, unknown> } {
+/** `span`: the plan span (tracing on), parent of the parse span */
+function planRequestNow(
+  ctx: ExecContext,
+  req: GraphQLRequest,
+  cache: PlanCache,
+  relay: boolean,
+  span?: Span,
+): { plan: QueryPlan; variables: Record<string, unknown> } {
   if (typeof req.query !== 'string') throw new SvcError(400, 'validation-failed', 'the query is not a string', '$.query');
   const backendOnly = useBackendOnlyPermissions(ctx.session);
   // the output format (stringified numerics) and the schema variant are part of the compiled statement
@@ -112,7 +119,7 @@ function planRequestNow(ctx: ExecContext, req: GraphQLRequest, cache: PlanCache,
   let rs: RoleSchema | undefined;
   if (!entry) {
     rs = getRoleSchema(ctx.cache, ctx.session.role, backendOnly, relay);
-    const op = parseTraced(req, ctx.config);
+    const op = parseTraced(req, ctx.config, span);
     entry = cache.add(req.query, sub, ctx.cache, op, variableCoercer(rs.schema, op.def));
   }
   // API limits (issue 36): depth and node count measured once per entry

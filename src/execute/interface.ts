@@ -11,6 +11,7 @@ import type { ResponseCache } from '../cache/responseCache.js';
 import type { PlanCache } from './planCache.js';
 import type { Histograms } from '../core/histogram.js';
 import type { OutboundClient } from '../http/client.js';
+import type { Span } from '../core/tracing.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -37,6 +38,11 @@ export interface ExecContext {
   headers: Record<string, string | string[] | undefined>;
   /** cancelled when the client goes away: running statements are cancelled */
   signal?: CancelToken;
+  /**
+   * tracing on: the request's span, parent of its plan span, its outbound calls' spans and (through
+   * `db` and `readDb`, bound to it) its statements' spans; its traceparent goes into event rows
+   */
+  span?: Span;
   /** API limits' time limit of a mutation: its transaction's statement_timeout */
   timeLimitMs?: number;
   /** the response cache of @cached queries (src/cache) */
@@ -75,6 +81,8 @@ export interface RunOptions {
   info?: { opType: string };
   /** a client's operation (unset for a live query's refetch): its address, for the rate limit */
   client?: { ip?: string };
+  /** tracing on: the request's span (ExecContext.span) */
+  span?: Span;
 }
 
 /**

@@ -13,7 +13,7 @@ import { bindParams, type CompiledSql } from '../sql/ast.js';
 import { fromPgError } from './errors.js';
 import type { ExecContext } from './interface.js';
 import type { MutationFieldPlan, QueryPlan } from './plan.js';
-import { tracing } from '../core/tracing.js';
+import { traceparentOf } from '../core/tracing.js';
 
 /**
  * A database error of a mutation statement as an SvcError at `path` (our raises:
@@ -64,7 +64,7 @@ const BEGIN: Statement = { text: 'begin' };
  * `trace_context` default reads (the events' deliveries are linked to the request).
  */
 const setSession = (ctx: ExecContext): Statement => {
-  const tp = tracing?.traceparent();
+  const tp = traceparentOf(ctx.span);
   if (tp !== undefined) {
     return ctx.timeLimitMs === undefined
       ? { name: 'svc_set_session_tp', text: "select set_config('svc.user', $1, true), set_config('svc.traceparent', $2, true)", values: [sessionJson(ctx), tp] }

@@ -39,20 +39,32 @@ export class OutboundClient {
 }
 
 /**
- * An outbound call as a span (tracing on; a client span named after its target, child of the
- * active span, whose traceparent/tracestate the request carries) and as an observation of
- * svc_outbound_request_duration_seconds by target kind, host and outcome.
+ * An outbound call as a span (tracing on; a client span named after its target, child of
+ * `parent` (else a root), whose traceparent/tracestate the request carries) and as an observation
+ * of svc_outbound_request_duration_seconds by target kind, host and outcome.
  */
-function startCall(target: string, method: string, host: string, url: string, headers: Record<string, string>): { span: Span | undefined; t0: number } {
+/** what an outbound call is observed by: its target kind (`action`, `event`, …), method, host and URL */
+interface CallTarget {
+  target: string;
+  method: string;
+  host: string;
+  url: string;
+}
+
+function startCall(
+  { target, method, host, url }: CallTarget,
+  headers: Record<string, string>,
+  parent: Span | undefined,
+): { span: Span | undefined; t0: number } {
   const t = tracing;
   let span: Span | undefined;
   if (t) {
     span = t.start(
       `${target} ${method}`,
       { 'http.request.method': method, 'server.address': host, 'url.full': redactUrl(url), 'svc.outbound.target': target },
-      { kind: 'client' },
+      { kind: 'client', parent },
     );
-    t.run(span, () => t.inject(headers));
+    t.inject(span, headers);
   }
   return { span, t0: performance.now() };
 }
@@ -60,8 +72,7 @@ function startCall(target: string, method: string, host: string, url: string, he
 function endCall(
   client: OutboundClient,
   call: { span: Span | undefined; t0: number },
-  target: string,
-  host: string,
+  { target, host }: CallTarget,
   status: number | undefined,
   e?: unknown,
 ): void {
@@ -78,29 +89,27 @@ function endCall(
 /** The call traced and measured (startCall/endCall), `headers` carrying the trace context. */
 function traced(
   client: OutboundClient,
-  target: string,
-  method: string,
-  host: string,
-  url: string,
+  c: CallTarget,
   headers: Record<string, string>,
+  parent: Span | undefined,
   run: (headers: Record<string, string>) => Promise<LimitedResponse>,
 ): Promise<LimitedResponse> {
   const sent = tracing ? { ...headers } : headers;
-  const call = startCall(target, method, host, url, sent);
+  const call = startCall(c, sent, parent);
   let p: Promise<LimitedResponse>;
   try {
     p = run(sent);
   } catch (e) {
-    endCall(client, call, target, host, undefined, e);
+    endCall(client, call, c, undefined, e);
     return Promise.reject(e);
   }
   return p.then(
     (res) => {
-      endCall(client, call, target, host, res.status);
+      endCall(client, call, c, res.status);
       return res;
     },
     (e: unknown) => {
-      endCall(client, call, target, host, undefined, e);
+      endCall(client, call, c, undefined, e);
       throw e;
     },
   );
@@ -181,7 +190,16 @@ async function followRedirects(url: string, req: OutboundRequest, opts: Outbound
 export function fetchLimited(
   url: string,
   init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; redirect: 'manual' | 'follow' },
-  opts: { client: OutboundClient; timeoutMs: number; maxBytes: number; signal?: AbortSignal; readBody?: (status: number) => boolean; target?: string },
+  opts: {
+    client: OutboundClient;
+    timeoutMs: number;
+    maxBytes: number;
+    signal?: AbortSignal;
+    readBody?: (status: number) => boolean;
+    target?: string;
+    /** tracing on: the span the call's span is a child of (none: a root) */
+    parent?: Span;
+  },
 ): Promise<LimitedResponse> {
   let host = '';
   try {
@@ -189,7 +207,9 @@ export function fetchLimited(
   } catch {
     /* the transport reports the bad URL */
   }
-  return traced(opts.client, opts.target ?? 'http', init.method, host, url, init.headers, (headers) => outboundRequest(url, { ...init, headers }, opts));
+  return traced(opts.client, { target: opts.target ?? 'http', method: init.method, host, url }, init.headers, opts.parent, (headers) =>
+    outboundRequest(url, { ...init, headers }, opts),
+  );
 }
 
 /** A POST, no redirects followed (webhook deliveries, actions, remote schemas). */
@@ -197,7 +217,16 @@ export function postLimited(
   url: string,
   headers: Record<string, string>,
   body: string,
-  opts: { client: OutboundClient; timeoutMs: number; maxBytes: number; timeoutFromConnect?: boolean; onSent?: () => void; target?: string },
+  opts: {
+    client: OutboundClient;
+    timeoutMs: number;
+    maxBytes: number;
+    timeoutFromConnect?: boolean;
+    onSent?: () => void;
+    target?: string;
+    /** tracing on: the span the call's span is a child of (none: a root) */
+    parent?: Span;
+  },
 ): Promise<LimitedResponse> {
   let host = '';
   try {
@@ -205,7 +234,7 @@ export function postLimited(
   } catch {
     /* the transport reports it */
   }
-  return traced(opts.client, opts.target ?? 'http', 'POST', host, url, headers, (sent) =>
+  return traced(opts.client, { target: opts.target ?? 'http', method: 'POST', host, url }, headers, opts.parent, (sent) =>
     outboundRequest(url, { method: 'POST', headers: sent, body, redirect: 'manual' }, opts),
   );
 }

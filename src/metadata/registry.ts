@@ -7,6 +7,7 @@
 import type { DbIntrospection } from '../model/introspection.js';
 import type { Config } from '../config/config.js';
 import type { Conn, Db } from '../db/db.js';
+import type { Span } from '../core/tracing.js';
 import type { Logger } from '../core/logger.js';
 import type { SchemaCache } from '../schema/model.js';
 import type { Session } from '../core/session.js';
@@ -39,6 +40,8 @@ export interface OpContext {
   /** the engine's outbound client and its store of remote introspections (remote/ops.ts) */
   outbound: OutboundClient;
   remotes: RemoteStore;
+  /** tracing on: the /v1/query request's span (`db` is bound to it; outbound calls and event rows use it) */
+  span?: Span;
   /** rebuild state.cache from state.metadata (re-introspecting when asked) */
   rebuild(opts?: { introspect?: boolean; db?: DbIntrospection }): Promise<SchemaCache>;
 }

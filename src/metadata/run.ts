@@ -4,6 +4,7 @@
  * draft (bumping resource_version, NOTIFY) and swaps the live cache.
  * Any error rolls everything back: `bulk` is all-or-nothing.
  */
+import type { Span } from '../core/tracing.js';
 import { BoundedRoleCache } from '../schema/roleCache.js';
 import { loadSchemaCache } from '../schema/load.js';
 import { syncEventTriggers } from '../events/triggers.js';
@@ -69,6 +70,7 @@ export async function runQueryRequest(
   session: Session,
   body: unknown,
   headers: Record<string, string | string[] | undefined>,
+  span?: Span,
 ): Promise<unknown> {
   if (jsonDeeperThan(body, engine.config.maxNestingDepth)) {
     throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${engine.config.maxNestingDepth} levels`, '$');
@@ -94,7 +96,7 @@ export async function runQueryRequest(
   // /v1/query may hold at most 3/4 of the pool: long run_sql calls cannot starve GraphQL requests
   const release = await engine.queryGate.acquire(engine.config.poolAcquireTimeout * 1000 || 2 ** 31 - 1);
   try {
-    return await runInTransaction(engine, session, headers, ops, bulk, readOnly, base);
+    return await runInTransaction(engine, session, headers, ops, bulk, readOnly, base, span);
   } finally {
     release();
   }
@@ -108,11 +110,14 @@ async function runInTransaction(
   bulk: boolean,
   readOnly: boolean,
   base: SchemaCache,
+  span: Span | undefined,
 ): Promise<unknown> {
+  // tracing on: the statements are children of the request's span
+  const db = span ? engine.db.withSpan(span) : engine.db;
   let ownVersion: (() => void) | undefined;
   let result;
   try {
-    result = await engine.db.tx(
+    result = await db.tx(
       async (conn) => {
         // admin requests (run_sql, metadata) have their own bound (--admin-statement-timeout)
         if (isAdmin(session) && engine.db.kind === 'pg' && engine.config.adminStatementTimeout * 1000 !== engine.config.statementTimeout * 1000) {
@@ -133,8 +138,9 @@ async function runInTransaction(
         const results: unknown[] = [];
         for (const op of ops) {
           const ctx: OpContext = {
-            db: engine.db,
+            db,
             conn,
+            span,
             config: engine.config,
             log: engine.log,
             session,

@@ -48,6 +48,7 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
       timeoutMs: ep.timeoutMs,
       maxBytes: REMOTE_RESPONSE_MAX,
       target: 'remote_schema',
+      parent: ctx.span,
     });
   } catch (e) {
     if (e instanceof Error && e.name === 'TimeoutError') throw new SvcError(400, 'unexpected', 'ResponseTimeout', '$');

@@ -11,6 +11,7 @@ import { BodyTooLargeError, describeFetchError, postLimited, USER_AGENT, type Ou
 import type { RemoteSchemaMetadata } from '../model/metadata.js';
 import type { RemoteEndpoint } from '../model/remote.js';
 import type { Queryable } from '../db/db.js';
+import type { Span } from '../core/tracing.js';
 import { clientSchemaError } from './buildCheck.js';
 import { checkIntrospectionBounds, REMOTE_LIMITS, RemoteBoundError, responseTooDeep } from './bounds.js';
 import { resolveHeaders } from '../env.js';
@@ -65,6 +66,7 @@ export async function postGraphQL(
   headers: Record<string, string>,
   body: string,
   maxBytes: number = REMOTE_RESPONSE_MAX,
+  parent?: Span,
 ): Promise<{ status: number; json: unknown; headers: Headers; bytes: number; text: string }> {
   let res;
   try {
@@ -73,6 +75,7 @@ export async function postGraphQL(
       timeoutMs: ep.timeoutMs,
       maxBytes,
       target: 'remote_schema',
+      parent,
     });
   } catch (e) {
     if (e instanceof BodyTooLargeError) throw remoteErr(`the response of remote server ${ep.url} is larger than ${maxBytes} bytes`);
@@ -93,8 +96,8 @@ export async function postGraphQL(
   return { status: res.status, json, headers: res.headers, bytes: res.body.length, text };
 }
 
-/** Fetches and checks a remote's introspection (`add_remote_schema` errors as upstream). */
-export async function fetchIntrospection(client: OutboundClient, rs: RemoteSchemaMetadata): Promise<RemoteIntrospection> {
+/** Fetches and checks a remote's introspection (`add_remote_schema` errors as upstream); `parent`: the /v1/query span (tracing on). */
+export async function fetchIntrospection(client: OutboundClient, rs: RemoteSchemaMetadata, parent?: Span): Promise<RemoteIntrospection> {
   const endpoint = resolveEndpoint(rs);
   const hdrs: Record<string, string> = {};
   for (const h of endpoint.headers) hdrs[h.name] = h.value;
@@ -104,6 +107,7 @@ export async function fetchIntrospection(client: OutboundClient, rs: RemoteSchem
     hdrs,
     JSON.stringify({ query: getIntrospectionQuery() }),
     REMOTE_LIMITS.introspectionBytes,
+    parent,
   );
   if (status !== 200) throw remoteErr(`non-200 (${status}) response from remote server`, json);
   const data = (json as { data?: { __schema?: unknown } } | null)?.data;

@@ -61,7 +61,7 @@ defineOp('add_remote_schema', {
     if (ctx.state.metadata.remote_schemas.some((r) => r.name === name))
       throw alreadyExists(`remote schema with name ${JSON.stringify(name)} already exists`, ctx.path);
     const rs: RemoteSchemaMetadata = { name, definition, ...(comment !== undefined ? { comment } : {}) };
-    const intro = await fetchIntrospection(ctx.outbound, rs).catch((e: unknown) => {
+    const intro = await fetchIntrospection(ctx.outbound, rs, ctx.span).catch((e: unknown) => {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
     });
     const model = remoteSchemaModel(name, intro);
@@ -102,7 +102,7 @@ defineOp('reload_remote_schema', {
     ctx.remotes.invalidate(name);
     let intro;
     try {
-      intro = await fetchIntrospection(ctx.outbound, rs);
+      intro = await fetchIntrospection(ctx.outbound, rs, ctx.span);
     } catch (e) {
       throw e instanceof SvcError ? e.withPath(ctx.path) : e;
     }

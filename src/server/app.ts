@@ -27,7 +27,7 @@ import { openApiDocument } from '../rest/openapi.js';
 import { httpLogWriter, requestIdOf } from './httpLog.js';
 import { registerConsole } from './console.js';
 import { registerProjectApi } from './project.js';
-import { tracing } from '../core/tracing.js';
+import { tracing, type Span } from '../core/tracing.js';
 import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');
@@ -127,8 +127,9 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   });
 
   /** the caller of a request; kept on the reply for the http-log line's `user_vars` */
-  const resolve = async (req: FastifyRequest, reply?: FastifyReply) => {
-    const session = await auth.resolve(req.headers as Record<string, string | string[] | undefined>, req.raw.rawHeaders);
+  /** `span`: tracing on, the request's span (parent of the auth webhook's call) */
+  const resolve = async (req: FastifyRequest, reply?: FastifyReply, span?: Span) => {
+    const session = await auth.resolve(req.headers as Record<string, string | string[] | undefined>, req.raw.rawHeaders, span);
     if (reply) (reply as LoggedReply).svcSession = session;
     return session;
   };
@@ -194,9 +195,9 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     let error: SvcError | undefined;
     const handle = async () => {
       try {
-        session = await resolve(req, reply);
+        session = await resolve(req, reply, span);
         jsonBody(req);
-        const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
+        const result = await runQueryRequest(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>, span);
         // the operation's type as a label only once it ran (a known type: bounded cardinality)
         const type = (req.body as { type?: unknown } | undefined)?.type;
         if (typeof type === 'string') opType = type;
@@ -211,7 +212,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
     };
     if (span) {
       reply.header('x-svc-trace-id', span.spanContext().traceId);
-      await t!.run(span, handle);
+      await handle();
       span.setAttributes({ 'svc.query.type': opType, 'http.response.status_code': reply.statusCode, ...(session ? { 'svc.role': session.role } : {}) });
       if (error) t!.fail(span, error.code, error.message);
       span.end();

@@ -8,6 +8,7 @@ import type { Engine } from '../engine.js';
 import type { GraphQLHandlers } from './handlers.js';
 import { isAdmin, type Session } from './auth/session.js';
 import type { CancelToken } from '../core/cancel.js';
+import type { Span } from '../core/tracing.js';
 import { rateLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { timeLimitHook } from '../execute/timeLimit.js';
 import { admitThen, type RequestHook } from '../execute/hooks.js';
@@ -67,28 +68,34 @@ const allowListHook: RequestHook = {
   },
 };
 
-const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: CancelToken): ExecContext => ({
-  cache: engine.cache,
-  db: engine.db,
-  readDb: engine.readDb(session.role, headers),
-  config: engine.config,
-  session,
-  log: engine.log,
-  headers,
-  signal,
-  responseCache: engine.responseCache,
-  planCache: engine.planCache,
-  histograms: engine.histograms,
-  outbound: engine.outbound,
-  executors: EXTENSION_EXECUTORS,
-  hooks: requestHooks(engine),
-  asyncActionQueued: () => engine.asyncActions?.poke(),
-});
+const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: CancelToken, span?: Span): ExecContext => {
+  // tracing on: the request's statements are children of its span
+  const db = span ? engine.db.withSpan(span) : engine.db;
+  const reads = engine.readDb(session.role, headers);
+  return {
+    cache: engine.cache,
+    db,
+    readDb: !span ? reads : reads === engine.db ? db : reads.withSpan(span),
+    config: engine.config,
+    session,
+    log: engine.log,
+    headers,
+    signal,
+    span,
+    responseCache: engine.responseCache,
+    planCache: engine.planCache,
+    histograms: engine.histograms,
+    outbound: engine.outbound,
+    executors: EXTENSION_EXECUTORS,
+    hooks: requestHooks(engine),
+    asyncActionQueued: () => engine.asyncActions?.poke(),
+  };
+};
 
 export const graphqlHandlers: GraphQLHandlers = {
   run(engine, session, req, headers, opts) {
     // admit (the hooks: rate limit, allow-list) → plan → execute (runGraphQL; the time limit) → respond
-    const ctx = context(engine, session, headers, opts.signal);
+    const ctx = context(engine, session, headers, opts.signal, opts.span);
     // a refusal by a synchronous hook is thrown to the caller; after an asynchronous one nothing
     // throws: an error is the response (or, for the websocket's start, the rejection it expects)
     const out = admitThen(ctx.hooks, ctx, req, opts, () => runGraphQL(ctx, req, opts)) as Promise<string>;

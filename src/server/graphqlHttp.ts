@@ -213,6 +213,7 @@ export function graphqlHttp(
     get = false,
     ip?: string,
     info?: RequestInfo,
+    span?: Span,
   ): string | Promise<string> => {
     // automatic persisted queries: the text by its hash, or the text checked against its hash and registered
     let register: string | undefined;
@@ -230,7 +231,7 @@ export function graphqlHttp(
           const withText = (text: string | undefined): string | Promise<string> =>
             text === undefined
               ? JSON.stringify(graphqlErrorBody(persistedQueryNotFound(), false))
-              : runOne({ ...(one as object), query: text, extensions: undefined }, session, headers, endpoint, requestId, signal, get);
+              : runOne({ ...(one as object), query: text, extensions: undefined }, session, headers, endpoint, requestId, signal, get, ip, info, span);
           return found instanceof Promise ? found.then(withText) : withText(found);
         } else if (typeof query === 'string') {
           if (sha256Hex(query) !== hash) return JSON.stringify(graphqlErrorBody(persistedQueryMismatch(), false));
@@ -257,7 +258,7 @@ export function graphqlHttp(
       }
     }
     try {
-      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal, client: { ip }, info });
+      const out = gql.run(engine, session, req, headers, { v1alpha1: endpoint.v1alpha1, relay: endpoint.relay, requestId, signal, client: { ip }, info, span });
       // registered once the allow-list (checked by run for non-admins) lets it through; with the
       // allow-list on, an admin's query is registered only when it is allow-listed too
       if (register !== undefined) {
@@ -303,6 +304,7 @@ export function graphqlHttp(
     get = false,
     ip?: string,
     info?: RequestInfo,
+    span?: Span,
   ): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     if (Array.isArray(body)) {
@@ -311,12 +313,12 @@ export function graphqlHttp(
       if (batch !== undefined && body.length > batch) return failed(batchLimitExceeded(body.length, batch), session, v1alpha1, body);
       return (async () => {
         const parts: string[] = [];
-        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal, false, ip, info));
+        for (const one of body) parts.push(await runOne(one, session, headers, endpoint, requestId, signal, false, ip, info, span));
         const error = parts.map(firstError).find((x) => x !== undefined);
         return { status: 200, body: `[${parts.join(',')}]`, session, ...(error ? { error, query: body } : {}) };
       })();
     }
-    const out = runOne(body, session, headers, endpoint, requestId, signal, get, ip, info);
+    const out = runOne(body, session, headers, endpoint, requestId, signal, get, ip, info, span);
     return typeof out === 'string' ? single(v1alpha1, session, body)(out) : out.then(single(v1alpha1, session, body));
   };
 
@@ -334,6 +336,7 @@ export function graphqlHttp(
     search?: string,
     ip?: string,
     info?: RequestInfo,
+    span?: Span,
   ): Answer | Promise<Answer> => {
     const v1alpha1 = endpoint.v1alpha1;
     const get = search !== undefined;
@@ -348,13 +351,13 @@ export function graphqlHttp(
         return { ...failed(e, session, v1alpha1), rawQuery: raw.length > 4096 ? `${raw.slice(0, 4096)}…` : raw };
       }
       try {
-        return withSession(body, session, headers, endpoint, requestId, signal, get, ip, info);
+        return withSession(body, session, headers, endpoint, requestId, signal, get, ip, info, span);
       } catch (e) {
         return failed(e, session, v1alpha1, body);
       }
     };
     const t = tracing;
-    if (t) return authTraced(t, headers, rawHeaders, v1alpha1, parsed);
+    if (t && span) return authTraced(t, span, headers, rawHeaders, v1alpha1, parsed);
     let session: Session | undefined;
     try {
       session = auth.resolveNow?.(headers, true);
@@ -365,15 +368,16 @@ export function graphqlHttp(
     return auth.resolve(headers, rawHeaders).then(parsed, (e) => authFailed(e, v1alpha1, undefined));
   };
 
-  /** authentication as a span `svc.auth` (tracing on), with the webhook or JWKS call under it */
+  /** authentication as a span `svc.auth` under the request's (tracing on), with the webhook call under it */
   const authTraced = (
     t: NonNullable<typeof tracing>,
+    parent: Span,
     headers: RequestHeaders,
     rawHeaders: readonly string[] | undefined,
     v1alpha1: boolean,
     parsed: (s: Session) => Answer | Promise<Answer>,
   ): Answer | Promise<Answer> => {
-    const span = t.start('svc.auth');
+    const span = t.start('svc.auth', undefined, { parent });
     const ok = (s: Session) => {
       span.setAttribute('svc.role', s.role);
       span.end();
@@ -392,7 +396,7 @@ export function graphqlHttp(
       return bad(e);
     }
     if (session) return ok(session);
-    return t.run(span, () => auth.resolve(headers, rawHeaders)).then(ok, bad);
+    return auth.resolve(headers, rawHeaders, span).then(ok, bad);
   };
 
   /**
@@ -495,9 +499,7 @@ export function graphqlHttp(
           if (!res.writableFinished) cancel.cancel();
         });
         const search = q < 0 ? '' : url.slice(q + 1);
-        const r = span
-          ? t!.run(span, () => answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info))
-          : answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info);
+        const r = answer('', req.headers, endpoint, requestId, req.rawHeaders, cancel, search, req.socket.remoteAddress, info, span);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
         req.on('error', () => res.destroy());
@@ -512,9 +514,7 @@ export function graphqlHttp(
         res.once('close', () => {
           if (!res.writableFinished) cancel.cancel();
         });
-        const r = span
-          ? t!.run(span, () => answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info))
-          : answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info);
+        const r = answer(text, req.headers, endpoint, requestId, req.rawHeaders, cancel, undefined, req.socket.remoteAddress, info, span);
         if (r instanceof Promise) r.then(done, (e) => done(failed(e, undefined, v1alpha1)));
         else done(r);
       });

@@ -2,6 +2,7 @@
  * What the routes (app.ts, graphqlHttp.ts, rest.ts, websocket/) are given: the session resolver
  * (auth/) and the GraphQL handlers (graphql.ts), wired together by start.ts.
  */
+import type { Span } from '../core/tracing.js';
 import type { CancelToken } from '../core/cancel.js';
 import type { Engine } from '../engine.js';
 import type { GraphQLRequest } from '../execute/interface.js';
@@ -10,7 +11,8 @@ import type { LiveQueryPlan } from '../subscriptions/liveQueryPlan.js';
 import type { Session } from './auth/session.js';
 
 export interface SessionResolver {
-  resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[]): Promise<Session>;
+  /** `span`: the request's auth span (tracing on), parent of the auth webhook's call */
+  resolve(headers: Record<string, string | string[] | undefined>, rawHeaders?: readonly string[], span?: Span): Promise<Session>;
   /** the session without a promise when no webhook/JWT is involved, else undefined */
   /** `fromNode`: the headers are a Node request's `headers` object (names already lower-cased and checked) */
   resolveNow?(headers: Record<string, string | string[] | undefined>, fromNode?: boolean): Session | undefined;
@@ -33,6 +35,8 @@ export interface GraphQLHandlers {
       rejectPreExec?: boolean;
       client?: { ip?: string };
       info?: { opType: string };
+      /** tracing on: the request's span */
+      span?: Span;
     },
   ): Promise<string>;
   explain(engine: Engine, session: Session, body: unknown, headers: Record<string, string | string[] | undefined>): Promise<unknown>;

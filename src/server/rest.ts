@@ -140,6 +140,7 @@ export function restHttp(
     requestId: string,
     signal: CancelToken,
     ip?: string,
+    span?: Span,
   ): Promise<Answer> => {
     // the path below /api/rest/, split into decoded segments
     const raw = path.split('/');
@@ -188,7 +189,7 @@ export function restHttp(
     const request = { query: ep.query, variables };
     let out: string;
     try {
-      out = await gql.run(engine, session, request, headers, { v1alpha1: false, requestId, signal, rejectPreExec: true, client: { ip } });
+      out = await gql.run(engine, session, request, headers, { v1alpha1: false, requestId, signal, rejectPreExec: true, client: { ip }, span });
     } catch (e) {
       return typed(failed(e, session, request));
     }
@@ -240,11 +241,11 @@ export function restHttp(
           });
           const done = (a: Answer) => send(req, res, started, requestId, a, span);
           const headers = req.headers as Record<string, string | string[] | undefined>;
-          const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel, req.socket.remoteAddress);
+          const withSession = (session: Session) => call(session, method, path, search, text, req.headers, requestId, cancel, req.socket.remoteAddress, span);
           let session: Session | undefined;
           // authentication (tracing on: a span `svc.auth` under the request's, the webhook or JWKS call under it)
           const go = (): Promise<Answer> => {
-            const as = t?.start('svc.auth');
+            const as = span ? t?.start('svc.auth', undefined, { parent: span }) : undefined;
             const authed = (s: Session) => {
               session = s;
               if (as) {
@@ -268,10 +269,9 @@ export function restHttp(
               return Promise.resolve(bad(e));
             }
             if (now) return authed(now);
-            return (as ? t!.run(as, () => auth.resolve(headers, req.rawHeaders)) : auth.resolve(headers, req.rawHeaders)).then(authed, bad);
+            return auth.resolve(headers, req.rawHeaders, as).then(authed, bad);
           };
-          const answer = span ? t!.run(span, go) : go();
-          answer.then(done, (e) => done(failed(e, session)));
+          go().then(done, (e) => done(failed(e, session)));
         },
       );
       req.on('error', () => res.destroy());

@@ -15,15 +15,14 @@
  *   the payloads go out through the OTLP/HTTP exporter's own transport (otlp-exporter-base:
  *   OTEL_EXPORTER_OTLP_* endpoint, headers, timeout, compression, retries);
  * - a span is a small object implementing the API's Span; ids come from a pool of random bytes;
- *   times from performance.now(); the active span travels in one AsyncLocalStorage (no Context
- *   maps); an ended span is written once as its OTLP/JSON text (ExportTraceServiceRequest, hex
- *   ids, typed attribute values), and a batch is those texts joined under a resource serialised
- *   once at start-up;
+ *   times from performance.now(); a span's parent is passed explicitly (no Context maps, no
+ *   AsyncLocalStorage: src/core/tracing.ts); an ended span is written once as its OTLP/JSON text
+ *   (ExportTraceServiceRequest, hex ids, typed attribute values; a statement text's JSON is
+ *   remembered), and a batch is those texts joined under a resource serialised once at start-up;
  * - batching as the BatchSpanProcessor (OTEL_BSP_SCHEDULE_DELAY, _MAX_QUEUE_SIZE,
  *   _MAX_EXPORT_BATCH_SIZE, _EXPORT_TIMEOUT): bounded queue, spans dropped when the collector is
  *   slower than the traffic, never blocking a request.
  */
-import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomFillSync } from 'node:crypto';
 import type { Attributes, AttributeValue, Exception, Link, Span, SpanContext, SpanStatus, TimeInput } from '@opentelemetry/api';
 import type { Config } from '../config/config.js';
@@ -118,6 +117,8 @@ const KIND: Record<SpanKindName, number> = { internal: 1, server: 2, client: 3, 
 
 interface Sink {
   push(span: Recorded): void;
+  /** the OTLP/JSON value of a statement text (db.statement): the same few texts every request, written once each */
+  statementJson(text: string): string;
 }
 
 /** The context of a span: ids and flags (also what an unsampled span is) */
@@ -262,7 +263,7 @@ class Recorded implements Span {
       for (const k in this.attrs) {
         const v = this.attrs[k];
         if (v === undefined || v === null || (extra && setAgain(extra, k, 0))) continue; // set later: the later value wins
-        attrs += `${attrs ? ',' : ''}${keyJson(k)}${valueJson(v)}}`;
+        attrs += `${attrs ? ',' : ''}${keyJson(k)}${k === 'db.statement' && typeof v === 'string' ? this.sink.statementJson(v) : valueJson(v)}}`;
       }
     }
     if (extra) {
@@ -294,7 +295,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const where = otlpTracesUrl(config);
   if (!where.configured) return null;
   const api = await import('@opentelemetry/api');
-  const { AsyncLocalStorage } = await import('node:async_hooks');
   const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
   const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } = await import('@opentelemetry/sdk-trace-base');
   const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = await import('@opentelemetry/otlp-exporter-base/node-http');
@@ -412,7 +412,23 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     }, delayMs);
     timer.unref();
   };
+  // statement texts' OTLP/JSON values: bounded (4,096 texts, 4 MiB), started over when full
+  const statements = new Map<string, string>();
+  let statementBytes = 0;
   const sink: Sink = {
+    statementJson(text) {
+      let j = statements.get(text);
+      if (j === undefined) {
+        j = valueJson(text);
+        if (statements.size >= 4096 || statementBytes + j.length > 4 << 20) {
+          statements.clear();
+          statementBytes = 0;
+        }
+        statements.set(text, j);
+        statementBytes += j.length;
+      }
+      return j;
+    },
     push(span) {
       if (closed) return;
       if (queue.length >= maxQueue) {
@@ -429,8 +445,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     },
   };
 
-  // the active span (one AsyncLocalStorage; no OpenTelemetry Context objects)
-  const als: AsyncLocalStorage<Span> = new AsyncLocalStorage<Span>();
   const propagator = new W3CTraceContextPropagator();
   const carrierGetter = {
     keys: (c: Record<string, string>) => Object.keys(c),
@@ -441,10 +455,10 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
 
   const impl: Tracing = {
     start(name, attrs, opts) {
-      let parent = opts?.root ? undefined : ctxOf(als.getStore());
+      let parent = ctxOf(opts?.parent);
       let remote = false;
       let links: Link[] | undefined;
-      if (opts?.traceparent) {
+      if (parent === undefined && opts?.traceparent) {
         const carrier: Record<string, string> = { traceparent: opts.traceparent };
         if (opts.tracestate) carrier.tracestate = opts.tracestate;
         const sc = api.trace.getSpanContext(propagator.extract(api.ROOT_CONTEXT, carrier, carrierGetter));
@@ -461,25 +475,19 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       ctx.traceFlags = 1;
       return new Recorded(ctx, parent?.spanId, name, kind, attrs, links, sink);
     },
-    run(span, fn) {
-      return als.run(span, fn);
-    },
     fail(span, code, message) {
       span.setAttribute('svc.error.code', code);
       span.recordException({ name: code, message });
       span.setStatus({ code: api.SpanStatusCode.ERROR, message });
     },
-    inject(headers) {
-      const c = ctxOf(als.getStore());
+    inject(span, headers) {
+      const c = ctxOf(span);
       if (!c) return;
       headers.traceparent = `00-${c.traceId}-${c.spanId}-0${c.traceFlags & 1}`;
       if (c.tracestate) headers.tracestate = c.tracestate;
     },
-    active() {
-      return als.getStore() !== undefined;
-    },
-    traceparent() {
-      const c = ctxOf(als.getStore());
+    traceparent(span) {
+      const c = ctxOf(span);
       if (!c || !(c.traceFlags & 1)) return undefined;
       return `00-${c.traceId}-${c.spanId}-01`;
     },
@@ -498,7 +506,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       closed = true;
       await Promise.all([...pending]);
       await delegate.shutdown().catch(() => undefined);
-      als.disable();
       if (dropped)
         log.warn({ type: 'startup', detail: { kind: 'tracing', dropped_spans: dropped } }, 'spans dropped: the OTLP endpoint was slower than the traffic');
     },

@@ -453,15 +453,15 @@ export class LiveQueryManager {
     let result: Array<Record<string, string | null>>;
     // tracing on: one span per batch (not per subscriber), a root of its own, its statement under it
     const t = tracing;
-    const span = t?.start(
-      'svc.live_query.poll',
-      { 'svc.live_query.batch_rows': rows.length, 'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0) },
-      { root: true },
-    );
+    const span = t?.start('svc.live_query.poll', {
+      'svc.live_query.batch_rows': rows.length,
+      'svc.live_query.subscribers': rows.reduce((n, r) => n + r.subs.size, 0),
+    });
     try {
       this.stats.batches++;
-      const poll = () => (db ?? this.opts.db()).prepared(c.plan.name, c.plan.text, batchParams(rows));
-      result = (await (span ? t!.run(span, poll) : poll())).rows as Array<Record<string, string | null>>;
+      result = (await (db ?? this.opts.db()).prepared(c.plan.name, c.plan.text, batchParams(rows), undefined, span)).rows as Array<
+        Record<string, string | null>
+      >;
     } catch (e) {
       if (span) t!.fail(span, 'poll_failed', e instanceof Error ? e.message : String(e));
       this.stats.batchErrors++;

@@ -13,7 +13,10 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer as createTcpServer, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -79,12 +82,19 @@ const otlp = createServer((req, res) => {
 
 /** the action handler and the event webhook */
 const handlerSaw: Array<{ traceparent?: string }> = [];
+const authSaw: Array<{ traceparent?: string }> = [];
 const events: Array<{ traceparent?: string; body: any }> = [];
 let svcUrl = '';
 const hooks = createServer((req, res) => {
   void readBody(req).then(async (text) => {
-    const body = JSON.parse(text);
+    const body = text ? JSON.parse(text) : {};
     const tp = req.headers.traceparent as string | undefined;
+    if (req.url === '/auth') {
+      authSaw.push({ traceparent: tp });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ 'X-Svc-Role': 'user', 'X-Svc-User-Id': '1' }));
+      return;
+    }
     if (req.url === '/action') {
       handlerSaw.push({ traceparent: tp });
       // the handler writes through Svc, passing the trace on (as an instrumented handler would)
@@ -257,6 +267,87 @@ describe('traces', () => {
       await tracing!.flush();
       return spans.some((x) => x.traceId === trace && x.name === 'POST /v1/query' && attr(x, 'svc.query.type') === 'run_sql');
     });
+  });
+});
+
+describe('span parents are passed, not looked up', () => {
+  test('concurrent requests: each statement and plan span is under its own request', async () => {
+    const tp = (n: number) => `00-${(0xe000 + n).toString(16).padStart(32, '0')}-${CLIENT_SPAN}-01`;
+    const N = 24;
+    // interleaved on the event loop: the first hits plan, the rest hit the plan cache
+    const rs = await Promise.all(
+      Array.from({ length: N }, (_, n) =>
+        n % 2 === 0
+          ? postGraphql(s.url, { query: 'query { item(limit: 1) { id } }' }, { traceparent: tp(n) })
+          : postQuery(s.url, { type: 'run_sql', args: { sql: `select pg_sleep(0.0${n % 10}), ${n}` } }, { traceparent: tp(n) }),
+      ),
+    );
+    for (const r of rs) assert.equal(r.status, 200, r.text);
+    const traceOf = (n: number) => tp(n).split('-')[1]!;
+    await waitFor('every trace with its statement', async () => {
+      await tracing!.flush();
+      return Array.from({ length: N }, (_, n) => n).every((n) => spans.some((x) => x.traceId === traceOf(n) && x.name === 'svc.sql'));
+    });
+    for (let n = 0; n < N; n++) {
+      const trace = spans.filter((x) => x.traceId === traceOf(n));
+      const req = trace.filter((x) => x.name === (n % 2 === 0 ? 'POST /v1/graphql' : 'POST /v1/query'));
+      assert.equal(req.length, 1, `one request span in trace ${n}`);
+      assert.equal(req[0]!.parentSpanId, CLIENT_SPAN);
+      const sql = trace.filter((x) => x.name === 'svc.sql');
+      assert.ok(sql.length >= 1, `statements in trace ${n}`);
+      for (const x of sql) assert.equal(x.parentSpanId, req[0]!.spanId, `trace ${n}: ${String(attr(x, 'db.statement')).slice(0, 60)} under its request`);
+      if (n % 2 === 0) {
+        const plan = trace.filter((x) => x.name === 'svc.graphql.plan');
+        assert.equal(plan.length, 1);
+        assert.equal(plan[0]!.parentSpanId, req[0]!.spanId);
+      } else {
+        assert.ok(
+          sql.some((x) => String(attr(x, 'db.statement')).includes(`pg_sleep(0.0${n % 10}), ${n}`)),
+          `trace ${n} holds its own statement`,
+        );
+      }
+    }
+  });
+
+  test("the auth webhook's call is under the request's auth span and carries its traceparent", async () => {
+    const hooked = await startTestServer({ otlpEndpoint: 'http://127.0.0.1:9', adminSecret: 'obs-secret', authHook: `${hooksUrl}/auth` });
+    try {
+      const trace = 'bbbb0000bbbb0000bbbb0000bbbb0000';
+      const r = await postGraphql(hooked.url, { query: 'query { __typename }' }, { traceparent: `00-${trace}-${CLIENT_SPAN}-01` });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data?.__typename, 'query_root', r.text);
+      assert.match(authSaw.at(-1)?.traceparent ?? '', new RegExp(`^00-${trace}-[0-9a-f]{16}-01$`));
+      await waitFor('the auth webhook span', async () => {
+        await tracing!.flush();
+        return spans.some((x) => x.traceId === trace && x.name === 'auth_webhook GET');
+      });
+      const reqSpan = spans.find((x) => x.traceId === trace && x.name === 'POST /v1/graphql')!;
+      const authSpan = spans.find((x) => x.traceId === trace && x.name === 'svc.auth')!;
+      const call = spans.find((x) => x.traceId === trace && x.name === 'auth_webhook GET')!;
+      assert.equal(authSpan.parentSpanId, reqSpan.spanId);
+      assert.equal(call.parentSpanId, authSpan.spanId);
+      assert.equal(authSaw.at(-1)!.traceparent!.split('-')[2], call.spanId);
+      assert.equal(attr(authSpan, 'svc.role'), 'user');
+    } finally {
+      await hooked.close();
+    }
+  });
+
+  test('no AsyncLocalStorage or async hooks in the server (their promise hooks cost every request once enabled)', () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('.ts')) files.push(p);
+      }
+    };
+    walk(fileURLToPath(new URL('../../src', import.meta.url)));
+    assert.ok(files.length > 50);
+    const users = files.filter((f) =>
+      /from '(node:)?async_hooks'|import\('(node:)?async_hooks'\)|\bAsyncLocalStorage\s*[(<]|new AsyncLocalStorage/.test(readFileSync(f, 'utf8')),
+    );
+    assert.deepEqual(users, []);
   });
 });
 

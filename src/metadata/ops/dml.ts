@@ -4,7 +4,7 @@ import { runDmlInsert } from '../../dml/insert.js';
 import { runDmlCount, runDmlSelect } from '../../dml/select.js';
 import { defineOp, type OpContext } from '../registry.js';
 
-const dml = (ctx: OpContext) => ({ cache: ctx.state.cache, config: ctx.config, session: ctx.session, db: ctx.conn });
+const dml = (ctx: OpContext) => ({ cache: ctx.state.cache, config: ctx.config, session: ctx.session, db: ctx.conn, span: ctx.span });
 
 defineOp('select', { kind: 'data', adminOnly: false, accessMode: () => 'read', run: (ctx, args) => runDmlSelect(dml(ctx), args) });
 defineOp('count', { kind: 'data', adminOnly: false, accessMode: () => 'read', run: (ctx, args) => runDmlCount(dml(ctx), args) });

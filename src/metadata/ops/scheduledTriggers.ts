@@ -2,7 +2,7 @@
  * create_cron_trigger, delete_cron_trigger, create_scheduled_event (SPEC §4.9; delivery lives in
  * src/scheduled on the subsystem of src/delivery).
  */
-import { tracing } from '../../core/tracing.js';
+import { traceparentOf } from '../../core/tracing.js';
 import { SvcError } from '../../errors.js';
 import { checkWebhookUrl, resolveHeaders } from '../../delivery/http.js';
 import { parseCron } from '../../scheduled/cron.js';
@@ -169,7 +169,7 @@ defineOp('create_scheduled_event', {
         JSON.stringify(retryConf),
         JSON.stringify(headers),
         comment ?? null,
-        tracing?.traceparent() ?? null,
+        traceparentOf(ctx.span) ?? null,
       ],
     );
     ctx.state.queuedDeliveries = true;

@@ -11,6 +11,7 @@
  * (thrown by the constructor; the server exits with them).
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { Span } from '../../core/tracing.js';
 import { sha256Bytes as sha256 } from '../../core/hash.js';
 import type { Config, JwtConfigRaw } from '../../config/config.js';
 import { err400, err401, err500, SvcError } from '../../errors.js';
@@ -154,9 +155,9 @@ export class Authenticator {
   }
 
   /** Resolves the caller of one request; throws SvcError with Hasura's status/code/message. */
-  async resolve(headers: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session> {
+  async resolve(headers: RequestHeaders, rawHeaders?: readonly string[], span?: Span): Promise<Session> {
     try {
-      return await this.resolveInner(headers, rawHeaders);
+      return await this.resolveInner(headers, rawHeaders, span);
     } catch (e) {
       if (e instanceof SvcError) throw e;
       this.log?.warn({ type: 'auth', detail: { message: (e as Error)?.message ?? String(e) } }, 'session resolution failed');
@@ -191,12 +192,12 @@ export class Authenticator {
     throw err401('access-denied', `${ADMIN_SECRET_HEADER}/${ACCESS_KEY_HEADER} required, but not found`);
   }
 
-  private async resolveInner(raw: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session> {
+  private async resolveInner(raw: RequestHeaders, rawHeaders?: readonly string[], span?: Span): Promise<Session> {
     const headers = normalizeHeaders(raw);
     if (this.secretHash === undefined) return this.fromHeaders(headers, true);
     const sent = headers.get(ADMIN_SECRET_HEADER) ?? headers.get(ACCESS_KEY_HEADER);
     if (sent === undefined && this.webhook) {
-      const r = await this.webhook.resolve(headers, headerSpellings(raw, rawHeaders));
+      const r = await this.webhook.resolve(headers, headerSpellings(raw, rawHeaders), span);
       const session: Session = { role: r.role, vars: { ...r.vars, [ROLE_HEADER]: r.role }, hasAdminCredentials: false };
       if (r.expiresAt !== undefined) session.expiresAt = r.expiresAt;
       return session;

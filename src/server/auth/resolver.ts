@@ -8,10 +8,12 @@ import type { Logger } from '../../execute/interface.js';
 import { Authenticator, authOptionsFromConfig } from './authenticator.js';
 import type { Session, RequestHeaders } from './session.js';
 import type { OutboundClient } from '../../http/client.js';
+import type { Span } from '../../core/tracing.js';
 
 export interface SessionResolverImpl {
   /** `rawHeaders`: Node's `req.rawHeaders`, for the client's spelling of header names (auth webhook) */
-  resolve(headers: RequestHeaders, rawHeaders?: readonly string[]): Promise<Session>;
+  /** `span`: tracing on, the request's auth span (parent of the webhook call's) */
+  resolve(headers: RequestHeaders, rawHeaders?: readonly string[], span?: Span): Promise<Session>;
   /** the session without a promise when no webhook/JWT is involved, else undefined */
   /** `fromNode`: the headers are a Node request's `headers` (see normalizeHeaders) */
   resolveNow?(headers: RequestHeaders, fromNode?: boolean): Session | undefined;
@@ -25,7 +27,7 @@ export interface SessionResolverImpl {
 export function createSessionResolver(config: Config, log: Logger, outbound?: OutboundClient): SessionResolverImpl {
   const auth = new Authenticator({ ...authOptionsFromConfig(config), ...(outbound ? { outbound } : {}) }, log);
   return {
-    resolve: (headers, rawHeaders) => auth.resolve(headers, rawHeaders),
+    resolve: (headers, rawHeaders, span) => auth.resolve(headers, rawHeaders, span),
     resolveNow: (headers, fromNode) => auth.resolveNow(headers, fromNode),
     describe: () => ({ ...auth.describe() }),
     ready: () => auth.ready(),

@@ -22,6 +22,7 @@ import {
   USER_AGENT,
   type OutboundClient,
 } from '../../http/client.js';
+import type { Span } from '../../core/tracing.js';
 import type { AuthLogger } from './log.js';
 import { IGNORED_CLIENT_HEADERS, isForwardableHeader, isSendableHeader } from '../../http/forwarded.js';
 
@@ -65,7 +66,8 @@ export class WebhookClient {
   }
 
   /** `headers`: lower-cased name → value; `spelling`: lower-cased name → the client's spelling (forwarded as is). */
-  async resolve(headers: Map<string, string>, spelling?: Map<string, string>): Promise<WebhookResult> {
+  /** `span`: the request's auth span (tracing on), parent of the call's */
+  async resolve(headers: Map<string, string>, spelling?: Map<string, string>, span?: Span): Promise<WebhookResult> {
     const sent: [string, string][] = [];
     for (const [name, value] of headers) {
       // the admin secret is Svc's own credential: never sent to a third party (src/http/credentials.ts)
@@ -83,7 +85,7 @@ export class WebhookClient {
       this.cache.delete(key);
     }
 
-    const result = await this.call(sent);
+    const result = await this.call(sent, span);
     if (result.expiresAt !== undefined && result.expiresAt > this.opts.now()) this.store(key, result);
     return result;
   }
@@ -109,7 +111,7 @@ export class WebhookClient {
     );
   }
 
-  private async call(sent: [string, string][]): Promise<WebhookResult> {
+  private async call(sent: [string, string][], span: Span | undefined): Promise<WebhookResult> {
     const { mode } = this.opts;
     const reqHeaders: Record<string, string> = {};
     let body: string | undefined;
@@ -135,6 +137,7 @@ export class WebhookClient {
           signal: this.closer.signal,
           readBody: (s) => s === 200,
           target: 'auth_webhook',
+          parent: span,
         },
       );
     } catch (e) {

@@ -15,7 +15,7 @@
  * subscription, until its first result).
  */
 import { parse, type OperationDefinitionNode } from 'graphql';
-import { tracing } from '../../core/tracing.js';
+import { tracing, type Span } from '../../core/tracing.js';
 import { errorObject, errorResponse } from '../../execute/errors.js';
 import type { GraphQLRequest } from '../../execute/interface.js';
 import { SvcError } from '../../errors.js';
@@ -60,7 +60,7 @@ function runFirst(conn: Connection, op: Operation, s: Session): void {
     { kind: 'server', traceparent: typeof tp === 'string' ? tp : null },
   );
   const t0 = performance.now();
-  const firstResult = span ? t!.run(span, () => run(conn, s, request, true, info)) : run(conn, s, request, true, info);
+  const firstResult = run(conn, s, request, true, info, span);
   void firstResult.then((first) => {
     const failed = first instanceof SvcError ? { code: first.code, error: first.message } : executionError(first);
     conn.ctx.engine.histograms.requestDuration.observe3((performance.now() - t0) / 1000, 'websocket', info.opType, failed ? 'error' : 'success');
@@ -159,7 +159,14 @@ function liveQuery(conn: Connection, op: Operation, s: Session, first: string): 
 }
 
 /** the response text, or (with `rejectPreExec`) the SvcError of a request that failed before execution */
-async function run(conn: Connection, s: Session, request: GraphQLRequest, rejectPreExec: boolean, info?: { opType: string }): Promise<string | SvcError> {
+async function run(
+  conn: Connection,
+  s: Session,
+  request: GraphQLRequest,
+  rejectPreExec: boolean,
+  info?: { opType: string },
+  span?: Span,
+): Promise<string | SvcError> {
   const { engine, gql } = conn.ctx;
   const v1alpha1 = conn.v1alpha1;
   try {
@@ -171,6 +178,7 @@ async function run(conn: Connection, s: Session, request: GraphQLRequest, reject
       rejectPreExec,
       client: rejectPreExec ? { ip: conn.req.socket.remoteAddress } : undefined,
       ...(info ? { info } : {}),
+      ...(span ? { span } : {}),
     });
   } catch (e) {
     const err = e instanceof SvcError ? e : toSvcError(e);
