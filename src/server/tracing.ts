@@ -455,6 +455,10 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
 
   const impl: Tracing = {
     start(name, attrs, opts) {
+      // a child of a span that records nothing records nothing either (every sampler here decides a
+      // local child as its parent was decided: parent-based ones by the flag, the ratio one by the
+      // trace id, the constant ones alike): the parent itself stands for it, its context propagated
+      if (opts?.parent instanceof Quiet) return opts.parent;
       let parent = ctxOf(opts?.parent);
       let remote = false;
       let links: Link[] | undefined;

@@ -333,6 +333,28 @@ describe('span parents are passed, not looked up', () => {
     }
   });
 
+  test("an unsampled request (the client's flag 00) records nothing and propagates its trace, unsampled, to the handler", async () => {
+    const trace = 'ffff0000ffff0000ffff0000ffff0001';
+    const before = handlerSaw.length;
+    const r = await postGraphql(s.url, { query: 'mutation { addItem(name: "unsampled") { id } }' }, { traceparent: `00-${trace}-${CLIENT_SPAN}-00` });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.body.data?.addItem?.id, r.text);
+    assert.equal(r.headers.get('x-svc-trace-id'), trace);
+    assert.equal(handlerSaw.length, before + 1);
+    assert.match(handlerSaw[before]!.traceparent ?? '', new RegExp(`^00-${trace}-[0-9a-f]{16}-00$`));
+    // a sampled request after it is recorded (the exporter is working), the unsampled one is not
+    const marker = 'ffff0000ffff0000ffff0000ffff0002';
+    await postGraphql(s.url, { query: 'query { item(limit: 1) { id } }' }, { traceparent: `00-${marker}-${CLIENT_SPAN}-01` });
+    await waitFor('the sampled request after it', async () => {
+      await tracing!.flush();
+      return spans.some((x) => x.traceId === marker && x.name === 'svc.sql');
+    });
+    assert.deepEqual(
+      spans.filter((x) => x.traceId === trace).map((x) => x.name),
+      [],
+    );
+  });
+
   test('no AsyncLocalStorage or async hooks in the server (their promise hooks cost every request once enabled)', () => {
     const files: string[] = [];
     const walk = (dir: string) => {
@@ -453,7 +475,7 @@ describe('metrics', () => {
     has(/svc_http_request_duration_seconds_count\{endpoint="\/v1\/query",operation_type="run_sql",outcome="success"\} [1-9]/);
     has(/svc_request_sql_duration_seconds_bucket\{operation_type="query",le="0.001"\} \d+/);
     has(/svc_request_sql_duration_seconds_count\{operation_type="mutation"\} [1-9]/);
-    has(/svc_outbound_request_duration_seconds_count\{target="action",host="127.0.0.1",outcome="2xx"\} 1/);
+    has(/svc_outbound_request_duration_seconds_count\{target="action",host="127.0.0.1",outcome="2xx"\} [1-9]\d*/);
     has(/svc_outbound_request_duration_seconds_count\{target="event",host="127.0.0.1",outcome="2xx"\} [1-9]/);
     has(/svc_delivery_lag_seconds_bucket\{queue="event-trigger",trigger="item_created",le="3600"\} [1-9]/);
     has(/# TYPE svc_db_pool_wait_seconds histogram/);
