@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The cost of tracing (issue 35) on a_pk: a short A/B/C run with wrk, targets alternating.
 //
-//   node bench/tracing.mjs --base-dist /tmp/svc-base/dist [--rounds 3] [--duration 8]
+//   node bench/tracing.mjs --base-dist /tmp/svc-base/dist [--base-as off] [--rounds 3] [--duration 8]
 //
 // Targets (each a production build, dist/main.js, on one small copy of the bench's articles table):
-//   before        --base-dist: a build of the revision before tracing (e.g. `git archive main`, npm run build)
+//   before        --base-dist: a build of an earlier revision (e.g. `git worktree add`, npm run build),
+//                 run as the target --base-as names (default off: e.g. the revision before tracing;
+//                 on-nocomment: an earlier tracing implementation against this one)
 //   off           this tree, tracing not configured (the default)
 //   on            this tree, OTLP to a local receiver (a separate process that accepts and drops the
 //                 payloads), 100 % sampling (the SDK's default parentbased_always_on)
@@ -34,6 +36,8 @@ const { values: opts } = parseArgs({
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     // a comma-separated subset of off,on,on-nocomment,on-unsampled (default: all; `before` comes with --base-dist)
     targets: { type: 'string', default: 'off,on,on-nocomment,on-unsampled' },
+    // how the --base-dist build runs: as one of the targets (its flags and environment)
+    'base-as': { type: 'string', default: 'off' },
   },
 });
 // the revision before and this tree each on their own copy (their catalog versions differ)
@@ -124,13 +128,21 @@ const sinkPort = await freePort();
 const sinkProc = spawn(process.execPath, ['-e', sink, String(sinkPort)], { stdio: 'ignore' });
 const targets = [];
 try {
-  if (opts['base-dist']) targets.push(await start('before', opts['base-dist'], []));
+  const otlp = ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`];
+  const setups = {
+    off: [[], {}],
+    on: [otlp, {}],
+    'on-nocomment': [[...otlp, '--tracing-sql-comment', 'false'], {}],
+    // tracing configured, no request sampled: the cost of the context and of non-recording spans
+    'on-unsampled': [otlp, { OTEL_TRACES_SAMPLER: 'always_off' }],
+  };
+  if (opts['base-dist']) {
+    const as = setups[opts['base-as']];
+    if (!as) throw new Error(`--base-as: one of ${Object.keys(setups).join(', ')}`);
+    targets.push(await start('before', opts['base-dist'], as[0], as[1]));
+  }
   const wanted = new Set(opts.targets.split(',').map((x) => x.trim()));
-  if (wanted.has('off')) targets.push(await start('off', join(ROOT, 'dist'), []));
-  if (wanted.has('on')) targets.push(await start('on', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`]));
-  if (wanted.has('on-nocomment')) targets.push(await start('on-nocomment', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`, '--tracing-sql-comment', 'false']));
-  // tracing configured, no request sampled: the cost of the context and of non-recording spans
-  if (wanted.has('on-unsampled')) targets.push(await start('on-unsampled', join(ROOT, 'dist'), ['--otlp-endpoint', `http://127.0.0.1:${sinkPort}`], { OTEL_TRACES_SAMPLER: 'always_off' }));
+  for (const [name, [args, env]] of Object.entries(setups)) if (wanted.has(name)) targets.push(await start(name, join(ROOT, 'dist'), args, env));
   for (const t of targets) {
     const r = await fetch(`${t.base}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'track_table', args: { table: 'articles' } }) });
     const text = await r.text();
