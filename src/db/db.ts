@@ -64,7 +64,8 @@ export interface Db extends Queryable {
   notify(channel: string, payload: string): Promise<void>;
   /**
    * This Db with `span` as the parent of its statements' spans (tracing on: a request's statements
-   * run through `ctx.db`, bound to the request's span; a Db that is not bound traces nothing)
+   * run through `ctx.db`, bound to the request's span; a Db that is not bound traces nothing, and
+   * neither does binding a span that records nothing: this Db itself is returned)
    */
   withSpan(span: Span): Db;
   /** statements executed so far (for tests and metrics) */
@@ -339,7 +340,7 @@ class PoolDb implements Db {
   }
 
   withSpan(span: Span): Db {
-    return new SpanDb(this, span);
+    return spanBound(this, span);
   }
 
   /**
@@ -708,6 +709,11 @@ interface ListenSub {
 }
 
 /** The LISTEN connection of a pool: one connection, any number of channels and listeners. */
+/** `db` bound to `span` (Db.withSpan); a span that records nothing (not sampled) binds nothing: no statement spans */
+export function spanBound(db: Db, span: Span): Db {
+  return span.isRecording() ? new SpanDb(db, span) : db;
+}
+
 /**
  * A Db whose statements' spans are children of `span` (Db.withSpan): what a traced request's
  * ExecContext holds, so the executors' statements find their parent without it being passed down.
@@ -715,7 +721,7 @@ interface ListenSub {
 export class SpanDb implements Db {
   constructor(
     private readonly db: Db,
-    readonly span: Span,
+    private readonly span: Span,
   ) {}
   get kind(): 'pg' | 'pglite' {
     return this.db.kind;

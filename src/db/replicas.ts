@@ -8,7 +8,7 @@
  * Lag: 0 when everything received has been replayed (an idle primary does not make a standby
  * "lag"), else the age of the last replayed transaction (`now() - pg_last_xact_replay_timestamp()`).
  */
-import { openDb, SpanDb, type Db, type DbOptions } from './db.js';
+import { openDb, spanBound, type Db, type DbOptions } from './db.js';
 
 export interface ReplicaStatus {
   url: string;
@@ -191,7 +191,7 @@ export function readRouted(primary: Db, replicas: ReplicaSet): Db {
     prepared: (name, text, values, cancel, span) => viaReplica((db) => db.prepared(name, text, values, cancel, span)),
     withConn: (fn, span) => primary.withConn(fn, span),
     tx: (fn, opts, span) => primary.tx(fn, opts, span),
-    withSpan: (span) => new SpanDb(routed, span),
+    withSpan: (span) => spanBound(routed, span),
     listen: (channel, onPayload, onReconnect, onLost) => primary.listen(channel, onPayload, onReconnect, onLost),
     notify: (channel, payload) => primary.notify(channel, payload),
     get statementCount() {

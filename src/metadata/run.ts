@@ -112,8 +112,8 @@ async function runInTransaction(
   base: SchemaCache,
   span: Span | undefined,
 ): Promise<unknown> {
-  // tracing on and the request sampled: the statements are children of the request's span
-  const db = span?.isRecording() ? engine.db.withSpan(span) : engine.db;
+  // tracing on: the statements are children of the request's span (when sampled: Db.withSpan)
+  const db = span ? engine.db.withSpan(span) : engine.db;
   let ownVersion: (() => void) | undefined;
   let result;
   try {

@@ -69,14 +69,13 @@ const allowListHook: RequestHook = {
 };
 
 const context = (engine: Engine, session: Session, headers: ExecContext['headers'], signal?: CancelToken, span?: Span): ExecContext => {
-  // tracing on and the request sampled: its statements are children of its span
-  const traced = span?.isRecording() === true;
-  const db = traced ? engine.db.withSpan(span!) : engine.db;
+  // tracing on: its statements are children of its span (when sampled: Db.withSpan)
+  const db = span ? engine.db.withSpan(span) : engine.db;
   const reads = engine.readDb(session.role, headers);
   return {
     cache: engine.cache,
     db,
-    readDb: !traced ? reads : reads === engine.db ? db : reads.withSpan(span!),
+    readDb: !span ? reads : reads === engine.db ? db : reads.withSpan(span),
     config: engine.config,
     session,
     log: engine.log,
