@@ -35,6 +35,7 @@ import { useBackendOnlyPermissions } from '../core/session.js';
 import type { ExecContext, GraphQLRequest } from '../execute/interface.js';
 import { checkSessionVariables, planRequest, type RunOptions } from '../execute/graphql.js';
 import { multiplexedParam, type QueryPlan } from '../execute/plan.js';
+import { withEntry } from '../core/objects.js';
 
 /** the name of the cursor's parameter (no GraphQL variable can be called this) */
 export const CURSOR_VAR = '#cursor';
@@ -148,7 +149,7 @@ export function planStreamNow(ctx: ExecContext, req: GraphQLRequest, opts: RunOp
   const initial = ref.kind === 'literal' ? ref.value : ref.kind === 'variable' ? valueAtPath(variables[ref.name], ref.path) : ctx.session.vars[ref.name];
   if (initial === null || initial === undefined)
     throw validationError('the initial value of the cursor must not be null', '$.selectionSet.' + field.alias + '.args.cursor');
-  const values = bindParams(c.compiled, ctx.session.vars, { ...variables, [CURSOR_VAR]: initial });
+  const values = bindParams(c.compiled, ctx.session.vars, withEntry(variables, CURSOR_VAR, initial));
   let cacheId = cacheIds.get(ctx.cache);
   if (cacheId === undefined) cacheIds.set(ctx.cache, (cacheId = ++nextCacheId));
   const prefix = `{"data":{${JSON.stringify(c.alias)}:`;

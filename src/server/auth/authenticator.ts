@@ -31,6 +31,7 @@ import { SESSION_BOOL_VALUES, parseSessionBool, useBackendOnlyPermissions } from
 import { WebhookClient } from './webhook.js';
 import { OutboundClient } from '../../http/client.js';
 import type { AuthLogger } from './log.js';
+import { withEntry } from '../../core/objects.js';
 
 export interface AuthOptions {
   adminSecret?: string;
@@ -187,7 +188,7 @@ export class Authenticator {
     }
     if (this.unauthorizedRole !== undefined) {
       const role = this.unauthorizedRole;
-      return { role, vars: { ...sessionVarsFromHeaders(headers), [ROLE_HEADER]: role }, hasAdminCredentials: false };
+      return { role, vars: withEntry(sessionVarsFromHeaders(headers), ROLE_HEADER, role), hasAdminCredentials: false };
     }
     throw err401('access-denied', `${ADMIN_SECRET_HEADER}/${ACCESS_KEY_HEADER} required, but not found`);
   }
@@ -198,7 +199,7 @@ export class Authenticator {
     const sent = headers.get(ADMIN_SECRET_HEADER) ?? headers.get(ACCESS_KEY_HEADER);
     if (sent === undefined && this.webhook) {
       const r = await this.webhook.resolve(headers, headerSpellings(raw, rawHeaders), span);
-      const session: Session = { role: r.role, vars: { ...r.vars, [ROLE_HEADER]: r.role }, hasAdminCredentials: false };
+      const session: Session = { role: r.role, vars: withEntry(r.vars, ROLE_HEADER, r.role), hasAdminCredentials: false };
       if (r.expiresAt !== undefined) session.expiresAt = r.expiresAt;
       return session;
     }

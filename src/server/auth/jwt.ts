@@ -17,6 +17,7 @@ import { getJsonPath, parseJsonPath, type JsonPath } from './jsonpath.js';
 import { JwksStore, JWKS_ALGORITHMS, keyFitsAlg } from './jwks.js';
 import type { Session } from './session.js';
 import type { AuthLogger } from './log.js';
+import { withEntry } from '../../core/objects.js';
 
 export const DEFAULT_CLAIMS_NAMESPACE = 'https://svc.io/jwt/claims';
 export const ALLOWED_ROLES_CLAIM = 'x-svc-allowed-roles';
@@ -307,7 +308,7 @@ export class JwtVerifier {
     const raw = headers.get(name);
     if (raw === undefined) {
       if (unauthorizedRole !== undefined) {
-        return { role: unauthorizedRole, vars: { ...sessionVarsFromHeaders(headers), [ROLE_HEADER]: unauthorizedRole }, hasAdminCredentials: false };
+        return { role: unauthorizedRole, vars: withEntry(sessionVarsFromHeaders(headers), ROLE_HEADER, unauthorizedRole), hasAdminCredentials: false };
       }
       throw err400('invalid-headers', `Missing ${label} header in JWT authentication mode`);
     }
