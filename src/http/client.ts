@@ -8,7 +8,7 @@
  * callers call it, each call through an engine's `OutboundClient` (its policy, agents and histogram).
  */
 
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { checkOutboundHost, guardedLookup, outboundPolicy, type OutboundPolicy } from './outbound.js';
 import { tracing, type Span } from '../core/tracing.js';
@@ -356,21 +356,22 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
     };
-    // one literal of a fixed shape: spreading the target's options and adding properties after the
-    // spread took V8's slow path (a map transition per property, ~15 µs of CPU per call measured)
+    // a literal of the few properties node:http reads (its agent copies the options per request):
+    // spreading the target's options and adding properties after the spread took V8's slow path
+    // (a map transition per property, ~15 µs of CPU per call measured)
     const o = u.options;
+    const options: RequestOptions = {
+      hostname: o.hostname,
+      path: o.path,
+      method: r.method,
+      agent: u.https ? opts.client.agents.https : opts.client.agents.http,
+      headers: payload !== undefined ? withContentLength(r.headers, payload) : r.headers,
+    };
+    if (o.port !== undefined) options.port = o.port;
+    if (o.auth !== undefined) options.auth = o.auth;
+    if (resolveChecked) options.lookup = guardedLookup as never;
     const req = (u.https ? httpsRequest : httpRequest)(
-      {
-        protocol: o.protocol,
-        hostname: o.hostname,
-        port: o.port,
-        path: o.path,
-        auth: o.auth,
-        method: r.method,
-        agent: u.https ? opts.client.agents.https : opts.client.agents.http,
-        headers: payload !== undefined ? withContentLength(r.headers, payload) : r.headers,
-        lookup: resolveChecked ? (guardedLookup as never) : undefined,
-      },
+      options,
       (res) => {
         const status = res.statusCode ?? 0;
         const declared = Number(res.headers['content-length']);

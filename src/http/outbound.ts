@@ -115,6 +115,7 @@ function hostAllowed(policy: Readonly<OutboundPolicy>, host: string): boolean {
  * too (deny-private on, the host a name not on the allow-list); throws when the host is refused.
  */
 export function checkOutboundHost(policy: Readonly<OutboundPolicy>, hostname: string): boolean {
+  if (!policy.denyPrivate && policy.allowHosts.length === 0) return false; // no policy (the default)
   const host = hostname.replace(/^\[|\]$/g, '');
   const listed = policy.allowHosts.length > 0 && hostAllowed(policy, host);
   if (policy.allowHosts.length > 0 && !listed) {

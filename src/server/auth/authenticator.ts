@@ -204,9 +204,7 @@ export class Authenticator {
       return session;
     }
     if (sent === undefined && this.jwt) {
-      const s = await this.jwt.resolve(headers, this.unauthorizedRole);
-      if (s.expiresAt === undefined) delete s.expiresAt;
-      return s;
+      return this.jwt.resolve(headers, this.unauthorizedRole);
     }
     return this.resolveWithoutHooks(headers, sent);
   }

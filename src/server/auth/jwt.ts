@@ -341,7 +341,10 @@ export class JwtVerifier {
     }
     vars[ROLE_HEADER] = role;
     const exp = payload.exp;
-    return { role, vars, expiresAt: typeof exp === 'number' ? exp * 1000 : undefined, hasAdminCredentials: false };
+    // no `expiresAt` key without an `exp` claim (deleting a key later turns the object into a slow dictionary)
+    const session: Session = { role, vars, hasAdminCredentials: false };
+    if (typeof exp === 'number') session.expiresAt = exp * 1000;
+    return session;
   }
 
   private extractToken(raw: string): string {
