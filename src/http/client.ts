@@ -370,46 +370,43 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
     if (o.port !== undefined) options.port = o.port;
     if (o.auth !== undefined) options.auth = o.auth;
     if (resolveChecked) options.lookup = guardedLookup as never;
-    const req = (u.https ? httpsRequest : httpRequest)(
-      options,
-      (res) => {
-        const status = res.statusCode ?? 0;
-        const declared = Number(res.headers['content-length']);
-        const wanted = opts.readBody ? opts.readBody(status) : true;
-        if (!wanted || (Number.isFinite(declared) && declared > opts.maxBytes)) {
-          // an unread body is discarded with its connection; the exchange torn down without an error event
+    const req = (u.https ? httpsRequest : httpRequest)(options, (res) => {
+      const status = res.statusCode ?? 0;
+      const declared = Number(res.headers['content-length']);
+      const wanted = opts.readBody ? opts.readBody(status) : true;
+      if (!wanted || (Number.isFinite(declared) && declared > opts.maxBytes)) {
+        // an unread body is discarded with its connection; the exchange torn down without an error event
+        settled();
+        if (wanted) reject(new BodyTooLargeError(opts.maxBytes));
+        else resolve(new TransportResponse(status, Buffer.alloc(0), rawHeaderList(res)));
+        res.on('error', () => undefined);
+        req.destroy();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > opts.maxBytes) {
+          // rejected here, the exchange torn down without an error event (destroying with an
+          // error re-emitted it where no listener was left: an uncaught exception)
           settled();
-          if (wanted) reject(new BodyTooLargeError(opts.maxBytes));
-          else resolve(new TransportResponse(status, Buffer.alloc(0), rawHeaderList(res)));
-          res.on('error', () => undefined);
+          reject(new BodyTooLargeError(opts.maxBytes));
+          res.removeAllListeners('data');
           req.destroy();
           return;
         }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > opts.maxBytes) {
-            // rejected here, the exchange torn down without an error event (destroying with an
-            // error re-emitted it where no listener was left: an uncaught exception)
-            settled();
-            reject(new BodyTooLargeError(opts.maxBytes));
-            res.removeAllListeners('data');
-            req.destroy();
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          settled();
-          resolve(new TransportResponse(status, Buffer.concat(chunks), rawHeaderList(res)));
-        });
-        res.on('error', (e) => {
-          settled();
-          reject(e);
-        });
-      },
-    );
+        chunks.push(c);
+      });
+      res.on('end', () => {
+        settled();
+        resolve(new TransportResponse(status, Buffer.concat(chunks), rawHeaderList(res)));
+      });
+      res.on('error', (e) => {
+        settled();
+        reject(e);
+      });
+    });
     const timedOut = (what: string) => () => {
       settled();
       reject(timeoutError(what));
