@@ -324,6 +324,18 @@ const rawHeaderList = (res: IncomingMessage) => {
   return out;
 };
 
+/**
+ * The response's `content-length` (NaN when absent), read from the raw header list: `res.headers`
+ * would build the whole parsed headers object (the raw list is what the response keeps anyway).
+ */
+function declaredLength(raw: readonly string[]): number {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') return Number(raw[i + 1]);
+  }
+  return NaN;
+}
+
 /** The headers and the payload's `content-length` (a copy: the caller's object is left as it was). */
 function withContentLength(headers: Record<string, string>, payload: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -372,7 +384,7 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
     if (resolveChecked) options.lookup = guardedLookup as never;
     const req = (u.https ? httpsRequest : httpRequest)(options, (res) => {
       const status = res.statusCode ?? 0;
-      const declared = Number(res.headers['content-length']);
+      const declared = declaredLength(res.rawHeaders);
       const wanted = opts.readBody ? opts.readBody(status) : true;
       if (!wanted || (Number.isFinite(declared) && declared > opts.maxBytes)) {
         // an unread body is discarded with its connection; the exchange torn down without an error event
