@@ -59,7 +59,8 @@ async function runWithRemote(ctx: ExecContext, plan: QueryPlan, variables: Recor
       })()
     : Promise.resolve({} as Record<string, string | null>);
   const [row, roots] = await Promise.all([dbRow, executeRemoteRoots(ctx, remote, variables)]);
-  const out: Record<string, string | null> = { ...row };
+  // a copy by Object.assign: entries are added below (src/core/objects.ts)
+  const out: Record<string, string | null> = Object.assign({}, row);
   if (remote.joins.size) {
     const texts = new Map<string, string>();
     for (const f of plan.fields) if (f.kind === 'db' && remote.joins.has(f.alias)) texts.set(f.alias, row[String(f.column)] ?? 'null');
