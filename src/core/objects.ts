@@ -7,17 +7,9 @@
  * a fresh object and then setting the new entries stays on the fast path (~80 ns).
  */
 
-/** A shallow copy of `o` with `key` set to `value`. */
+/** A shallow copy of `o` with `key` set to `value` (more keys may be set on the copy: it is a plain object). */
 export function withEntry<T extends object, V>(o: T, key: string, value: V): T & Record<string, V> {
   const out = Object.assign({}, o) as T & Record<string, V>;
   (out as Record<string, V>)[key] = value;
-  return out;
-}
-
-/** A shallow copy of `o` with the two entries set. */
-export function withEntries2<T extends object>(o: T, k1: string, v1: unknown, k2: string, v2: unknown): T & Record<string, unknown> {
-  const out = Object.assign({}, o) as T & Record<string, unknown>;
-  (out as Record<string, unknown>)[k1] = v1;
-  (out as Record<string, unknown>)[k2] = v2;
   return out;
 }

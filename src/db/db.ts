@@ -708,7 +708,6 @@ interface ListenSub {
   onLost?: (() => void) | undefined;
 }
 
-/** The LISTEN connection of a pool: one connection, any number of channels and listeners. */
 /** `db` bound to `span` (Db.withSpan); a span that records nothing (not sampled) binds nothing: no statement spans */
 export function spanBound(db: Db, span: Span): Db {
   return span.isRecording() ? new SpanDb(db, span) : db;
@@ -760,6 +759,7 @@ export class SpanDb implements Db {
   async close(): Promise<void> {}
 }
 
+/** The LISTEN connection of a pool: one connection, any number of channels and listeners. */
 class ListenHub {
   private readonly subs = new Set<ListenSub>();
   private current: pg.Client | undefined;

@@ -14,7 +14,7 @@ import { fromPgError } from './errors.js';
 import type { ExecContext } from './interface.js';
 import type { MutationFieldPlan, QueryPlan } from './plan.js';
 import { traceparentOf } from '../core/tracing.js';
-import { withEntries2 } from '../core/objects.js';
+import { withEntry } from '../core/objects.js';
 
 /**
  * A database error of a mutation statement as an SvcError at `path` (our raises:
@@ -49,7 +49,9 @@ async function run(
 export async function runMutationField(c: Conn, ctx: ExecContext, plan: MutationFieldPlan, variables: Record<string, unknown>): Promise<string> {
   const w = await run(c, plan.write, ctx, variables, plan);
   if (!plan.output) return w.result ?? 'null';
-  const o = await run(c, plan.output, ctx, withEntries2(variables, ROWS_PARAM, w.rows, AFFECTED_PARAM, w.affected ?? '0'), plan);
+  const vars: Record<string, unknown> = withEntry(variables, ROWS_PARAM, w.rows);
+  vars[AFFECTED_PARAM] = w.affected ?? '0';
+  const o = await run(c, plan.output, ctx, vars, plan);
   return o.result ?? 'null';
 }
 

@@ -12,6 +12,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { checkOutboundHost, guardedLookup, outboundPolicy, type OutboundPolicy } from './outbound.js';
 import { tracing, type Span } from '../core/tracing.js';
+import { withEntry } from '../core/objects.js';
 import type { FastHistogram } from '../core/histogram.js';
 
 /**
@@ -336,14 +337,6 @@ function declaredLength(raw: readonly string[]): number {
   return NaN;
 }
 
-/** The headers and the payload's `content-length` (a copy: the caller's object is left as it was). */
-function withContentLength(headers: Record<string, string>, payload: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k in headers) out[k] = headers[k]!;
-  out['content-length'] = String(Buffer.byteLength(payload));
-  return out;
-}
-
 /** One request and its response on `node:http(s)`. */
 function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeoutMs: number): Promise<LimitedResponse> {
   return new Promise((resolve, reject) => {
@@ -377,7 +370,7 @@ function exchange(url: string, r: OutboundRequest, opts: OutboundOptions, timeou
       path: o.path,
       method: r.method,
       agent: u.https ? opts.client.agents.https : opts.client.agents.http,
-      headers: payload !== undefined ? withContentLength(r.headers, payload) : r.headers,
+      headers: payload !== undefined ? withEntry(r.headers, 'content-length', String(Buffer.byteLength(payload))) : r.headers,
     };
     if (o.port !== undefined) options.port = o.port;
     if (o.auth !== undefined) options.auth = o.auth;
