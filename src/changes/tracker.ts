@@ -242,6 +242,7 @@ export class ChangeTracker {
   }
 
   async stop(): Promise<void> {
+    this.started = false;
     this.up = false;
     this.mode = 'poll';
     const u = this.unlisten;

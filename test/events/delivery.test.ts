@@ -186,6 +186,30 @@ describe('payloads', () => {
   });
 });
 
+describe('stopped and started again', () => {
+  test('an event written while the workers are stopped is delivered once they start again', async () => {
+    await trigger('restart', { insert: { columns: '*' } });
+    await s.engine.workers.stop(1_000);
+    let delivered = 0;
+    try {
+      await run({ type: 'run_sql', args: { sql: "insert into item (id, name) values (9001, 'while stopped')" } });
+      // the row waits in the log, unclaimed
+      const pending = await rows(
+        `select count(*)::int as n from svc_catalog.event_log where trigger_name = 'restart' and not delivered and tries = 0 and locked_by is null`,
+      );
+      assert.equal(pending[0]!.n, 1);
+      delivered = rx.requests.filter(forTrigger('restart')).length;
+    } finally {
+      await s.engine.workers.start();
+    }
+    assert.equal(delivered, 0);
+    const [got] = await rx.waitFor(1, forTrigger('restart'));
+    assert.equal(got!.body.event.data.new.name, 'while stopped');
+    await drop('restart');
+    await run({ type: 'run_sql', args: { sql: 'delete from item where id = 9001' } });
+  });
+});
+
 describe('retries', () => {
   test('a failing webhook is tried 1 + num_retries times, interval_sec apart, then the event is `error`; redeliver_event starts again', async () => {
     rx.respond = () => ({ status: 500, body: 'boom' });

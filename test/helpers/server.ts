@@ -69,6 +69,20 @@ export async function startTestServer(overrides: Partial<Config> = {}, logTo: Wr
   };
 }
 
+/**
+ * Runs `fn` with the engine's background workers stopped (delivery pollers, cron generator,
+ * metadata-sync poll): a test that counts the statements of one request counts only that
+ * request's. The workers are started again afterwards.
+ */
+export async function withWorkersStopped<T>(engine: TestServer['engine'], fn: () => Promise<T>): Promise<T> {
+  await engine.workers.stop(1_000);
+  try {
+    return await fn();
+  } finally {
+    await engine.workers.start();
+  }
+}
+
 export interface HttpResult {
   status: number;
   /** parsed JSON body, or the raw text when it is not JSON */
