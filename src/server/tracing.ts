@@ -16,9 +16,10 @@
  *   OTEL_EXPORTER_OTLP_* endpoint, headers, timeout, compression, retries);
  * - a span is a small object implementing the API's Span; ids come from a pool of random bytes;
  *   times from performance.now(); a span's parent is passed explicitly (no Context maps, no
- *   AsyncLocalStorage: src/core/tracing.ts); an ended span is written once as its OTLP/JSON text
- *   (ExportTraceServiceRequest, hex ids, typed attribute values; a statement text's JSON is
- *   remembered), and a batch is those texts joined under a resource serialised once at start-up;
+ *   AsyncLocalStorage: src/core/tracing.ts); an ended span waits in the queue as it is and is
+ *   written with its batch, straight into one Buffer under a resource encoded once at start-up:
+ *   OTLP/protobuf by default (src/server/otlpProto.ts), OTLP/JSON with
+ *   OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json; a statement text's encoding is remembered;
  * - batching as the BatchSpanProcessor (OTEL_BSP_SCHEDULE_DELAY, _MAX_QUEUE_SIZE,
  *   _MAX_EXPORT_BATCH_SIZE, _EXPORT_TIMEOUT): bounded queue, spans dropped when the collector is
  *   slower than the traffic, never blocking a request.
@@ -29,6 +30,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../core/logger.js';
 import { installTracing, tracing, type SpanKindName, type Tracing } from '../core/tracing.js';
 import { VERSION } from '../version.js';
+import { attributes, encodedString, keyValue, ProtoWriter, tag } from './otlpProto.js';
 
 /** The traces URL: the flag (a base URL like OTEL_EXPORTER_OTLP_ENDPOINT, or the full …/v1/traces URL), else undefined (the exporter reads OTEL_*). */
 export function otlpTracesUrl(config: Pick<Config, 'otlpEndpoint'>, env: NodeJS.ProcessEnv = process.env): { url?: string; configured: boolean } {
@@ -83,7 +85,7 @@ function valueJson(v: AttributeValue): string {
     case 'boolean':
       return `{"boolValue":${v}}`;
     case 'number':
-      return Number.isInteger(v) ? `{"intValue":${v}}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"doubleValue":${JSON.stringify(String(v))}}`;
+      return Number.isSafeInteger(v) ? `{"intValue":${v}}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"doubleValue":${JSON.stringify(String(v))}}`;
     default:
       if (Array.isArray(v))
         return `{"arrayValue":{"values":[${(v as Array<AttributeValue | null | undefined>).map((x) => (x == null ? '{}' : valueJson(x))).join(',')}]}}`;
@@ -115,14 +117,24 @@ const KIND: Record<SpanKindName, number> = { internal: 1, server: 2, client: 3, 
 
 // ---- spans -------------------------------------------------------------------------------------
 
-interface Sink {
+export interface Sink {
   push(span: Recorded): void;
   /** the OTLP/JSON value of a statement text (db.statement): the same few texts every request, written once each */
   statementJson(text: string): string;
+  /** the same as OTLP/protobuf (an AnyValue's fields) */
+  statementProto(text: string): Buffer;
+}
+
+/** an event of a span, kept until the span is written */
+interface SpanEvent {
+  name: string;
+  /** ms since the epoch */
+  at: number;
+  attrs: Attributes | undefined;
 }
 
 /** The context of a span: ids and flags (also what an unsampled span is) */
-class Ctx implements SpanContext {
+export class Ctx implements SpanContext {
   constructor(
     readonly traceId: string,
     readonly spanId: string,
@@ -172,12 +184,12 @@ function setAgain(pairs: ReadonlyArray<string | AttributeValue>, key: string, fr
 }
 
 /** A sampled span: its fields until end(), then itself in the exporter's queue (written as OTLP/JSON with its batch) */
-class Recorded implements Span {
+export class Recorded implements Span {
   /** the attributes given at the start (the caller's object, not copied: call sites build a fresh literal per span) */
   private readonly attrs: Attributes | undefined;
   /** attributes set later, as key, value pairs (no object copy or dictionary-mode object per span) */
   private extra: Array<string | AttributeValue> | undefined;
-  private events: string | undefined;
+  private events: SpanEvent[] | undefined;
   private status: SpanStatus | undefined;
   private links: Link[] | undefined;
   private ended = false;
@@ -217,7 +229,7 @@ class Recorded implements Span {
       attributesOrTime === undefined || typeof attributesOrTime === 'number' || attributesOrTime instanceof Date || Array.isArray(attributesOrTime);
     const attrs = isTime ? undefined : (attributesOrTime as Attributes);
     const at = timeOf(isTime ? (attributesOrTime as TimeInput | undefined) : time);
-    this.events = `${this.events ? `${this.events},` : ''}{"timeUnixNano":"${nanos(at)}","name":${JSON.stringify(name)}${attrs ? `,"attributes":[${attributesJson(attrs)}]` : ''}}`;
+    (this.events ??= []).push({ name, at, attrs });
     return this;
   }
   addLink(link: Link): this {
@@ -273,13 +285,163 @@ class Recorded implements Span {
         attrs += `${attrs ? ',' : ''}${keyJson(k)}${valueJson(extra[i + 1] as AttributeValue)}}`;
       }
     }
+    let events = '';
+    if (this.events)
+      for (const e of this.events)
+        events += `${events ? ',' : ''}{"timeUnixNano":"${nanos(e.at)}","name":${JSON.stringify(e.name)}${e.attrs ? `,"attributes":[${attributesJson(e.attrs)}]` : ''}}`;
     let links = '';
     if (this.links)
       for (const l of this.links)
         links += `${links ? ',' : ''}{"traceId":"${l.context.traceId}","spanId":"${l.context.spanId}"${l.context.traceState ? `,"traceState":${JSON.stringify(l.context.traceState.serialize())}` : ''}${l.attributes ? `,"attributes":[${attributesJson(l.attributes)}]` : ''}}`;
     const st = this.status;
-    return `{"traceId":"${c.traceId}","spanId":"${c.spanId}"${c.tracestate ? `,"traceState":${JSON.stringify(c.tracestate)}` : ''}${this.parentSpanId ? `,"parentSpanId":"${this.parentSpanId}"` : ''},"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(ORIGIN_MS + this.start)}","endTimeUnixNano":"${nanos(ORIGIN_MS + this.end_)}"${attrs ? `,"attributes":[${attrs}]` : ''}${this.events ? `,"events":[${this.events}]` : ''}${st && st.code ? `,"status":{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : ''}${links ? `,"links":[${links}]` : ''}}`;
+    return `{"traceId":"${c.traceId}","spanId":"${c.spanId}"${c.tracestate ? `,"traceState":${JSON.stringify(c.tracestate)}` : ''}${this.parentSpanId ? `,"parentSpanId":"${this.parentSpanId}"` : ''},"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(ORIGIN_MS + this.start)}","endTimeUnixNano":"${nanos(ORIGIN_MS + this.end_)}"${attrs ? `,"attributes":[${attrs}]` : ''}${events ? `,"events":[${events}]` : ''}${st && st.code ? `,"status":{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : ''}${links ? `,"links":[${links}]` : ''}}`;
   }
+  /** OTLP/protobuf: the Span message's fields (the same content as json()) */
+  proto(w: ProtoWriter): void {
+    const c = this.ctx;
+    w.hexId(1, c.traceId);
+    w.hexId(2, c.spanId);
+    if (c.tracestate) w.string(3, c.tracestate);
+    if (this.parentSpanId) w.hexId(4, this.parentSpanId);
+    w.string(5, this.name);
+    w.byte(tag(6, 0));
+    w.byte(this.kind);
+    w.byte(tag(7, 1));
+    w.nanos(ORIGIN_MS + this.start);
+    w.byte(tag(8, 1));
+    w.nanos(ORIGIN_MS + this.end_);
+    const extra = this.extra;
+    if (this.attrs) {
+      for (const k in this.attrs) {
+        const v = this.attrs[k];
+        if (v === undefined || v === null || (extra && setAgain(extra, k, 0))) continue; // set later: the later value wins
+        keyValue(w, 9, k, v, k === 'db.statement' && typeof v === 'string' ? this.sink.statementProto(v) : undefined);
+      }
+    }
+    if (extra) {
+      for (let i = 0; i < extra.length; i += 2) {
+        const k = extra[i] as string;
+        if (setAgain(extra, k, i + 2)) continue; // the later value wins
+        keyValue(w, 9, k, extra[i + 1] as AttributeValue);
+      }
+    }
+    if (this.events)
+      for (const e of this.events) {
+        const at = w.open(11);
+        w.byte(tag(1, 1));
+        w.nanos(e.at);
+        w.string(2, e.name);
+        if (e.attrs) attributes(w, 3, e.attrs);
+        w.close(at);
+      }
+    if (this.links)
+      for (const l of this.links) {
+        const at = w.open(13);
+        w.hexId(1, l.context.traceId);
+        w.hexId(2, l.context.spanId);
+        const ts = l.context.traceState?.serialize();
+        if (ts) w.string(3, ts);
+        if (l.attributes) attributes(w, 4, l.attributes);
+        w.close(at);
+      }
+    const st = this.status;
+    if (st && st.code) {
+      const at = w.open(15);
+      if (st.message) w.string(2, st.message);
+      w.byte(tag(3, 0));
+      w.varint(st.code);
+      w.close(at);
+    }
+  }
+}
+
+// ---- a batch's payload -------------------------------------------------------------------------
+
+/**
+ * The OTLP/HTTP encoding: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
+ * else `http/protobuf` (the specification's default); `grpc` is not served (OTLP/HTTP only).
+ */
+export function otlpProtocol(env: NodeJS.ProcessEnv, log?: Logger): 'http/protobuf' | 'http/json' {
+  const v = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || '').trim().toLowerCase();
+  if (v === 'http/json') return 'http/json';
+  if (v && v !== 'http/protobuf')
+    log?.warn({ type: 'startup', detail: { kind: 'tracing', protocol: v } }, `OTLP protocol ${v} is not supported: http/protobuf`);
+  return 'http/protobuf';
+}
+
+const scope = { name: 'svc', version: VERSION };
+
+/** ExportTraceServiceRequest as OTLP/JSON: span by span into one Buffer (outside V8's heap), no batch-sized string */
+export function jsonBatches(resource: Attributes): (batch: Recorded[]) => Buffer {
+  const head = `{"resourceSpans":[{"resource":{"attributes":[${attributesJson(resource)}],"droppedAttributesCount":0},"scopeSpans":[{"scope":{"name":"${scope.name}","version":${JSON.stringify(scope.version)}},"spans":[`;
+  const tail = ']}]}]}';
+  return (batch) => {
+    let buf = Buffer.allocUnsafeSlow(head.length * 3 + tail.length + batch.length * 1024);
+    let at = buf.write(head, 0, 'utf8');
+    for (let i = 0; i < batch.length; i++) {
+      const text = (i ? ',' : '') + batch[i]!.json();
+      if (at + text.length * 3 + tail.length > buf.length) {
+        const bigger = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, at + text.length * 3 + tail.length));
+        buf.copy(bigger, 0, 0, at);
+        buf = bigger;
+      }
+      at += buf.write(text, at, 'utf8');
+    }
+    at += buf.write(tail, at, 'latin1');
+    return buf.subarray(0, at);
+  };
+}
+
+/** ExportTraceServiceRequest as OTLP/protobuf: the resource and scope encoded once, the spans written into one Buffer */
+export function protoBatches(resource: Attributes): (batch: Recorded[]) => Buffer {
+  const once = new ProtoWriter(1024);
+  const r = once.open(1); // ResourceSpans.resource
+  attributes(once, 1, resource);
+  once.close(r);
+  const resourceField = once.copy();
+  once.pos = 0;
+  const sc = once.open(1); // ScopeSpans.scope
+  once.string(1, scope.name);
+  once.string(2, scope.version);
+  once.close(sc);
+  const scopeField = once.copy();
+  return (batch) => {
+    const w = new ProtoWriter(256 + batch.length * 512);
+    const rs = w.open(1); // ExportTraceServiceRequest.resource_spans
+    w.raw(resourceField);
+    const ss = w.open(2); // ResourceSpans.scope_spans
+    w.raw(scopeField);
+    for (const span of batch) {
+      const at = w.open(2); // ScopeSpans.spans
+      span.proto(w);
+      w.close(at);
+    }
+    w.close(ss);
+    w.close(rs);
+    return w.buf.subarray(0, w.pos);
+  };
+}
+
+/**
+ * A statement text's encoded value, remembered: the same few texts every request, encoded once
+ * each. Bounded (4,096 texts, 4 MiB), started over when full.
+ */
+function encodedOnce<T extends { length: number }>(encode: (text: string) => T): (text: string) => T {
+  const known = new Map<string, T>();
+  let bytes = 0;
+  return (text) => {
+    let e = known.get(text);
+    if (e === undefined) {
+      e = encode(text);
+      if (known.size >= 4096 || bytes + e.length > 4 << 20) {
+        known.clear();
+        bytes = 0;
+      }
+      known.set(text, e);
+      bytes += e.length;
+    }
+    return e;
+  };
 }
 
 // ---- the batching exporter -----------------------------------------------------------------------
@@ -337,31 +499,15 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'svc', [ATTR_SERVICE_VERSION]: VERSION }))
     .merge(detectResources({ detectors: [envDetector] }));
   await resource.waitForAsyncAttributes?.();
-  const head = `{"resourceSpans":[{"resource":{"attributes":[${attributesJson(resource.attributes)}],"droppedAttributesCount":0},"scopeSpans":[{"scope":{"name":"svc","version":${JSON.stringify(VERSION)}},"spans":[`;
-  const tail = ']}]}]}';
+  const protocol = otlpProtocol(process.env, log);
+  const serialize = protocol === 'http/json' ? jsonBatches(resource.attributes) : protoBatches(resource.attributes);
 
   // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them)
   const delegate = createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' }),
-    {
-      // written span by span into one Buffer (outside V8's heap): no batch-sized string
-      serializeRequest: (batch: Recorded[]) => {
-        let buf = Buffer.allocUnsafeSlow(head.length * 3 + tail.length + batch.length * 1024);
-        let at = buf.write(head, 0, 'utf8');
-        for (let i = 0; i < batch.length; i++) {
-          const text = (i ? ',' : '') + batch[i]!.json();
-          if (at + text.length * 3 + tail.length > buf.length) {
-            const bigger = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, at + text.length * 3 + tail.length));
-            buf.copy(bigger, 0, 0, at);
-            buf = bigger;
-          }
-          at += buf.write(text, at, 'utf8');
-        }
-        at += buf.write(tail, at, 'latin1');
-        return buf.subarray(0, at);
-      },
-      deserializeResponse: (data: Uint8Array) => data,
-    },
+    convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', {
+      'Content-Type': protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
+    }),
+    { serializeRequest: serialize, deserializeResponse: (data: Uint8Array) => data },
     'otlp_http_span_exporter',
     { name: 'span', countItems: (batch: Recorded[]) => batch.length },
     undefined,
@@ -412,23 +558,9 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     }, delayMs);
     timer.unref();
   };
-  // statement texts' OTLP/JSON values: bounded (4,096 texts, 4 MiB), started over when full
-  const statements = new Map<string, string>();
-  let statementBytes = 0;
   const sink: Sink = {
-    statementJson(text) {
-      let j = statements.get(text);
-      if (j === undefined) {
-        j = valueJson(text);
-        if (statements.size >= 4096 || statementBytes + j.length > 4 << 20) {
-          statements.clear();
-          statementBytes = 0;
-        }
-        statements.set(text, j);
-        statementBytes += j.length;
-      }
-      return j;
-    },
+    statementJson: encodedOnce(valueJson),
+    statementProto: encodedOnce(encodedString),
     push(span) {
       if (closed) return;
       if (queue.length >= maxQueue) {

@@ -1,6 +1,6 @@
 /**
  * Observability (issue 35) against real parts: an OTLP/HTTP receiver started here decodes the
- * exporter's JSON payloads; a real action handler (which writes through Svc, passing the
+ * exporter's payloads (protobuf, the default: test/helpers/otlp.ts); a real action handler (which writes through Svc, passing the
  * traceparent on) and a real event webhook; PostgreSQL's pg_stat_activity; /v1/metrics; /readyz.
  *
  * - one GraphQL request calling an action whose handler inserts a row that fires an event trigger
@@ -23,27 +23,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { postGraphql, postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 import { tracing } from '../../src/core/tracing.js';
-
-/** OTLP/JSON (ExportTraceServiceRequest) as the exporter sends it: hex ids, typed attribute values */
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: number | string;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: Array<{ key: string; value: OtlpValue }>;
-  links?: Array<{ traceId: string; spanId: string }>;
-  status?: { code?: number; message?: string };
-}
-interface OtlpRequest {
-  resourceSpans?: Array<{ resource?: { attributes?: Array<{ key: string; value: OtlpValue }> }; scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>;
-}
+import { decodeTraces, type OtlpKeyValue, type OtlpSpan } from '../helpers/otlp.js';
 
 const attr = (s: OtlpSpan, key: string): string | number | boolean | undefined => {
   const v = s.attributes?.find((a) => a.key === key)?.value;
@@ -51,12 +31,13 @@ const attr = (s: OtlpSpan, key: string): string | number | boolean | undefined =
   return v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
 };
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
+const readBytes = (req: IncomingMessage) =>
+  new Promise<Buffer>((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
   });
+const readBody = (req: IncomingMessage) => readBytes(req).then((b) => b.toString('utf8'));
 
 const listen = async (srv: Server) => {
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
@@ -65,12 +46,13 @@ const listen = async (srv: Server) => {
 
 /** the OTLP/HTTP receiver: every span of every export */
 const spans: OtlpSpan[] = [];
-let resourceAttrs: Array<{ key: string; value: OtlpValue }> = [];
+let resourceAttrs: OtlpKeyValue[] = [];
+const contentTypes = new Set<string>();
 const otlp = createServer((req, res) => {
-  void readBody(req).then((text) => {
+  void readBytes(req).then((bytes) => {
     assert.equal(req.url, '/v1/traces');
-    assert.match(String(req.headers['content-type']), /application\/json/);
-    const body = JSON.parse(text) as OtlpRequest;
+    contentTypes.add(String(req.headers['content-type']));
+    const body = decodeTraces(req.headers['content-type'], bytes);
     for (const rs of body.resourceSpans ?? []) {
       resourceAttrs = rs.resource?.attributes ?? resourceAttrs;
       for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
@@ -177,6 +159,8 @@ describe('traces', () => {
       10_000,
     );
 
+    // OTLP/protobuf, the default encoding (OTEL_EXPORTER_OTLP_PROTOCOL unset)
+    assert.deepEqual([...contentTypes], ['application/x-protobuf']);
     const trace = spans.filter((x) => x.traceId === TRACE);
     const names = trace.map((x) => x.name);
     for (const n of ['POST /v1/graphql', 'svc.auth', 'svc.graphql.plan', 'svc.graphql.parse', 'svc.sql', 'action POST', 'svc.delivery', 'event POST']) {

@@ -1,0 +1,163 @@
+/**
+ * The OTLP payloads of the exporter (src/server/tracing.ts, src/server/otlpProto.ts): protobuf by
+ * default, JSON on request, the same content in both. The test's protobuf decoder
+ * (test/helpers/otlp.ts) is first checked against @opentelemetry/otlp-transformer's own protobuf
+ * and JSON serializers on spans of the SDK; then a batch of Svc's spans with every kind of field
+ * (tracestate, parent, typed and array attributes, attributes set later, an exception event,
+ * links with attributes, an error status, a statement text) is encoded both ways and compared;
+ * the 64-bit writers against BigInt arithmetic.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { TraceState } from '@opentelemetry/core';
+import { Ctx, jsonBatches, otlpProtocol, protoBatches, Recorded, type Sink } from '../../src/server/tracing.js';
+import { ProtoWriter, encodedString } from '../../src/server/otlpProto.js';
+import { decodeJson, decodeProtobuf } from '../helpers/otlp.js';
+
+describe('the test decoder agrees with the OpenTelemetry packages', () => {
+  test("the SDK's spans through otlp-transformer's protobuf and JSON serializers decode alike", () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const tracer = provider.getTracer('scope', '1.2.3');
+    const parent = tracer.startSpan('parent', { kind: 1, attributes: { s: 'é ☃', i: -5, big: 2 ** 40, b: true, d: 1.5, arr: ['x', 'y'], nums: [1, 2] } });
+    parent.addEvent('ev', { k: 1 });
+    parent.setStatus({ code: 2, message: 'bad' });
+    parent.end();
+    const child = tracer.startSpan('child', {
+      kind: 3,
+      links: [{ context: parent.spanContext(), attributes: { why: 'because' } }],
+      attributes: { long: 'x'.repeat(300) },
+    });
+    child.end();
+    const spans = exporter.getFinishedSpans();
+    const proto = decodeProtobuf(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!));
+    const json = decodeJson(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)!));
+    assert.deepEqual(proto, json);
+    const got = proto.resourceSpans[0]!.scopeSpans[0]!.spans;
+    assert.equal(got.length, 2);
+    assert.deepEqual(got[0]!.attributes!.find((a) => a.key === 'i')!.value, { intValue: '-5' });
+    assert.equal(got[1]!.links![0]!.spanId, parent.spanContext().spanId);
+  });
+});
+
+const sink: Sink = { push: () => undefined, statementJson: (t) => JSON.stringify({ stringValue: t }), statementProto: encodedString };
+
+function svcSpans(): Recorded[] {
+  const root = new Recorded(
+    new Ctx('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1, 'vendor=a,other=b'),
+    undefined,
+    'POST /v1/graphql',
+    2,
+    { 'svc.role': 'user', n: 3, neg: -1234567890123, ratio: 0.25, flag: false, list: ['a', 'b'], nothing: undefined },
+    undefined,
+    sink,
+  );
+  root.setAttribute('svc.role', 'admin'); // the later value wins
+  root.setAttribute('http.response.status_code', 200);
+  root.recordException({ name: 'validation-failed', message: 'field "x" not found ✗', stack: 'at here' });
+  root.setStatus({ code: 2, message: 'field "x" not found ✗' });
+  const sql = new Recorded(
+    new Ctx('4bf92f3577b34da6a3ce929d0e0e4736', 'b7ad6b7169203331', 1, undefined),
+    '00f067aa0ba902b7',
+    'svc.sql',
+    3,
+    { 'db.system': 'postgresql', 'db.statement': `SELECT ${'"x", '.repeat(100)}1 WHERE id = $1`, 'db.response.returned_rows': 1 },
+    [
+      {
+        context: { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b9c7c989f97918e1', traceFlags: 1, traceState: new TraceState('k=v') },
+        attributes: { why: 'event' },
+      },
+    ],
+    sink,
+  );
+  sql.addEvent('no attributes');
+  const long = new Recorded(
+    new Ctx('0af7651916cd43dd8448eb211c80319c', '53995c3f42cd8ad8', 1, undefined),
+    undefined,
+    'n'.repeat(20_000),
+    1,
+    undefined,
+    undefined,
+    sink,
+  );
+  for (const s of [sql, root, long]) s.end();
+  return [sql, root, long];
+}
+
+describe("Svc's spans", () => {
+  test('protobuf and JSON carry the same content, field by field', () => {
+    const resource = { 'service.name': 'svc', 'service.version': '9.9.9', pid: 42 };
+    const batch = svcSpans();
+    const proto = decodeProtobuf(protoBatches(resource)(batch));
+    const json = decodeJson(jsonBatches(resource)(batch).toString('utf8'));
+    assert.deepEqual(proto, json);
+    const [sql, root, long] = proto.resourceSpans[0]!.scopeSpans[0]!.spans;
+    assert.deepEqual(proto.resourceSpans[0]!.scopeSpans[0]!.scope, { name: 'svc', version: proto.resourceSpans[0]!.scopeSpans[0]!.scope!.version });
+    assert.equal(root!.traceState, 'vendor=a,other=b');
+    assert.equal(sql!.parentSpanId, '00f067aa0ba902b7');
+    const attr = (k: string) => root!.attributes!.find((a) => a.key === k)?.value;
+    assert.deepEqual(attr('svc.role'), { stringValue: 'admin' });
+    assert.equal(root!.attributes!.filter((a) => a.key === 'svc.role').length, 1);
+    assert.deepEqual(attr('neg'), { intValue: '-1234567890123' });
+    assert.deepEqual(attr('ratio'), { doubleValue: 0.25 });
+    assert.deepEqual(attr('flag'), { boolValue: false });
+    assert.deepEqual(attr('list'), { arrayValue: { values: [{ stringValue: 'a' }, { stringValue: 'b' }] } });
+    assert.equal(attr('nothing'), undefined);
+    assert.deepEqual(root!.status, { code: 2, message: 'field "x" not found ✗' });
+    assert.equal(root!.events![0]!.name, 'exception');
+    assert.deepEqual(sql!.links, [
+      {
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        spanId: 'b9c7c989f97918e1',
+        traceState: 'k=v',
+        attributes: [{ key: 'why', value: { stringValue: 'event' } }],
+      },
+    ]);
+    assert.equal(long!.name.length, 20_000);
+    assert.ok(BigInt(sql!.endTimeUnixNano) >= BigInt(sql!.startTimeUnixNano));
+    assert.ok(Math.abs(Number(BigInt(root!.startTimeUnixNano) / 1_000_000n) - Date.now()) < 60_000);
+  });
+
+  test('a batch of 512 spans: the statement text encoded once is the same every time; the payload is smaller than the JSON one', () => {
+    const batch = Array.from({ length: 256 }, () => svcSpans().slice(0, 2)).flat(); // the request and statement spans
+    const proto = protoBatches({ 'service.name': 'svc' })(batch);
+    const json = jsonBatches({ 'service.name': 'svc' })(batch);
+    assert.deepEqual(decodeProtobuf(proto), decodeJson(json.toString('utf8')));
+    assert.ok(proto.length < json.length * 0.8, `${proto.length} vs ${json.length}`);
+  });
+});
+
+describe('the writers', () => {
+  test('fixed64 nanoseconds and negative int64s, against BigInt arithmetic', () => {
+    const w = new ProtoWriter(16);
+    const cases = [0, 0.5, 1, 1795765429119.478452, 1795765429119.9999999, 4102444800000.000001, 2 ** 41 + 0.123456, Date.now() + 0.999999];
+    for (const ms of cases) {
+      w.pos = 0;
+      w.nanos(ms);
+      const whole = Math.floor(ms);
+      const frac = Math.round((ms - whole) * 1e6);
+      assert.equal(w.buf.readBigUInt64LE(0), BigInt(whole) * 1_000_000n + BigInt(frac), String(ms));
+    }
+    for (const v of [-1, -2, -127, -128, -(2 ** 31), -(2 ** 32), -(2 ** 32) - 1, -(2 ** 53) + 1, 0, 1, 127, 128, 2 ** 53 - 1]) {
+      w.pos = 0;
+      w.int64(v);
+      let got = 0n;
+      for (let i = 0; i < w.pos; i++) got |= BigInt(w.buf[i]! & 0x7f) << BigInt(7 * i);
+      assert.equal(BigInt.asIntN(64, got), BigInt(v), String(v));
+      assert.equal(w.pos, v < 0 ? 10 : Math.max(1, Math.ceil(Math.log2(v + 1) / 7)), `length of ${v}`);
+    }
+  });
+
+  test('OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL: protobuf by default, JSON on request, the traces variable first', () => {
+    assert.equal(otlpProtocol({}), 'http/protobuf');
+    assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), 'http/json');
+    assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }), 'http/protobuf');
+    assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: ' HTTP/JSON ' }), 'http/json');
+    const warned: string[] = [];
+    const log = { warn: (_o: unknown, m: string) => void warned.push(m) } as any;
+    assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, log), 'http/protobuf');
+    assert.match(warned[0]!, /grpc is not supported/);
+  });
+});
