@@ -18,10 +18,8 @@
  */
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 
-/** a hex digit's value by its char code (lowercase and uppercase) */
-const NIBBLE = new Uint8Array(128);
-for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i;
-for (let i = 0; i < 6; i++) NIBBLE[97 + i] = NIBBLE[65 + i] = 10 + i;
+/** a hex digit's value from its char code (0-9, a-f, A-F), without a branch (random digits would mispredict one half the time) */
+const nibble = (c: number): number => (c & 0xf) + (c >> 6) * 9;
 
 /** the tag byte of field `field` (< 16) with wire type `wire` */
 export const tag = (field: number, wire: 0 | 1 | 2 | 5): number => (field << 3) | wire;
@@ -30,7 +28,14 @@ export class ProtoWriter {
   buf: Buffer;
   pos = 0;
 
-  constructor(size = 64 * 1024) {
+  /**
+   * @param keys KeyValue key fields by attribute name, shared by the writers of one exporter (the
+   * names are a small fixed set: each encoded once)
+   */
+  constructor(
+    size = 64 * 1024,
+    readonly keys: Map<string, Buffer> = new Map(),
+  ) {
     this.buf = Buffer.allocUnsafeSlow(size);
   }
 
@@ -128,7 +133,7 @@ export class ProtoWriter {
     b[p++] = tag(field, 2);
     b[p++] = n;
     // a loop in JS: for 8 or 16 bytes, cheaper than a call into Buffer's C++ hex decoder
-    for (let i = 0; i < hex.length; i += 2) b[p++] = (NIBBLE[hex.charCodeAt(i)]! << 4) | NIBBLE[hex.charCodeAt(i + 1)]!;
+    for (let i = 0; i < hex.length; i += 2) b[p++] = (nibble(hex.charCodeAt(i)) << 4) | nibble(hex.charCodeAt(i + 1));
     this.pos = p;
   }
 
@@ -162,9 +167,18 @@ export class ProtoWriter {
 
   /** bytes encoded before (a key, a statement's value) */
   raw(bytes: Buffer): void {
-    this.room(bytes.length);
-    bytes.copy(this.buf, this.pos);
-    this.pos += bytes.length;
+    const n = bytes.length;
+    this.room(n);
+    if (n > 64) {
+      bytes.copy(this.buf, this.pos);
+      this.pos += n;
+      return;
+    }
+    // a few bytes (a key): a loop costs less than Buffer#copy's checks
+    const b = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) b[p++] = bytes[i]!;
+    this.pos = p;
   }
 
   /** starts field `field` (length-delimited): returns where its length goes, for close() */
@@ -235,16 +249,14 @@ export function anyValue(w: ProtoWriter, v: AttributeValue): void {
   }
 }
 
-/** KeyValue's key field (`0x0a len key`) per attribute name: the names are a small fixed set, encoded once each */
-const KEYS = new Map<string, Buffer>();
-const scratch = new ProtoWriter(256);
-export function keyBytes(k: string): Buffer {
-  let b = KEYS.get(k);
+/** KeyValue's key field (`0x0a len key`) of an attribute name, from the writer's shared memo (bounded: 1,024 names) */
+function keyBytes(w: ProtoWriter, k: string): Buffer {
+  let b = w.keys.get(k);
   if (b === undefined) {
-    scratch.pos = 0;
-    scratch.string(1, k);
-    b = scratch.copy();
-    if (KEYS.size < 1024) KEYS.set(k, b);
+    const once = new ProtoWriter(k.length * 3 + 8);
+    once.string(1, k);
+    b = once.copy();
+    if (w.keys.size < 1024) w.keys.set(k, b);
   }
   return b;
 }
@@ -252,7 +264,7 @@ export function keyBytes(k: string): Buffer {
 /** one attribute as field `field` (a KeyValue), its value written by `value` or taken from `encoded` (an AnyValue's fields) */
 export function keyValue(w: ProtoWriter, field: number, k: string, v: AttributeValue, encoded?: Buffer): void {
   const kv = w.open(field);
-  w.raw(keyBytes(k));
+  w.raw(keyBytes(w, k));
   const val = w.open(2);
   if (encoded) w.raw(encoded);
   else anyValue(w, v);

@@ -183,7 +183,7 @@ function setAgain(pairs: ReadonlyArray<string | AttributeValue>, key: string, fr
   return false;
 }
 
-/** A sampled span: its fields until end(), then itself in the exporter's queue (written as OTLP/JSON with its batch) */
+/** A sampled span: its fields until end(), then itself in the exporter's queue (encoded with its batch) */
 export class Recorded implements Span {
   /** the attributes given at the start (the caller's object, not copied: call sites build a fresh literal per span) */
   private readonly attrs: Attributes | undefined;
@@ -229,7 +229,8 @@ export class Recorded implements Span {
       attributesOrTime === undefined || typeof attributesOrTime === 'number' || attributesOrTime instanceof Date || Array.isArray(attributesOrTime);
     const attrs = isTime ? undefined : (attributesOrTime as Attributes);
     const at = timeOf(isTime ? (attributesOrTime as TimeInput | undefined) : time);
-    (this.events ??= []).push({ name, at, attrs });
+    // copied: the caller may reuse its object before the span is written (events are rare: errors)
+    (this.events ??= []).push({ name, at, attrs: attrs && { ...attrs } });
     return this;
   }
   addLink(link: Link): this {
@@ -405,8 +406,9 @@ export function protoBatches(resource: Attributes): (batch: Recorded[]) => Buffe
   once.string(2, scope.version);
   once.close(sc);
   const scopeField = once.copy();
+  const keys = new Map<string, Buffer>();
   return (batch) => {
-    const w = new ProtoWriter(256 + batch.length * 512);
+    const w = new ProtoWriter(256 + batch.length * 512, keys);
     const rs = w.open(1); // ExportTraceServiceRequest.resource_spans
     w.raw(resourceField);
     const ss = w.open(2); // ResourceSpans.scope_spans
