@@ -21,6 +21,25 @@ import type { Attributes, AttributeValue } from '@opentelemetry/api';
 /** a hex digit's value from its char code (0-9, a-f, A-F), without a branch (random digits would mispredict one half the time) */
 const nibble = (c: number): number => (c & 0xf) + (c >> 6) * 9;
 
+/** writes non-negative `v` (up to 2^53) as a varint at `p` of `b` (room checked by the caller); returns the position after it */
+function putVarint(b: Buffer, p: number, v: number): number {
+  if (v < 0x80) {
+    b[p] = v;
+    return p + 1;
+  }
+  if (v < 0x4000) {
+    b[p] = (v & 0x7f) | 0x80;
+    b[p + 1] = v >>> 7;
+    return p + 2;
+  }
+  while (v >= 0x80) {
+    b[p++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  b[p] = v;
+  return p + 1;
+}
+
 /** the tag byte of field `field` (< 16) with wire type `wire` */
 export const tag = (field: number, wire: 0 | 1 | 2 | 5): number => (field << 3) | wire;
 
@@ -57,21 +76,7 @@ export class ProtoWriter {
   /** a non-negative integer (up to 2^53) as a varint */
   varint(v: number): void {
     this.room(10);
-    const b = this.buf;
-    if (v < 0x80) {
-      b[this.pos++] = v;
-      return;
-    }
-    if (v < 0x4000) {
-      b[this.pos++] = (v & 0x7f) | 0x80;
-      b[this.pos++] = v >>> 7;
-      return;
-    }
-    while (v >= 0x80) {
-      b[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    b[this.pos++] = v;
+    this.pos = putVarint(this.buf, this.pos, v);
   }
 
   /** an int64 (a safe integer, maybe negative: ten bytes of two's complement, as protobuf does) */
@@ -200,18 +205,12 @@ export class ProtoWriter {
     this.room(size - 1);
     this.buf.copyWithin(at + size, at + 1, this.pos);
     this.pos += size - 1;
-    let v = len;
-    let p = at;
-    while (v >= 0x80) {
-      this.buf[p++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[p] = v;
+    putVarint(this.buf, at, len);
   }
 
-  /** the bytes written since `from` (a copy) */
-  copy(from = 0): Buffer {
-    return Buffer.from(this.buf.subarray(from, this.pos));
+  /** the bytes written (a copy) */
+  copy(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.pos));
   }
 }
 
