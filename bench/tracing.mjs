@@ -9,8 +9,10 @@
 //                 on-nocomment: an earlier tracing implementation against this one)
 //   off           this tree, tracing not configured (the default)
 //   on            this tree, OTLP to a local receiver (a separate process that accepts and drops the
-//                 payloads), 100 % sampling (the SDK's default parentbased_always_on)
-//   on-nocomment  as `on` with --tracing-sql-comment=false (statements stay prepared)
+//                 payloads), 100 % sampling (the SDK's default parentbased_always_on), SQL comments
+//                 as by default (auto: a fast prepared statement keeps its plan, without the comment)
+//   on-always     as `on` with --tracing-sql-comment=always (every statement commented, so unnamed)
+//   on-nocomment  as `on` with --tracing-sql-comment=never
 //   on-unsampled  as `on` with OTEL_TRACES_SAMPLER=always_off (nothing recorded or exported)
 // Prints req/s and p99 per target and round, and the median per target. The database is
 // svc_bench_obs (10,000 articles: a_pk is a primary-key lookup, the table size does not matter).
@@ -34,8 +36,8 @@ const { values: opts } = parseArgs({
     // the same request rate, where CPU per request is comparable; 0 = as fast as possible)
     delay: { type: 'string', default: '0' },
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
-    // a comma-separated subset of off,on,on-nocomment,on-unsampled (default: all; `before` comes with --base-dist)
-    targets: { type: 'string', default: 'off,on,on-nocomment,on-unsampled' },
+    // a comma-separated subset of off,on,on-always,on-nocomment,on-unsampled (default: all; `before` comes with --base-dist)
+    targets: { type: 'string', default: 'off,on,on-always,on-nocomment,on-unsampled' },
     // how the --base-dist build runs: as one of the targets (its flags and environment)
     'base-as': { type: 'string', default: 'off' },
   },
@@ -132,6 +134,8 @@ try {
   const setups = {
     off: [[], {}],
     on: [otlp, {}],
+    'on-always': [[...otlp, '--tracing-sql-comment', 'always'], {}],
+    // `false`: never (also understood by builds before `auto`)
     'on-nocomment': [[...otlp, '--tracing-sql-comment', 'false'], {}],
     // tracing configured, no request sampled: the cost of the context and of non-recording spans
     'on-unsampled': [otlp, { OTEL_TRACES_SAMPLER: 'always_off' }],
@@ -170,7 +174,9 @@ try {
     // other load on the machine only adds cost: the best round is the least disturbed estimate
     const best = Math.min(...results[t.name].map((r) => r.cpuUs));
     const refBest = Math.min(...results[refName].map((r) => r.cpuUs));
-    console.log(`${t.name.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s (${((rps / ref) * 100).toFixed(1)} %)  p99 ${median(results[t.name].map((r) => r.p99)).toFixed(2)} ms  server CPU ${cpu.toFixed(1)} µs/req (${((cpu / refCpu) * 100).toFixed(1)} %), best round ${best.toFixed(1)} µs/req (${((best / refBest) * 100).toFixed(1)} %)`);
+    // each round's ratio to the reference's in the same round (the machine's speed drifts between rounds)
+    const paired = median(results[t.name].map((r, i) => r.rps / results[refName][i].rps));
+    console.log(`${t.name.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s (${((rps / ref) * 100).toFixed(1)} %; paired by round ${(paired * 100).toFixed(1)} %)  p99 ${median(results[t.name].map((r) => r.p99)).toFixed(2)} ms  server CPU ${cpu.toFixed(1)} µs/req (${((cpu / refCpu) * 100).toFixed(1)} %), best round ${best.toFixed(1)} µs/req (${((best / refBest) * 100).toFixed(1)} %)`);
   }
 } finally {
   for (const t of targets) t.child.kill('SIGTERM');

@@ -51,6 +51,20 @@ describe('parseConfig', () => {
     assert.deepEqual(config.jwtSecret, { type: 'HS256', key: '0123456789abcdef0123456789abcdef' });
   });
 
+  test('--tracing-sql-comment: auto by default; always, never, and the boolean spellings of an earlier release', () => {
+    assert.equal(parse([]).config.tracingSqlComment, 'auto');
+    assert.equal(parse([]).config.tracingSqlCommentMinMs, 5);
+    assert.equal(parse(['--tracing-sql-comment', 'always']).config.tracingSqlComment, 'always');
+    assert.equal(parse(['--tracing-sql-comment', 'true']).config.tracingSqlComment, 'always');
+    assert.equal(parse([], { SVC_GRAPHQL_TRACING_SQL_COMMENT: 'false' }).config.tracingSqlComment, 'never');
+    assert.equal(parse(['--tracing-sql-comment=NEVER']).config.tracingSqlComment, 'never');
+    assert.equal(parse([], { SVC_GRAPHQL_TRACING_SQL_COMMENT_MIN_MS: '20' }).config.tracingSqlCommentMinMs, 20);
+    assert.throws(
+      () => parse(['--tracing-sql-comment', 'sometimes']),
+      (e: unknown) => e instanceof ConfigError && /expected one of auto, always, never/.test(e.message),
+    );
+  });
+
   test('flags win over environment variables', () => {
     const env = { SVC_GRAPHQL_SERVER_PORT: '9090', SVC_GRAPHQL_ADMIN_SECRET: 'from-env', SVC_GRAPHQL_LOG_LEVEL: 'debug' };
     const { config } = parse(['serve', '--server-port', '7070', '--admin-secret=from-flag'], env);

@@ -44,7 +44,6 @@ const ALLOWED: Record<string, string> = {
   'metadata/registry.ts:OPS': 'the op table, filled once at load by defineOp (side-effect imports of metadata/ops), read only after',
   // process-wide by nature
   'core/tracing.ts:tracing': "OpenTelemetry's API is process-global (context manager, propagator): one tracer for the process (server/tracing.ts)",
-  'server/tracing.ts:idAt': "the read position in the pool of random bytes span ids are cut from (the process's one tracer)",
   'server/tracing.ts:KEY_JSON': 'bounded memo of a pure attribute-key JSON encoding',
 };
 

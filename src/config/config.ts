@@ -120,8 +120,14 @@ export interface Config {
   projectDir?: string;
   /** OTLP/HTTP endpoint of traces (src/server/tracing.ts); the OTEL_EXPORTER_OTLP_* variables work too */
   otlpEndpoint?: string;
-  /** with tracing on, sampled requests' SQL carries a sqlcommenter traceparent comment */
-  tracingSqlComment: boolean;
+  /**
+   * with tracing on, which of a sampled request's statements carry a sqlcommenter traceparent
+   * comment: `auto` those not known to run faster than tracingSqlCommentMinMs (a commented
+   * statement cannot use its prepared plan), `always`, `never`
+   */
+  tracingSqlComment: 'auto' | 'always' | 'never';
+  /** `auto`: a prepared statement whose recent runs took less than this many ms is sent without the comment */
+  tracingSqlCommentMinMs: number;
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'json' | 'enum' | 'list';
@@ -593,8 +599,18 @@ export const OPTIONS: readonly Option[] = [
     key: 'tracingSqlComment',
     flag: 'tracing-sql-comment',
     env: 'SVC_GRAPHQL_TRACING_SQL_COMMENT',
-    kind: 'bool',
-    description: "with tracing on, sampled requests' SQL carries a /*traceparent=…*/ comment (sqlcommenter); such statements are not prepared (default true)",
+    kind: 'enum',
+    values: ['auto', 'always', 'never', 'true', 'false'],
+    description:
+      "with tracing on, which of a sampled request's statements carry a /*traceparent=…*/ comment (sqlcommenter; a commented statement is parsed and planned again): auto (default: all but prepared statements whose recent runs were faster than --tracing-sql-comment-min-ms), always (true), never (false)",
+  },
+  {
+    key: 'tracingSqlCommentMinMs',
+    flag: 'tracing-sql-comment-min-ms',
+    env: 'SVC_GRAPHQL_TRACING_SQL_COMMENT_MIN_MS',
+    kind: 'int',
+    description:
+      'with --tracing-sql-comment auto: prepared statements whose recent runs took less than this many milliseconds keep their plan and go without the comment (default 5)',
   },
   {
     key: 'projectDir',
@@ -661,7 +677,8 @@ export function defaultConfig(): Config {
     roleSchemaCacheMaxBytes: 256 * 1024 * 1024,
     outboundDenyPrivate: false,
     outboundAllowHosts: [],
-    tracingSqlComment: true,
+    tracingSqlComment: 'auto',
+    tracingSqlCommentMinMs: 5,
   };
 }
 
@@ -689,6 +706,8 @@ function convert(opt: Option, raw: string, source: string): unknown {
     case 'enum': {
       const v = opt.key === 'authHookMode' ? raw.toUpperCase() : raw.toLowerCase();
       if (!opt.values!.includes(v)) throw bad(`expected one of ${opt.values!.join(', ')}, got ${JSON.stringify(raw)}`);
+      // the boolean spellings of an earlier release
+      if (opt.key === 'tracingSqlComment') return v === 'true' ? 'always' : v === 'false' ? 'never' : v;
       return v;
     }
     case 'json':

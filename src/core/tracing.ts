@@ -36,8 +36,16 @@ export interface Tracing {
   traceparent(span: Span | undefined): string | undefined;
   /** the trace id of a span */
   traceId(span: Span): string;
-  /** SQL statements carry a sqlcommenter `traceparent` comment (sampled requests only) */
-  readonly sqlComment: boolean;
+  /**
+   * the sqlcommenter comment (` /*traceparent='…'*\/`) for a statement under `span`, or '' (not
+   * sampled, comments off, or — `auto` — `key`, a prepared statement's name, has been running
+   * faster than the threshold: it keeps its plan)
+   */
+  sqlComment(span: Span, key: string | undefined): string;
+  /** whether statementTook wants the durations of prepared statements (`auto`) */
+  readonly timesStatements: boolean;
+  /** a traced prepared statement's duration (ms), for sqlComment's `auto` */
+  statementTook(key: string, ms: number): void;
   /** exports the spans ended so far */
   flush(): Promise<void>;
   shutdown(): Promise<void>;

@@ -12,6 +12,7 @@ import { PreparedQuery } from './prepared.js';
 import type { QueryResultLike, Statement } from './statement.js';
 import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Span, type Tracing } from '../core/tracing.js';
+import type { Attributes } from '@opentelemetry/api';
 import type { HistogramChild } from '../core/histogram.js';
 
 export interface Queryable {
@@ -92,29 +93,25 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
   t: Tracing,
   parent: Span | undefined,
   texts: string | readonly Statement[],
-  run: (comment: string) => Promise<R>,
+  run: (comment: string, clock?: Clock) => Promise<R>,
+  key?: string,
 ): Promise<R> {
   // statements outside any span (the background workers' polls, metadata sync) make no root spans
   if (parent === undefined) return run('');
   const text = typeof texts === 'string' ? texts : texts.map((st) => st.text).join(';\n');
-  const op = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
-  const span = t.start(
-    'svc.sql',
-    {
-      'db.system': 'postgresql',
-      'db.operation': op,
-      'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
-      ...(typeof texts === 'string' ? {} : { 'db.statement.count': texts.length }),
-    },
-    { kind: 'client', parent },
-  );
-  let comment = '';
-  if (t.sqlComment) {
-    const sc = span.spanContext();
-    if (sc.traceFlags & 1) comment = ` /*traceparent='00-${sc.traceId}-${sc.spanId}-01'*/`;
-  }
-  return run(comment).then(
+  const attrs: Attributes = {
+    'db.system': 'postgresql',
+    'db.operation': operationOf(text),
+    'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
+  };
+  if (typeof texts !== 'string') attrs['db.statement.count'] = texts.length;
+  const span = t.start('svc.sql', attrs, { kind: 'client', parent });
+  const comment = t.sqlComment(span, key);
+  // `auto` comments: how long the statement ran (from when it had a connection: not the pool's queue)
+  const clock = key !== undefined && t.timesStatements ? { at: performance.now() } : undefined;
+  return run(comment, clock).then(
     (r) => {
+      if (clock) t.statementTook(key!, performance.now() - clock.at);
       const rows = Array.isArray(r)
         ? r.reduce((n: number, x) => n + (((x as { value?: QueryResultLike }).value ?? (x as QueryResultLike))?.rowCount ?? 0), 0)
         : (r.rowCount ?? r.rows.length);
@@ -123,12 +120,40 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
       return r;
     },
     (e: unknown) => {
+      if (clock) t.statementTook(key!, performance.now() - clock.at);
       const pgErr = asPgError(e);
       t.fail(span, pgErr?.code ?? 'error', e instanceof Error ? e.message : String(e));
       span.end();
       throw e;
     },
   );
+}
+
+/** when a traced statement started running (set again once it has a connection) */
+interface Clock {
+  at: number;
+}
+
+/** db.operation: the statement's first keyword, upper-cased (SELECT, INSERT, WITH…) */
+function operationOf(text: string): string {
+  let i = 0;
+  while (i < text.length && text.charCodeAt(i) <= 32) i++;
+  let j = i;
+  for (; j < text.length; j++) {
+    const c = text.charCodeAt(j) | 0x20;
+    if (c < 0x61 || c > 0x7a) break;
+  }
+  return j > i ? text.slice(i, j).toUpperCase() : 'SQL';
+}
+
+/** the key of a pipeline or batch for sqlComment's `auto`: its statements' names, when all are prepared */
+function keyOf(statements: readonly Statement[]): string | undefined {
+  let key = '';
+  for (const st of statements) {
+    if (!st.name) return undefined;
+    key += key ? `\u0000${st.name}` : st.name;
+  }
+  return key || undefined;
 }
 
 /** statements with the trace comment appended (and unnamed: the text differs per request) */
@@ -367,7 +392,13 @@ class PoolDb implements Db {
     const t = tracing;
     // a commented text is sent unnamed (parsed every time), its columns still those of `name`
     if (t && span)
-      return traced(t, span, text, (c) => (c ? this.preparedNow('', text + c, values, cancel, name) : this.preparedNow(name, text, values, cancel)));
+      return traced(
+        t,
+        span,
+        text,
+        (c, clock) => (c ? this.preparedNow('', text + c, values, cancel, name, clock) : this.preparedNow(name, text, values, cancel, name, clock)),
+        name,
+      );
     return this.preparedNow(name, text, values, cancel);
   }
 
@@ -376,14 +407,19 @@ class PoolDb implements Db {
    * driver-side Query/Result objects). `columnsOf`: the name whose columns the statement has (a
    * named statement's own; the name of the text a trace comment was appended to, sent unnamed).
    */
-  private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken, columnsOf = name): Promise<QueryResultLike> {
+  private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken, columnsOf = name, clock?: Clock): Promise<QueryResultLike> {
     const stmt = this.usePrepared ? name : '';
     const known = this.usePrepared ? columnsOf : '';
-    return this.onClient((client, done) => {
-      const columns = known ? this.columns.get(known) : undefined;
-      const learn = known && columns === undefined ? (c: readonly string[]) => this.learnColumns(known, c) : undefined;
-      void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
-    }, cancel);
+    return this.onClient(
+      (client, done) => {
+        const columns = known ? this.columns.get(known) : undefined;
+        const learn = known && columns === undefined ? (c: readonly string[]) => this.learnColumns(known, c) : undefined;
+        void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
+      },
+      cancel,
+      false,
+      clock,
+    );
   }
 
   /**
@@ -396,6 +432,7 @@ class PoolDb implements Db {
     run: (client: pg.PoolClient, done: (e: Error | null, r?: QueryResultLike) => void) => void,
     cancel?: CancelToken,
     dropOnError = false,
+    clock?: Clock,
   ): Promise<QueryResultLike> {
     if (cancel?.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
     return new Promise<QueryResultLike>((resolve, reject) => {
@@ -404,6 +441,7 @@ class PoolDb implements Db {
           reject(err ?? new Error('no connection'));
           return;
         }
+        if (clock) clock.at = performance.now();
         let cancelled = false;
         let settled = false;
         const done = (e: Error | null, r?: QueryResultLike) => {
@@ -587,17 +625,17 @@ class PoolDb implements Db {
         self.statementCount++;
         self.roundTrips++;
         const t = tracing;
-        if (t && span) return traced(t, span, text, (c) => send(c ? { text: text + c, values } : { name, text, values }));
+        if (t && span) return traced(t, span, text, (c) => send(c ? { text: text + c, values } : { name, text, values }), name);
         return send({ name, text, values });
       },
       pipeline(statements) {
         const t = tracing;
-        if (t && span) return traced(t, span, statements, (c) => pipeline(withComment(statements, c)));
+        if (t && span) return traced(t, span, statements, (c) => pipeline(withComment(statements, c)), keyOf(statements));
         return pipeline(statements);
       },
       batch(statements) {
         const t = tracing;
-        if (t && span) return traced(t, span, statements, (c) => batch(withComment(statements, c)));
+        if (t && span) return traced(t, span, statements, (c) => batch(withComment(statements, c)), keyOf(statements));
         return batch(statements);
       },
       multi(text) {

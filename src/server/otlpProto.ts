@@ -142,6 +142,17 @@ export class ProtoWriter {
     this.pos = p;
   }
 
+  /** field `field`: `n` bytes of `bytes` from `at` (a trace or span id) */
+  id(field: number, bytes: Buffer, at: number, n: number): void {
+    this.room(2 + n);
+    const b = this.buf;
+    let p = this.pos;
+    b[p++] = tag(field, 2);
+    b[p++] = n;
+    for (let i = at; i < at + n; i++) b[p++] = bytes[i]!;
+    this.pos = p;
+  }
+
   /** field `field`: a string */
   string(field: number, s: string): void {
     const n = s.length;

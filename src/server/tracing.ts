@@ -43,22 +43,7 @@ export function otlpTracesUrl(config: Pick<Config, 'otlpEndpoint'>, env: NodeJS.
   return { configured: !!(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT) };
 }
 
-// ---- ids and times ----------------------------------------------------------------------------
-
-const ID_POOL = Buffer.allocUnsafe(8192);
-let idAt = ID_POOL.length;
-/** `bytes` random bytes as lowercase hex, never all zeros (an invalid id) */
-function randomHex(bytes: 8 | 16): string {
-  for (;;) {
-    if (idAt + bytes > ID_POOL.length) {
-      randomFillSync(ID_POOL);
-      idAt = 0;
-    }
-    const s = ID_POOL.toString('hex', idAt, idAt + bytes);
-    idAt += bytes;
-    if (s !== (bytes === 8 ? '0000000000000000' : '00000000000000000000000000000000')) return s;
-  }
-}
+// ---- times ---------------------------------------------------------------------------------------
 
 const ORIGIN_MS = performance.timeOrigin;
 /** now, in ms since the epoch with sub-ms precision (performance.now() on the time origin) */
@@ -133,14 +118,38 @@ interface SpanEvent {
   attrs: Attributes | undefined;
 }
 
-/** The context of a span: ids and flags (also what an unsampled span is) */
+/**
+ * The context of a span: ids and flags (also what an unsampled span is). The ids are bytes: a trace
+ * id (16) and a span id (8) at offsets of slabs shared by many spans (random bytes, never
+ * rewritten once handed out; or a remote parent's parsed ids), written into payloads as they are;
+ * their hex is made only when asked for (the response's trace id header, an outbound traceparent).
+ */
 export class Ctx implements SpanContext {
   constructor(
-    readonly traceId: string,
-    readonly spanId: string,
+    readonly traceBytes: Buffer,
+    readonly traceAt: number,
+    readonly spanBytes: Buffer,
+    readonly spanAt: number,
     public traceFlags: number,
     readonly tracestate: string | undefined,
+    private traceHex?: string,
+    private spanHex?: string,
   ) {}
+  /** a context from hex ids (a remote parent, tests) */
+  static fromHex(traceId: string, spanId: string, traceFlags: number, tracestate: string | undefined): Ctx {
+    const b = Buffer.from(traceId + spanId, 'hex');
+    return new Ctx(b, 0, b, 16, traceFlags, tracestate, traceId, spanId);
+  }
+  get traceId(): string {
+    return (this.traceHex ??= this.traceBytes.toString('hex', this.traceAt, this.traceAt + 16));
+  }
+  get spanId(): string {
+    return (this.spanHex ??= this.spanBytes.toString('hex', this.spanAt, this.spanAt + 8));
+  }
+  /** the trace id's hex if made already (a child shares it) */
+  get knownTraceId(): string | undefined {
+    return this.traceHex;
+  }
 }
 
 /** A span that records nothing (not sampled): it carries its context to children and outbound calls */
@@ -197,7 +206,7 @@ export class Recorded implements Span {
   private end_ = 0;
   constructor(
     readonly ctx: Ctx,
-    private readonly parentSpanId: string | undefined,
+    private readonly parent: Ctx | undefined,
     private name: string,
     private readonly kind: number,
     attrs: Attributes | undefined,
@@ -295,15 +304,16 @@ export class Recorded implements Span {
       for (const l of this.links)
         links += `${links ? ',' : ''}{"traceId":"${l.context.traceId}","spanId":"${l.context.spanId}"${l.context.traceState ? `,"traceState":${JSON.stringify(l.context.traceState.serialize())}` : ''}${l.attributes ? `,"attributes":[${attributesJson(l.attributes)}]` : ''}}`;
     const st = this.status;
-    return `{"traceId":"${c.traceId}","spanId":"${c.spanId}"${c.tracestate ? `,"traceState":${JSON.stringify(c.tracestate)}` : ''}${this.parentSpanId ? `,"parentSpanId":"${this.parentSpanId}"` : ''},"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(ORIGIN_MS + this.start)}","endTimeUnixNano":"${nanos(ORIGIN_MS + this.end_)}"${attrs ? `,"attributes":[${attrs}]` : ''}${events ? `,"events":[${events}]` : ''}${st && st.code ? `,"status":{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : ''}${links ? `,"links":[${links}]` : ''}}`;
+    return `{"traceId":"${c.traceId}","spanId":"${c.spanId}"${c.tracestate ? `,"traceState":${JSON.stringify(c.tracestate)}` : ''}${this.parent ? `,"parentSpanId":"${this.parent.spanId}"` : ''},"name":${JSON.stringify(this.name)},"kind":${this.kind},"startTimeUnixNano":"${nanos(ORIGIN_MS + this.start)}","endTimeUnixNano":"${nanos(ORIGIN_MS + this.end_)}"${attrs ? `,"attributes":[${attrs}]` : ''}${events ? `,"events":[${events}]` : ''}${st && st.code ? `,"status":{"code":${st.code}${st.message ? `,"message":${JSON.stringify(st.message)}` : ''}}` : ''}${links ? `,"links":[${links}]` : ''}}`;
   }
   /** OTLP/protobuf: the Span message's fields (the same content as json()) */
   proto(w: ProtoWriter): void {
     const c = this.ctx;
-    w.hexId(1, c.traceId);
-    w.hexId(2, c.spanId);
+    w.id(1, c.traceBytes, c.traceAt, 16);
+    w.id(2, c.spanBytes, c.spanAt, 8);
     if (c.tracestate) w.string(3, c.tracestate);
-    if (this.parentSpanId) w.hexId(4, this.parentSpanId);
+    const p = this.parent;
+    if (p) w.id(4, p.spanBytes, p.spanAt, 8);
     w.string(5, this.name);
     w.byte(tag(6, 0));
     w.byte(this.kind);
@@ -372,29 +382,58 @@ export function otlpProtocol(env: NodeJS.ProcessEnv, log?: Logger): 'http/protob
 
 const scope = { name: 'svc', version: VERSION };
 
-/** ExportTraceServiceRequest as OTLP/JSON: span by span into one Buffer (outside V8's heap), no batch-sized string */
-export function jsonBatches(resource: Attributes): (batch: Recorded[]) => Buffer {
+/**
+ * A batch being written: each span is encoded when it ends (added), so an ended span is garbage at
+ * once and a batch waits as one Buffer outside V8's heap, not as span objects the collector would
+ * copy from young to old space while the batch fills.
+ */
+export interface BatchEncoder {
+  /** appends an ended span to the batch */
+  add(span: Recorded): void;
+  /** spans in the batch */
+  readonly count: number;
+  /** the ExportTraceServiceRequest of the batch's spans; the encoder starts a new batch */
+  take(): Buffer;
+}
+
+/** OTLP/JSON batches, span by span into one Buffer (no batch-sized string) */
+export function jsonEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchEncoder {
   const head = `{"resourceSpans":[{"resource":{"attributes":[${attributesJson(resource)}],"droppedAttributesCount":0},"scopeSpans":[{"scope":{"name":"${scope.name}","version":${JSON.stringify(scope.version)}},"spans":[`;
   const tail = ']}]}]}';
-  return (batch) => {
-    let buf = Buffer.allocUnsafeSlow(head.length * 3 + tail.length + batch.length * 1024);
-    let at = buf.write(head, 0, 'utf8');
-    for (let i = 0; i < batch.length; i++) {
-      const text = (i ? ',' : '') + batch[i]!.json();
+  let buf: Buffer;
+  let at = 0;
+  let count = 0;
+  const begin = () => {
+    buf = Buffer.allocUnsafeSlow(Math.max(sizeHint, head.length * 3 + tail.length));
+    at = buf.write(head, 0, 'utf8');
+    count = 0;
+  };
+  begin();
+  return {
+    add(span) {
+      const text = (count ? ',' : '') + span.json();
       if (at + text.length * 3 + tail.length > buf.length) {
         const bigger = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, at + text.length * 3 + tail.length));
         buf.copy(bigger, 0, 0, at);
         buf = bigger;
       }
       at += buf.write(text, at, 'utf8');
-    }
-    at += buf.write(tail, at, 'latin1');
-    return buf.subarray(0, at);
+      count++;
+    },
+    get count() {
+      return count;
+    },
+    take() {
+      at += buf.write(tail, at, 'latin1');
+      const out = buf.subarray(0, at);
+      begin();
+      return out;
+    },
   };
 }
 
-/** ExportTraceServiceRequest as OTLP/protobuf: the resource and scope encoded once, the spans written into one Buffer */
-export function protoBatches(resource: Attributes): (batch: Recorded[]) => Buffer {
+/** OTLP/protobuf batches: the resource and scope encoded once, each span written into the batch's Buffer */
+export function protoEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchEncoder {
   const once = new ProtoWriter(1024);
   const r = once.open(1); // ResourceSpans.resource
   attributes(once, 1, resource);
@@ -407,22 +446,50 @@ export function protoBatches(resource: Attributes): (batch: Recorded[]) => Buffe
   once.close(sc);
   const scopeField = once.copy();
   const keys = new Map<string, Buffer>();
-  return (batch) => {
-    const w = new ProtoWriter(256 + batch.length * 512, keys);
-    const rs = w.open(1); // ExportTraceServiceRequest.resource_spans
+  let w: ProtoWriter;
+  let rs = 0;
+  let ss = 0;
+  let count = 0;
+  const begin = () => {
+    w = new ProtoWriter(sizeHint, keys);
+    rs = w.open(1); // ExportTraceServiceRequest.resource_spans
     w.raw(resourceField);
-    const ss = w.open(2); // ResourceSpans.scope_spans
+    ss = w.open(2); // ResourceSpans.scope_spans
     w.raw(scopeField);
-    for (const span of batch) {
+    count = 0;
+  };
+  begin();
+  return {
+    add(span) {
       const at = w.open(2); // ScopeSpans.spans
       span.proto(w);
       w.close(at);
-    }
-    w.close(ss);
-    w.close(rs);
-    return w.buf.subarray(0, w.pos);
+      count++;
+    },
+    get count() {
+      return count;
+    },
+    take() {
+      w.close(ss);
+      w.close(rs);
+      const out = w.buf.subarray(0, w.pos);
+      begin();
+      return out;
+    },
   };
 }
+
+/** a whole batch at once (tests, tools) */
+const batchOf =
+  (encoder: BatchEncoder) =>
+  (batch: Recorded[]): Buffer => {
+    for (const span of batch) encoder.add(span);
+    return encoder.take();
+  };
+/** ExportTraceServiceRequest as OTLP/JSON */
+export const jsonBatches = (resource: Attributes): ((batch: Recorded[]) => Buffer) => batchOf(jsonEncoder(resource));
+/** ExportTraceServiceRequest as OTLP/protobuf */
+export const protoBatches = (resource: Attributes): ((batch: Recorded[]) => Buffer) => batchOf(protoEncoder(resource));
 
 /**
  * A statement text's encoded value, remembered: the same few texts every request, encoded once
@@ -484,14 +551,14 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const sampler = parentBased ? new ParentBasedSampler({ root }) : root;
   // with a parent-based sampler a local child follows its parent (the SDK's default for local
   // parents); otherwise the sampler decides every span, as in the SDK
-  const sampled = (parent: Ctx | undefined, remote: boolean, traceId: string, name: string, kind: number, attrs: Attributes | undefined): boolean => {
+  const sampled = (parent: Ctx | undefined, remote: boolean, ctx: Ctx, name: string, kind: number, attrs: Attributes | undefined): boolean => {
     if (parent && parentBased && !remote) return (parent.traceFlags & 1) === 1;
     // only a parent-based sampler looks at the parent (the ratio and constant samplers do not)
-    const ctx =
+    const parentCtx =
       parent && parentBased
         ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: remote })
         : api.ROOT_CONTEXT;
-    const r = sampler.shouldSample(ctx, traceId, name, kind - 1, attrs ?? {}, []);
+    const r = sampler.shouldSample(parentCtx, ctx.traceId, name, kind - 1, attrs ?? {}, []);
     if (r.attributes && attrs) Object.assign(attrs, r.attributes);
     return r.decision === SamplingDecision.RECORD_AND_SAMPLED;
   };
@@ -502,31 +569,41 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     .merge(detectResources({ detectors: [envDetector] }));
   await resource.waitForAsyncAttributes?.();
   const protocol = otlpProtocol(process.env, log);
-  const serialize = protocol === 'http/json' ? jsonBatches(resource.attributes) : protoBatches(resource.attributes);
-
-  // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them)
-  const delegate = createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', {
-      'Content-Type': protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
-    }),
-    { serializeRequest: serialize, deserializeResponse: (data: Uint8Array) => data },
-    'otlp_http_span_exporter',
-    { name: 'span', countItems: (batch: Recorded[]) => batch.length },
-    undefined,
-  );
-
   // batching (the BatchSpanProcessor's variables and defaults)
   const maxQueue = envInt('OTEL_BSP_MAX_QUEUE_SIZE', 2048);
   const maxBatch = Math.max(1, Math.min(envInt('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512), maxQueue));
   const delayMs = envInt('OTEL_BSP_SCHEDULE_DELAY', 5000);
   const exportTimeoutMs = envInt('OTEL_BSP_EXPORT_TIMEOUT', 30000);
-  let queue: Recorded[] = [];
+  // ~250 bytes a span: a full batch fits the first Buffer
+  const sizeHint = Math.min(4 << 20, 1024 + maxBatch * 320);
+  const encoder = protocol === 'http/json' ? jsonEncoder(resource.attributes, sizeHint * 2) : protoEncoder(resource.attributes, sizeHint);
+
+  // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them); a batch
+  // reaches it encoded
+  interface Batch {
+    payload: Buffer;
+    count: number;
+  }
+  const delegate = createOtlpHttpExportDelegate(
+    convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', {
+      'Content-Type': protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
+    }),
+    { serializeRequest: (b: Batch) => b.payload, deserializeResponse: (data: Uint8Array) => data },
+    'otlp_http_span_exporter',
+    { name: 'span', countItems: (b: Batch) => b.count },
+    undefined,
+  );
+
+  // the queue: full batches waiting for the exporter, and the batch being written (spans encoded
+  // as they end); bounded by OTEL_BSP_MAX_QUEUE_SIZE spans in all
+  let ready: Batch[] = [];
+  let readySpans = 0;
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
   let soon = false;
   let closed = false;
   const pending = new Set<Promise<void>>();
-  const exportBatch = (batch: Recorded[]): Promise<void> => {
+  const exportBatch = (batch: Batch): Promise<void> => {
     const p = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, exportTimeoutMs);
       t.unref();
@@ -545,12 +622,12 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       clearTimeout(timer);
       timer = undefined;
     }
-    while (queue.length >= maxBatch || (all && queue.length > 0)) {
-      const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
-      queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
-      void exportBatch(batch);
-    }
-    if (queue.length > 0) arm();
+    if (all && encoder.count > 0) ready.push({ count: encoder.count, payload: encoder.take() });
+    const out = ready;
+    ready = [];
+    readySpans = 0;
+    for (const b of out) void exportBatch(b);
+    if (encoder.count > 0) arm();
   };
   const arm = (): void => {
     if (timer || closed) return;
@@ -565,12 +642,15 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     statementProto: encodedOnce(encodedString),
     push(span) {
       if (closed) return;
-      if (queue.length >= maxQueue) {
+      if (readySpans + encoder.count >= maxQueue) {
         dropped++;
         return;
       }
-      queue.push(span);
-      if (queue.length >= maxBatch) {
+      encoder.add(span);
+      if (encoder.count >= maxBatch) {
+        readySpans += encoder.count;
+        ready.push({ count: encoder.count, payload: encoder.take() });
+        // exported after the current request's work, never in its path
         if (!soon) {
           soon = true;
           setImmediate(() => drain(false));
@@ -579,12 +659,38 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     },
   };
 
+  // span and trace ids: cut from slabs of random bytes; a slab is never rewritten (spans keep
+  // offsets into it), a full one is replaced and collected with the last span that uses it
+  const SLAB = 16 * 1024;
+  let slab = Buffer.allocUnsafeSlow(0);
+  let slabAt = 0;
+  /** the offset in `slab` of `n` fresh random bytes (never all zeros: an invalid id) */
+  const take = (n: 8 | 16): number => {
+    for (;;) {
+      if (slabAt + n > slab.length) {
+        slab = randomFillSync(Buffer.allocUnsafeSlow(SLAB));
+        slabAt = 0;
+      }
+      const at = slabAt;
+      slabAt += n;
+      if (slab.readUInt32LE(at) !== 0 || slab.readUInt32LE(at + 4) !== 0) return at;
+      if (n === 16 && (slab.readUInt32LE(at + 8) !== 0 || slab.readUInt32LE(at + 12) !== 0)) return at;
+    }
+  };
+
   const propagator = new W3CTraceContextPropagator();
   const carrierGetter = {
     keys: (c: Record<string, string>) => Object.keys(c),
     get: (c: Record<string, string>, k: string) => c[k],
   };
   const sqlComment = config.tracingSqlComment;
+  const commentMinMs = config.tracingSqlCommentMinMs;
+  // `auto`: how long each prepared statement takes (ms, by name): a floor that a faster run lowers
+  // at once and slower runs raise a tenth of the way each, so that the queueing and event-loop
+  // delays of a busy server do not tip fast statements into being commented (and so re-planned,
+  // which would make it busier), while one that has turned slow is commented from its next run or
+  // so; bounded, started over when full
+  const took = new Map<string, number>();
   const ctxOf = (s: Span | undefined): Ctx | undefined => (s === undefined ? undefined : s instanceof Recorded || s instanceof Quiet ? s.ctx : undefined);
 
   const impl: Tracing = {
@@ -601,17 +707,25 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         if (opts.tracestate) carrier.tracestate = opts.tracestate;
         const sc = api.trace.getSpanContext(propagator.extract(api.ROOT_CONTEXT, carrier, carrierGetter));
         if (sc && api.isSpanContextValid(sc)) {
-          parent = new Ctx(sc.traceId, sc.spanId, sc.traceFlags, sc.traceState?.serialize() || undefined);
+          parent = Ctx.fromHex(sc.traceId, sc.spanId, sc.traceFlags, sc.traceState?.serialize() || undefined);
           remote = true;
           if (opts.kind === 'consumer') links = [{ context: sc }];
         }
       }
       const kind = KIND[opts?.kind ?? 'internal'];
-      const traceId = parent ? parent.traceId : randomHex(16);
-      const ctx = new Ctx(traceId, randomHex(8), 0, parent?.tracestate);
-      if (!sampled(parent, remote, traceId, name, kind, attrs)) return new Quiet(ctx);
+      let ctx: Ctx;
+      if (parent) {
+        const at = take(8);
+        ctx = new Ctx(parent.traceBytes, parent.traceAt, slab, at, 0, parent.tracestate, parent.knownTraceId);
+      } else {
+        const traceAt = take(16);
+        const traceBytes = slab;
+        const at = take(8);
+        ctx = new Ctx(traceBytes, traceAt, slab, at, 0, undefined);
+      }
+      if (!sampled(parent, remote, ctx, name, kind, attrs)) return new Quiet(ctx);
       ctx.traceFlags = 1;
-      return new Recorded(ctx, parent?.spanId, name, kind, attrs, links, sink);
+      return new Recorded(ctx, parent, name, kind, attrs, links, sink);
     },
     fail(span, code, message) {
       span.setAttribute('svc.error.code', code);
@@ -632,7 +746,22 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     traceId(span) {
       return span.spanContext().traceId;
     },
-    sqlComment,
+    sqlComment(span, key) {
+      if (sqlComment === 'never') return '';
+      const c = ctxOf(span);
+      if (!c || !(c.traceFlags & 1)) return '';
+      if (sqlComment === 'auto' && key !== undefined) {
+        const ms = took.get(key);
+        if (ms !== undefined && ms < commentMinMs) return '';
+      }
+      return ` /*traceparent='00-${c.traceId}-${c.spanId}-01'*/`;
+    },
+    timesStatements: sqlComment === 'auto',
+    statementTook(key, ms) {
+      const before = took.get(key);
+      if (before === undefined && took.size >= 10_000) took.clear();
+      took.set(key, before === undefined || ms < before ? ms : before + (ms - before) * 0.1);
+    },
     async flush() {
       drain(true);
       await Promise.all([...pending]);
@@ -656,6 +785,7 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         kind: 'tracing',
         otlp_traces_url: where.url ?? process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`,
         sql_comment: sqlComment,
+        ...(sqlComment === 'auto' ? { sql_comment_min_ms: commentMinMs } : {}),
         sampler: samplerName,
       },
     },

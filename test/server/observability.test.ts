@@ -107,7 +107,8 @@ before(async () => {
   process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
   const otlpUrl = await listen(otlp);
   hooksUrl = await listen(hooks);
-  s = await startTestServer({ otlpEndpoint: otlpUrl, eventsFetchInterval: 100 });
+  // comments: `auto` (the default) with a threshold no statement of a loaded test machine reaches by accident
+  s = await startTestServer({ otlpEndpoint: otlpUrl, eventsFetchInterval: 100, tracingSqlCommentMinMs: 25 });
   svcUrl = s.url;
   assert.ok(tracing, 'tracing is on');
   await query(s.url, {
@@ -251,6 +252,57 @@ describe('traces', () => {
       await tracing!.flush();
       return spans.some((x) => x.traceId === trace && x.name === 'POST /v1/query' && attr(x, 'svc.query.type') === 'run_sql');
     });
+  });
+});
+
+describe('sqlcommenter comments, auto (the default)', () => {
+  // a computed field answers with the text of the statement that reads it (current_query(): as
+  // sent, comment included)
+  const COMMENT = /\/\*traceparent='00-([0-9a-f]{32})-[0-9a-f]{16}-01'\*\//;
+
+  before(async () => {
+    await query(s.url, {
+      type: 'bulk',
+      args: [
+        {
+          type: 'run_sql',
+          args: {
+            sql: `create table probe (id int primary key); insert into probe values (1);
+              create function probe_statement(p probe) returns text language sql stable as $$ select current_query() $$;
+              create function probe_slow() returns setof probe language sql stable as $$ select * from probe where pg_sleep(0.06) is not null $$`,
+          },
+        },
+        { type: 'track_table', args: { table: 'probe' } },
+        { type: 'add_computed_field', args: { table: 'probe', name: 'statement', definition: { function: 'probe_statement' } } },
+        { type: 'track_function', args: { name: 'probe_slow', schema: 'public' } },
+      ],
+    });
+  });
+
+  test('a statement not yet run carries the comment; once it is known to be fast it keeps its plan and goes without', async () => {
+    const first = await postGraphql(s.url, { query: '{ probe { id statement } }' });
+    assert.equal(first.status, 200, first.text);
+    const text = String(first.body.data.probe[0].statement);
+    assert.equal(COMMENT.exec(text)?.[1], first.headers.get('x-svc-trace-id'), `the first run: ${text}`);
+    // a run faster than the threshold (25 ms) lowers its time at once: then prepared, uncommented
+    let plain = '';
+    for (let i = 0; i < 40 && !plain; i++) {
+      const r = await postGraphql(s.url, { query: '{ probe { id statement } }' });
+      assert.equal(r.body.data?.probe?.[0]?.id, 1, r.text);
+      const t = String(r.body.data.probe[0].statement);
+      if (!COMMENT.test(t)) plain = t;
+    }
+    assert.ok(plain, 'a fast statement goes without the comment');
+    assert.match(plain, /"probe"/);
+  });
+
+  test('a statement that takes longer than the threshold keeps the comment on every run', async () => {
+    for (let i = 0; i < 3; i++) {
+      const r = await postGraphql(s.url, { query: '{ probe_slow { id statement } }' });
+      assert.equal(r.body.data?.probe_slow?.[0]?.id, 1, r.text);
+      const text = String(r.body.data.probe_slow[0].statement);
+      assert.equal(COMMENT.exec(text)?.[1], r.headers.get('x-svc-trace-id'), `run ${i + 1}: ${text}`);
+    }
   });
 });
 

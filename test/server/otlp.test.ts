@@ -46,7 +46,7 @@ const sink: Sink = { push: () => undefined, statementJson: (t) => JSON.stringify
 
 function svcSpans(): Recorded[] {
   const root = new Recorded(
-    new Ctx('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1, 'vendor=a,other=b'),
+    Ctx.fromHex('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1, 'vendor=a,other=b'),
     undefined,
     'POST /v1/graphql',
     2,
@@ -59,8 +59,8 @@ function svcSpans(): Recorded[] {
   root.recordException({ name: 'validation-failed', message: 'field "x" not found ✗', stack: 'at here' });
   root.setStatus({ code: 2, message: 'field "x" not found ✗' });
   const sql = new Recorded(
-    new Ctx('4bf92f3577b34da6a3ce929d0e0e4736', 'b7ad6b7169203331', 1, undefined),
-    '00f067aa0ba902b7',
+    Ctx.fromHex('4bf92f3577b34da6a3ce929d0e0e4736', 'b7ad6b7169203331', 1, undefined),
+    root.ctx,
     'svc.sql',
     3,
     { 'db.system': 'postgresql', 'db.statement': `SELECT ${'"x", '.repeat(100)}1 WHERE id = $1`, 'db.response.returned_rows': 1 },
@@ -74,7 +74,7 @@ function svcSpans(): Recorded[] {
   );
   sql.addEvent('no attributes');
   const long = new Recorded(
-    new Ctx('0af7651916cd43dd8448eb211c80319c', '53995c3f42cd8ad8', 1, undefined),
+    Ctx.fromHex('0af7651916cd43dd8448eb211c80319c', '53995c3f42cd8ad8', 1, undefined),
     undefined,
     'n'.repeat(20_000),
     1,
