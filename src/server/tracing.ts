@@ -462,7 +462,12 @@ export function protoEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchE
   return {
     add(span) {
       const at = w.open(2); // ScopeSpans.spans
-      span.proto(w);
+      try {
+        span.proto(w);
+      } catch (e) {
+        w.pos = at - 1; // the batch as it was before this span
+        throw e;
+      }
       w.close(at);
       count++;
     },
@@ -646,7 +651,12 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         dropped++;
         return;
       }
-      encoder.add(span);
+      try {
+        encoder.add(span);
+      } catch {
+        dropped++; // a span that cannot be encoded (an attribute whose String() throws) is lost alone
+        return;
+      }
       if (encoder.count >= maxBatch) {
         readySpans += encoder.count;
         ready.push({ count: encoder.count, payload: encoder.take() });

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { TraceState } from '@opentelemetry/core';
-import { Ctx, jsonBatches, otlpProtocol, protoBatches, Recorded, type Sink } from '../../src/server/tracing.js';
+import { Ctx, jsonBatches, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
 import { ProtoWriter, encodedString } from '../../src/server/otlpProto.js';
 import { decodeJson, decodeProtobuf } from '../helpers/otlp.js';
 
@@ -126,6 +126,35 @@ describe("Svc's spans", () => {
     const json = jsonBatches({ 'service.name': 'svc' })(batch);
     assert.deepEqual(decodeProtobuf(proto), decodeJson(json.toString('utf8')));
     assert.ok(proto.length < json.length * 0.8, `${proto.length} vs ${json.length}`);
+  });
+});
+
+describe('a batch being written', () => {
+  test('a span that cannot be encoded leaves the batch as it was: the spans around it arrive', () => {
+    const enc = protoEncoder({ 'service.name': 'svc' });
+    const [sql, root] = svcSpans();
+    const bad = new Recorded(
+      Ctx.fromHex('4bf92f3577b34da6a3ce929d0e0e4736', '1111111111111111', 1, undefined),
+      undefined,
+      'bad',
+      1,
+      // an attribute value whose text cannot be made
+      { 'x.bad': { toString: () => assert.fail('no text') } as unknown as string },
+      undefined,
+      sink,
+    );
+    bad.end();
+    enc.add(sql!);
+    assert.throws(() => enc.add(bad));
+    enc.add(root!);
+    assert.equal(enc.count, 2);
+    const got = decodeProtobuf(enc.take()).resourceSpans[0]!.scopeSpans[0]!.spans;
+    assert.deepEqual(
+      got.map((x) => x.name),
+      ['svc.sql', 'POST /v1/graphql'],
+    );
+    // and the encoder starts a new batch
+    assert.equal(enc.count, 0);
   });
 });
 
