@@ -107,8 +107,9 @@ function cpuMs(pid) {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
-function wrk(base, seconds, pid) {
+function wrk(base, seconds, pid, sinkPid) {
   const c0 = pid ? cpuMs(pid) : 0;
+  const s0 = sinkPid ? cpuMs(sinkPid) : 0;
   const dir = mkdtempSync(join(os.tmpdir(), 'svc-wrk-'));
   const script = join(dir, 'a_pk.lua');
   writeFileSync(script, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify({ query: QUERY, variables: { id: 4242 }, operationName: 'a_pk' }))}\n${Number(opts.delay) > 0 ? `function delay()\n  return ${Number(opts.delay)}\nend\n` : ''}`);
@@ -120,7 +121,9 @@ function wrk(base, seconds, pid) {
   const requests = Number(/(\d+) requests in/.exec(r.stdout)?.[1]);
   // server CPU per request: much less sensitive than req/s to other load on a shared machine
   const cpuUs = pid ? ((cpuMs(pid) - c0) * 1000) / requests : NaN;
-  return { rps, p99, non2xx, cpuUs };
+  // the OTLP receiver's CPU per request: on this one machine it competes with the server for the cores
+  const sinkUs = sinkPid ? ((cpuMs(sinkPid) - s0) * 1000) / requests : NaN;
+  return { rps, p99, non2xx, cpuUs, sinkUs };
 }
 
 await setupDb('svc_bench_obs');
@@ -158,9 +161,9 @@ try {
   for (let round = 1; round <= Number(opts.rounds); round++) {
     const order = round % 2 ? targets : [...targets].reverse();
     for (const t of order) {
-      const r = wrk(t.base, Number(opts.duration), t.child.pid);
+      const r = wrk(t.base, Number(opts.duration), t.child.pid, sinkProc.pid);
       results[t.name].push(r);
-      console.log(`round ${round} ${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${r.p99.toFixed(2)} ms  server CPU ${r.cpuUs.toFixed(1)} µs/req${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`);
+      console.log(`round ${round} ${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${r.p99.toFixed(2)} ms  server CPU ${r.cpuUs.toFixed(1)} µs/req  receiver CPU ${r.sinkUs.toFixed(1)} µs/req${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`);
     }
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -176,7 +179,7 @@ try {
     const refBest = Math.min(...results[refName].map((r) => r.cpuUs));
     // each round's ratio to the reference's in the same round (the machine's speed drifts between rounds)
     const paired = median(results[t.name].map((r, i) => r.rps / results[refName][i].rps));
-    console.log(`${t.name.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s (${((rps / ref) * 100).toFixed(1)} %; paired by round ${(paired * 100).toFixed(1)} %)  p99 ${median(results[t.name].map((r) => r.p99)).toFixed(2)} ms  server CPU ${cpu.toFixed(1)} µs/req (${((cpu / refCpu) * 100).toFixed(1)} %), best round ${best.toFixed(1)} µs/req (${((best / refBest) * 100).toFixed(1)} %)`);
+    console.log(`${t.name.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s (${((rps / ref) * 100).toFixed(1)} %; paired by round ${(paired * 100).toFixed(1)} %)  p99 ${median(results[t.name].map((r) => r.p99)).toFixed(2)} ms  server CPU ${cpu.toFixed(1)} µs/req (${((cpu / refCpu) * 100).toFixed(1)} %), best round ${best.toFixed(1)} µs/req (${((best / refBest) * 100).toFixed(1)} %), receiver CPU ${median(results[t.name].map((r) => r.sinkUs)).toFixed(1)} µs/req`);
   }
 } finally {
   for (const t of targets) t.child.kill('SIGTERM');

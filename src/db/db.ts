@@ -397,7 +397,9 @@ class PoolDb implements Db {
         span,
         text,
         (c, clock) => (c ? this.preparedNow('', text + c, values, cancel, name, clock) : this.preparedNow(name, text, values, cancel, name, clock)),
-        name,
+        // without prepared statements (pgbouncer in transaction mode, the embedded database) every
+        // statement is parsed anyway: its comment costs nothing more
+        this.usePrepared ? name : undefined,
       );
     return this.preparedNow(name, text, values, cancel);
   }
@@ -625,17 +627,17 @@ class PoolDb implements Db {
         self.statementCount++;
         self.roundTrips++;
         const t = tracing;
-        if (t && span) return traced(t, span, text, (c) => send(c ? { text: text + c, values } : { name, text, values }), name);
+        if (t && span) return traced(t, span, text, (c) => send(c ? { text: text + c, values } : { name, text, values }), self.usePrepared ? name : undefined);
         return send({ name, text, values });
       },
       pipeline(statements) {
         const t = tracing;
-        if (t && span) return traced(t, span, statements, (c) => pipeline(withComment(statements, c)), keyOf(statements));
+        if (t && span) return traced(t, span, statements, (c) => pipeline(withComment(statements, c)), self.usePrepared ? keyOf(statements) : undefined);
         return pipeline(statements);
       },
       batch(statements) {
         const t = tracing;
-        if (t && span) return traced(t, span, statements, (c) => batch(withComment(statements, c)), keyOf(statements));
+        if (t && span) return traced(t, span, statements, (c) => batch(withComment(statements, c)), self.usePrepared ? keyOf(statements) : undefined);
         return batch(statements);
       },
       multi(text) {
