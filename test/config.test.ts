@@ -53,7 +53,7 @@ describe('parseConfig', () => {
 
   test('--tracing-sql-comment: auto by default; always, never, and the boolean spellings of an earlier release', () => {
     assert.equal(parse([]).config.tracingSqlComment, 'auto');
-    assert.equal(parse([]).config.tracingSqlCommentMinMs, 5);
+    assert.equal(parse([]).config.tracingSqlCommentMinMs, 50);
     assert.equal(parse(['--tracing-sql-comment', 'always']).config.tracingSqlComment, 'always');
     assert.equal(parse(['--tracing-sql-comment', 'true']).config.tracingSqlComment, 'always');
     assert.equal(parse([], { SVC_GRAPHQL_TRACING_SQL_COMMENT: 'false' }).config.tracingSqlComment, 'never');

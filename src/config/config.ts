@@ -610,7 +610,7 @@ export const OPTIONS: readonly Option[] = [
     env: 'SVC_GRAPHQL_TRACING_SQL_COMMENT_MIN_MS',
     kind: 'int',
     description:
-      'with --tracing-sql-comment auto: prepared statements whose recent runs took less than this many milliseconds keep their plan and go without the comment (default 5)',
+      'with --tracing-sql-comment auto: prepared statements whose recent runs took less than this many milliseconds keep their plan and go without the comment (default 50)',
   },
   {
     key: 'projectDir',
@@ -678,7 +678,7 @@ export function defaultConfig(): Config {
     outboundDenyPrivate: false,
     outboundAllowHosts: [],
     tracingSqlComment: 'auto',
-    tracingSqlCommentMinMs: 5,
+    tracingSqlCommentMinMs: 50,
   };
 }
 
