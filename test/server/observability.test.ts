@@ -24,6 +24,7 @@ import WebSocket from 'ws';
 import { postGraphql, postQuery, query, startTestServer, waitFor, type TestServer } from '../helpers/server.js';
 import { tracing } from '../../src/core/tracing.js';
 import { decodeTraces, type OtlpKeyValue, type OtlpSpan } from '../helpers/otlp.js';
+import { commentTrace, createStatementProbe } from '../helpers/sqlComment.js';
 
 const attr = (s: OtlpSpan, key: string): string | number | boolean | undefined => {
   const v = s.attributes?.find((a) => a.key === key)?.value;
@@ -256,26 +257,10 @@ describe('traces', () => {
 });
 
 describe('sqlcommenter comments, auto (the default)', () => {
-  // a computed field answers with the text of the statement that reads it (current_query(): as
-  // sent, comment included)
-  const COMMENT = /\/\*traceparent='00-([0-9a-f]{32})-[0-9a-f]{16}-01'\*\//;
-
   before(async () => {
-    await query(s.url, {
-      type: 'bulk',
-      args: [
-        {
-          type: 'run_sql',
-          args: {
-            sql: `create table probe (id int primary key); insert into probe values (1);
-              create function probe_statement(p probe) returns text language sql stable as $$ select current_query() $$;
-              create function probe_slow() returns setof probe language sql stable as $$ select * from probe where pg_sleep(0.06) is not null $$`,
-          },
-        },
-        { type: 'track_table', args: { table: 'probe' } },
-        { type: 'add_computed_field', args: { table: 'probe', name: 'statement', definition: { function: 'probe_statement' } } },
-        { type: 'track_function', args: { name: 'probe_slow', schema: 'public' } },
-      ],
+    await createStatementProbe(s.url, {
+      sql: 'create function probe_slow() returns setof probe language sql stable as $$ select * from probe where pg_sleep(0.06) is not null $$',
+      args: [{ type: 'track_function', args: { name: 'probe_slow', schema: 'public' } }],
     });
   });
 
@@ -283,14 +268,14 @@ describe('sqlcommenter comments, auto (the default)', () => {
     const first = await postGraphql(s.url, { query: '{ probe { id statement } }' });
     assert.equal(first.status, 200, first.text);
     const text = String(first.body.data.probe[0].statement);
-    assert.equal(COMMENT.exec(text)?.[1], first.headers.get('x-svc-trace-id'), `the first run: ${text}`);
+    assert.equal(commentTrace(text), first.headers.get('x-svc-trace-id'), `the first run: ${text}`);
     // a run faster than the threshold (25 ms) lowers its time at once: then prepared, uncommented
     let plain = '';
     for (let i = 0; i < 40 && !plain; i++) {
       const r = await postGraphql(s.url, { query: '{ probe { id statement } }' });
       assert.equal(r.body.data?.probe?.[0]?.id, 1, r.text);
       const t = String(r.body.data.probe[0].statement);
-      if (!COMMENT.test(t)) plain = t;
+      if (commentTrace(t) === undefined) plain = t;
     }
     assert.ok(plain, 'a fast statement goes without the comment');
     assert.match(plain, /"probe"/);
@@ -301,7 +286,7 @@ describe('sqlcommenter comments, auto (the default)', () => {
       const r = await postGraphql(s.url, { query: '{ probe_slow { id statement } }' });
       assert.equal(r.body.data?.probe_slow?.[0]?.id, 1, r.text);
       const text = String(r.body.data.probe_slow[0].statement);
-      assert.equal(COMMENT.exec(text)?.[1], r.headers.get('x-svc-trace-id'), `run ${i + 1}: ${text}`);
+      assert.equal(commentTrace(text), r.headers.get('x-svc-trace-id'), `run ${i + 1}: ${text}`);
     }
   });
 });

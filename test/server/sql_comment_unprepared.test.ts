@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { postGraphql, query, startTestServer, type TestServer } from '../helpers/server.js';
+import { postGraphql, startTestServer, type TestServer } from '../helpers/server.js';
+import { commentTrace, createStatementProbe } from '../helpers/sqlComment.js';
 import { tracing } from '../../src/core/tracing.js';
 
 // an OTLP receiver that accepts and drops the payloads
@@ -30,20 +31,7 @@ before(async () => {
     tracingSqlCommentMinMs: 25,
   });
   assert.ok(tracing, 'tracing is on');
-  await query(s.url, {
-    type: 'bulk',
-    args: [
-      {
-        type: 'run_sql',
-        args: {
-          sql: `create table probe (id int primary key); insert into probe values (1);
-            create function probe_statement(p probe) returns text language sql stable as $$ select current_query() $$`,
-        },
-      },
-      { type: 'track_table', args: { table: 'probe' } },
-      { type: 'add_computed_field', args: { table: 'probe', name: 'statement', definition: { function: 'probe_statement' } } },
-    ],
-  });
+  await createStatementProbe(s.url);
 });
 
 after(async () => {
@@ -56,6 +44,6 @@ test('without prepared statements a fast statement keeps its comment on every ru
     const r = await postGraphql(s.url, { query: '{ probe { id statement } }' });
     assert.equal(r.body.data?.probe?.[0]?.id, 1, r.text);
     const text = String(r.body.data.probe[0].statement);
-    assert.equal(/\/\*traceparent='00-([0-9a-f]{32})-[0-9a-f]{16}-01'\*\//.exec(text)?.[1], r.headers.get('x-svc-trace-id'), `run ${i + 1}: ${text}`);
+    assert.equal(commentTrace(text), r.headers.get('x-svc-trace-id'), `run ${i + 1}: ${text}`);
   }
 });
