@@ -397,8 +397,8 @@ class PoolDb implements Db {
         span,
         text,
         (c, clock) => (c ? this.preparedNow('', text + c, values, cancel, name, clock) : this.preparedNow(name, text, values, cancel, name, clock)),
-        // without prepared statements (pgbouncer in transaction mode, the embedded database) every
-        // statement is parsed anyway: its comment costs nothing more
+        // without prepared statements (--use-prepared-statements=false, as behind pgbouncer in
+        // transaction mode) every statement is parsed anyway: its comment costs nothing more
         this.usePrepared ? name : undefined,
       );
     return this.preparedNow(name, text, values, cancel);
