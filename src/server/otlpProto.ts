@@ -18,9 +18,6 @@
  */
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 
-/** a hex digit's value from its char code (0-9, a-f, A-F), without a branch (random digits would mispredict one half the time) */
-const nibble = (c: number): number => (c & 0xf) + (c >> 6) * 9;
-
 /** writes non-negative `v` (up to 2^53) as a varint at `p` of `b` (room checked by the caller); returns the position after it */
 function putVarint(b: Buffer, p: number, v: number): number {
   if (v < 0x80) {
@@ -127,19 +124,6 @@ export class ProtoWriter {
     this.room(8);
     this.buf.writeDoubleLE(v, this.pos);
     this.pos += 8;
-  }
-
-  /** field `field`: the bytes of a hex id (trace or span id: lowercase hex, as the ids here are made) */
-  hexId(field: number, hex: string): void {
-    const n = hex.length >>> 1;
-    this.room(2 + n);
-    const b = this.buf;
-    let p = this.pos;
-    b[p++] = tag(field, 2);
-    b[p++] = n;
-    // a loop in JS: for 8 or 16 bytes, cheaper than a call into Buffer's C++ hex decoder
-    for (let i = 0; i < hex.length; i += 2) b[p++] = (nibble(hex.charCodeAt(i)) << 4) | nibble(hex.charCodeAt(i + 1));
-    this.pos = p;
   }
 
   /** field `field`: `n` bytes of `bytes` from `at` (a trace or span id) */

@@ -14,10 +14,10 @@
  *   client's traceparent/tracestate are read by the W3C propagator of @opentelemetry/core, and
  *   the payloads go out through the OTLP/HTTP exporter's own transport (otlp-exporter-base:
  *   OTEL_EXPORTER_OTLP_* endpoint, headers, timeout, compression, retries);
- * - a span is a small object implementing the API's Span; ids come from a pool of random bytes;
- *   times from performance.now(); a span's parent is passed explicitly (no Context maps, no
- *   AsyncLocalStorage: src/core/tracing.ts); an ended span waits in the queue as it is and is
- *   written with its batch, straight into one Buffer under a resource encoded once at start-up:
+ * - a span is a small object implementing the API's Span; its ids are bytes cut from slabs of
+ *   random bytes (hex only when asked for); times from performance.now(); a span's parent is
+ *   passed explicitly (no Context maps, no AsyncLocalStorage: src/core/tracing.ts); a span is
+ *   encoded into its batch's Buffer when it ends, under a resource encoded once at start-up:
  *   OTLP/protobuf by default (src/server/otlpProto.ts), OTLP/JSON with
  *   OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json; a statement text's encoding is remembered;
  * - batching as the BatchSpanProcessor (OTEL_BSP_SCHEDULE_DELAY, _MAX_QUEUE_SIZE,
@@ -192,7 +192,7 @@ function setAgain(pairs: ReadonlyArray<string | AttributeValue>, key: string, fr
   return false;
 }
 
-/** A sampled span: its fields until end(), then itself in the exporter's queue (encoded with its batch) */
+/** A sampled span: its fields until end(), when it is encoded into the exporter's current batch */
 export class Recorded implements Span {
   /** the attributes given at the start (the caller's object, not copied: call sites build a fresh literal per span) */
   private readonly attrs: Attributes | undefined;
@@ -348,8 +348,9 @@ export class Recorded implements Span {
     if (this.links)
       for (const l of this.links) {
         const at = w.open(13);
-        w.hexId(1, l.context.traceId);
-        w.hexId(2, l.context.spanId);
+        const ids = Ctx.fromHex(l.context.traceId, l.context.spanId, 0, undefined);
+        w.id(1, ids.traceBytes, ids.traceAt, 16);
+        w.id(2, ids.spanBytes, ids.spanAt, 8);
         const ts = l.context.traceState?.serialize();
         if (ts) w.string(3, ts);
         if (l.attributes) attributes(w, 4, l.attributes);
