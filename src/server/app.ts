@@ -24,7 +24,7 @@ import { serverMetrics } from './cluster.js';
 import { graphqlHttp } from './graphqlHttp.js';
 import { restHttp } from './rest.js';
 import { openApiDocument } from '../rest/openapi.js';
-import { httpLogWriter, requestIdOf } from './httpLog.js';
+import { httpLogWriter, requestIds } from './httpLog.js';
 import { registerConsole } from './console.js';
 import { registerProjectApi } from './project.js';
 import { tracing, type Span } from '../core/tracing.js';
@@ -36,6 +36,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   const config: Config = engine.config;
   const allowOrigin = corsMatcher(config);
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
+  const requestIdOf = requestIds();
   // GraphQL POSTs are answered on node:http directly (graphqlHttp.ts); Fastify serves the rest
   const fast = graphqlHttp(engine, auth, gql, allowOrigin);
   // REST endpoints (/api/rest/…) on node:http too, through the same GraphQL pipeline (rest.ts)

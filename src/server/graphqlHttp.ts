@@ -26,7 +26,7 @@ import { type RequestHeaders, type Session } from './auth/session.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { graphqlErrorBody, toSvcError } from './errors.js';
 import { showInternalErrors } from '../execute/errors.js';
-import { httpLogWriter, requestIdOf } from './httpLog.js';
+import { httpLogWriter, requestIds } from './httpLog.js';
 import { checkAllowlist } from '../execute/allowlist.js';
 import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
@@ -161,6 +161,7 @@ export function graphqlHttp(
 ): GraphQLHttp {
   const config = engine.config;
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
+  const requestIdOf = requestIds();
   const showInternal = (s?: Session) => showInternalErrors(config, s);
   let closing = false;
   const persisted = new PersistedQueryStore(config.persistedQueriesMaxBytes, engine.redis);

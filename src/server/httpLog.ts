@@ -6,7 +6,7 @@
  * same fields and order pino writes (`level`, `time`, …, `msg`); building it
  * through pino's object serialisation cost ~15 % of a primary-key lookup.
  */
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import pino from 'pino';
 import type { Session } from '../core/session.js';
@@ -30,10 +30,42 @@ export interface HttpLogEntry {
   rawQuery?: string;
 }
 
-/** The request's id: the client's `x-request-id` when it sent one, else a UUID. */
-export function requestIdOf(req: IncomingMessage): string {
-  const sent = req.headers['x-request-id'];
-  return typeof sent === 'string' && sent !== '' ? sent : randomUUID();
+/** hex digits as byte values (for requestIds) */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * Request ids, one source per server: the client's `x-request-id` when it sent one, else a random
+ * UUID (version 4, RFC 9562) from a slab of cryptographically random bytes, written digit by digit
+ * into a 36-byte buffer read back as one flat string. node's randomUUID() builds the same text from
+ * about twenty string concatenations that V8 then has to flatten (for the response header and the
+ * log line): 3.2k instructions an id, flattened, against 2.2k here (callgrind, 100,000 ids; most of
+ * what remains is drawing the random bytes), ~0.5 % of a primary-key lookup's instructions.
+ */
+export function requestIds(): (req: IncomingMessage) => string {
+  const SLAB = 4096;
+  let slab = Buffer.alloc(0);
+  let at = 0;
+  const text = Buffer.allocUnsafe(36);
+  return (req) => {
+    const sent = req.headers['x-request-id'];
+    if (typeof sent === 'string' && sent !== '') return sent;
+    if (at + 16 > slab.length) {
+      slab = randomFillSync(Buffer.allocUnsafe(SLAB));
+      at = 0;
+    }
+    let p = 0;
+    for (let i = 0; i < 16; i++) {
+      let b = slab[at + i]!;
+      if (i === 6)
+        b = (b & 0x0f) | 0x40; // version 4
+      else if (i === 8) b = (b & 0x3f) | 0x80; // variant 10
+      if (i === 4 || i === 6 || i === 8 || i === 10) text[p++] = 0x2d; // '-'
+      text[p++] = HEX_DIGITS[b >> 4]!;
+      text[p++] = HEX_DIGITS[b & 15]!;
+    }
+    at += 16;
+    return text.toString('latin1', 0, 36);
+  };
 }
 
 /** The body of an `http-log` line, as upstream's (deployment/logging.rst). */

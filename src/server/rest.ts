@@ -26,7 +26,7 @@ import { restVariables } from '../rest/variables.js';
 import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 import { isAdmin, type Session } from './auth/session.js';
 import { queryErrorBody, toSvcError } from './errors.js';
-import { httpLogWriter, requestIdOf } from './httpLog.js';
+import { httpLogWriter, requestIds } from './httpLog.js';
 import { acceptsGzip, commonHeaders, compress } from './response.js';
 import { readBoundedBody } from './body.js';
 
@@ -79,6 +79,7 @@ export function restHttp(
 ): RestHttp {
   const config = engine.config;
   const logRequest = config.enabledLogTypes.includes('http-log') ? httpLogWriter(engine.log) : undefined;
+  const requestIdOf = requestIds();
   const showInternal = (s?: Session) => config.devMode || (!!s && isAdmin(s) && config.adminInternalErrors);
   let closing = false;
 

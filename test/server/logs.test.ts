@@ -53,6 +53,16 @@ async function linesOf(id: string, type: string): Promise<Record<string, any>[]>
   return [];
 }
 
+test('without an x-request-id: a version-4 UUID, the same in the response header and the log line', async () => {
+  const r = await post(svc.url, '/v1/graphql', { query: '{ item { id } }' }, { 'x-svc-user-id': '8' });
+  const id = r.headers.get('x-request-id') ?? '';
+  assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  const [line] = await linesOf(id, 'http-log');
+  assert.equal(line?.detail.operation.request_id, id);
+  const again = await post(svc.url, '/v1/graphql', { query: '{ item { id } }' }, { 'x-svc-user-id': '8' });
+  assert.notEqual(again.headers.get('x-request-id'), id);
+});
+
 test('success: user_vars, response_size, error null, no query; query-log with the SQL; x-request-id echoed', async () => {
   const r = await post(svc.url, '/v1/graphql', { query: '{ item { id } }' }, { 'x-request-id': 'req-ok-1', 'x-svc-user-id': '7' });
   assert.equal(r.status, 200);

@@ -1,0 +1,41 @@
+/**
+ * Request ids (src/server/httpLog.ts requestIds): the client's `x-request-id` when it sent one,
+ * else a version-4 UUID from random bytes, unique, every random digit used.
+ */
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { test } from 'node:test';
+import { requestIds } from '../../src/server/httpLog.js';
+
+const reqWith = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+test("the client's x-request-id is kept; an empty one is replaced", () => {
+  const next = requestIds();
+  assert.equal(next(reqWith({ 'x-request-id': 'abc-1' })), 'abc-1');
+  assert.match(next(reqWith({ 'x-request-id': '' })), UUID_V4);
+  assert.match(next(reqWith({})), UUID_V4);
+});
+
+test('generated ids: version 4, RFC variant, unique across slabs, every random digit varies', () => {
+  const next = requestIds();
+  const seen = new Set<string>();
+  // 20,000 ids: 78 slabs of random bytes
+  for (let i = 0; i < 20_000; i++) {
+    const id = next(reqWith({}));
+    assert.match(id, UUID_V4);
+    seen.add(id);
+  }
+  assert.equal(seen.size, 20_000);
+  // each of the 30 random hex positions takes all 16 digits over the ids (a position copied
+  // from a constant or a byte reused would not)
+  const ids = [...seen];
+  for (let pos = 0; pos < 36; pos++) {
+    if ([8, 13, 14, 18, 23].includes(pos)) continue; // dashes, the version digit
+    const digits = new Set(ids.map((id) => id[pos]));
+    assert.equal(digits.size, pos === 19 ? 4 : 16, `position ${pos}: ${[...digits].join('')}`);
+  }
+  // two sources share nothing
+  const other = requestIds();
+  for (let i = 0; i < 1000; i++) assert.equal(seen.has(other(reqWith({}))), false);
+});
