@@ -319,6 +319,10 @@ const INT_BOUNDS: Record<string, [bigint, bigint]> = {
   smallint: [-(2n ** 15n), 2n ** 15n - 1n],
   bigint: [-(2n ** 63n), 2n ** 63n - 1n],
 };
+/** the same bounds as numbers (exact for Int and smallint; only compared with safe integers) */
+const INT_BOUNDS_NUMBERS: Record<string, readonly [number, number]> = Object.fromEntries(
+  Object.entries(INT_BOUNDS).map(([k, [lo, hi]]) => [k, [Number(lo), Number(hi)] as const]),
+);
 
 const FLOAT_NAMES: Record<string, string> = { Float: 'Float', float8: 'Double', numeric: 'Scientific', money: 'Scientific' };
 const TEXT_NAMES = new Set(['String', 'citext', 'bpchar', 'ID']);
@@ -370,6 +374,10 @@ export function checkScalar(name: string, value: unknown, path: string): void {
     }
     if (kind !== 'Number') fail(INT_NAMES[name]!);
     const n = value as number;
+    // a safe integer compares exactly with the bounds as numbers (Int and smallint's are exact,
+    // bigint's lie beyond 2^53): no BigInt per variable; others are compared as BigInts
+    const [loN, hiN] = INT_BOUNDS_NUMBERS[name]!;
+    if (Number.isSafeInteger(n) && n >= loN && n <= hiN) return;
     if (!Number.isInteger(n) || BigInt(n) < lo || BigInt(n) > hi) throw outOfBounds(scientificShow(String(n)) ?? String(n), path);
     return;
   }

@@ -85,6 +85,23 @@ describe('variables are coerced against their declared type', () => {
     });
   }
 
+  test('integer variables at and past their bounds (number and BigInt comparisons agree)', async () => {
+    const msg = (shown: string) => `The value ${shown} lies outside the bounds or is not an integer.  Maybe it is a float, or is there integer overflow?`;
+    const passes = async (type: string, value: unknown) => {
+      const body = await run(`query ($x: ${type}) { __typename }`, { x: value });
+      assert.equal(body.errors, undefined, `${type} ${JSON.stringify(value)}: ${JSON.stringify(body)}`);
+    };
+    for (const v of [2147483647, -2147483648, 0]) await passes('Int', v);
+    for (const v of [32767, -32768]) await passes('smallint', v);
+    // bigint: safe integers, and numbers beyond 2^53 that still lie inside int8
+    for (const v of [9007199254740991, -9007199254740991, 9007199254740993, 9.2e18, -9.2e18]) await passes('bigint', v);
+    await refused('query ($x: Int) { __typename }', { x: 2147483648 }, '$.variableValues.x', msg('2.147483648e9'));
+    await refused('query ($x: Int) { __typename }', { x: -2147483649 }, '$.variableValues.x', msg('-2.147483649e9'));
+    await refused('query ($x: smallint) { __typename }', { x: 32768 }, '$.variableValues.x', msg('32768.0'));
+    await refused('query ($x: smallint) { __typename }', { x: -32769 }, '$.variableValues.x', msg('-32769.0'));
+    await refused('query ($x: bigint) { __typename }', { x: 9.3e18 }, '$.variableValues.x', msg('9.3e18'));
+  });
+
   test('values the database accepts pass and match', async () => {
     const ok: Array<[string, string, unknown]> = [
       ['Int', 'id', ' 1 '],
