@@ -109,6 +109,17 @@ function isoNow(): string {
 
 const str = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
 
+/** `units` / `per` (per = 10^digits) as JSON text with `digits` decimals (zeros kept): integer
+ * conversions only, where `${units / per}` would format a double (~1k instructions each, two per
+ * log line); outside 0…2^31 units (never for a request's time) the double's own text, and null
+ * for what is not a number */
+export function decimal(units: number, per: number, digits: number): string {
+  const n = Math.round(units);
+  if (!(n >= 0 && n < 2 ** 31)) return Number.isFinite(n) ? String(n / per) : 'null';
+  const whole = Math.floor(n / per);
+  return `${whole}.${String(n - whole * per + per).slice(1, 1 + digits)}`;
+}
+
 /** characters a JSON string may hold unescaped (printable ASCII but `"` and `\\`) */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** JSON text of a short string that is usually plain (request ids, paths): no JSON.stringify then */
@@ -154,8 +165,8 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
       return;
     }
     const { req, ms } = e;
-    const timing = ms === undefined ? '' : `,"query_execution_time":${ms / 1000}`;
-    const latency = ms === undefined ? '' : `,"latency_ms":${Math.round(ms * 100) / 100}`;
+    const timing = ms === undefined ? '' : `,"query_execution_time":${decimal(ms * 1000, 1e6, 6)}`;
+    const latency = ms === undefined ? '' : `,"latency_ms":${decimal(ms * 100, 100, 2)}`;
     const vars = e.session ? varsJson(e.session.vars) : 'null';
     stream.write(
       `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${jsonText(e.requestId)}${timing},` +

@@ -1,11 +1,12 @@
 /**
- * Request ids (src/server/httpLog.ts requestIds): the client's `x-request-id` when it sent one,
- * else a version-4 UUID from random bytes, unique, every random digit used.
+ * Fields of the http-log line built by hand (src/server/httpLog.ts): request ids (the client's
+ * `x-request-id` when it sent one, else a version-4 UUID from random bytes, unique, every random
+ * digit used) and the times as JSON numbers (decimal).
  */
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { requestIds } from '../../src/server/httpLog.js';
+import { decimal, requestIds } from '../../src/server/httpLog.js';
 
 const reqWith = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -38,4 +39,24 @@ test('generated ids: version 4, RFC variant, unique across slabs, every random d
   // two sources share nothing
   const other = requestIds();
   for (let i = 0; i < 1000; i++) assert.equal(seen.has(other(reqWith({}))), false);
+});
+
+test('decimal: the log line times as JSON numbers without formatting a double', () => {
+  const cases: Array<[number, number, number, string]> = [
+    [0, 1e6, 6, '0.000000'],
+    [1234, 1e6, 6, '0.001234'],
+    [1234567.4, 1e6, 6, '1.234567'],
+    [999999.6, 1e6, 6, '1.000000'],
+    [5, 100, 2, '0.05'],
+    [150, 100, 2, '1.50'],
+    [12345, 100, 2, '123.45'],
+    [3e9, 1e6, 6, '3000'],
+    [Number.NaN, 100, 2, 'null'],
+  ];
+  for (const [units, per, digits, text] of cases) assert.equal(decimal(units, per, digits), text, `${units}/${per}`);
+  // the value a double's formatting would give, for request-like times
+  for (let ms = 0; ms < 5000; ms += 0.3179) {
+    assert.equal(JSON.parse(decimal(ms * 1000, 1e6, 6)), Math.round(ms * 1000) / 1e6);
+    assert.equal(JSON.parse(decimal(ms * 100, 100, 2)), Math.round(ms * 100) / 100);
+  }
 });
