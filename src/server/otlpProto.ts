@@ -165,20 +165,17 @@ export class ProtoWriter {
     this.close(at);
   }
 
-  /** bytes encoded before (a key, a statement's value) */
+  /**
+   * bytes encoded before (a key, a statement's value): TypedArray#set, a builtin (no call into C++
+   * as Buffer#copy makes, no per-byte loop): a request's four spans took 53.0k instructions to
+   * record and encode against 57.9k with a loop for up to 64 bytes and Buffer#copy above
+   * (callgrind, 20,000 requests after 60,000)
+   */
   raw(bytes: Buffer): void {
     const n = bytes.length;
     this.room(n);
-    if (n > 64) {
-      bytes.copy(this.buf, this.pos);
-      this.pos += n;
-      return;
-    }
-    // a few bytes (a key): a loop costs less than Buffer#copy's checks
-    const b = this.buf;
-    let p = this.pos;
-    for (let i = 0; i < n; i++) b[p++] = bytes[i]!;
-    this.pos = p;
+    this.buf.set(bytes, this.pos);
+    this.pos += n;
   }
 
   /** starts field `field` (length-delimited): returns where its length goes, for close() */
