@@ -109,10 +109,12 @@ function isoNow(): string {
 
 const str = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
 
-/** `units` / `per` (per = 10^digits) as JSON text with `digits` decimals (zeros kept): integer
+/**
+ * `units` / `per` (per = 10^digits) as JSON text with `digits` decimals (zeros kept): integer
  * conversions only, where `${units / per}` would format a double (~1k instructions each, two per
- * log line); outside 0…2^31 units (never for a request's time) the double's own text, and null
- * for what is not a number */
+ * log line); from 2^31 units on (a request of 36 minutes, in µs) the double's own text, and null
+ * for what is not a number
+ */
 export function decimal(units: number, per: number, digits: number): string {
   const n = Math.round(units);
   if (!(n >= 0 && n < 2 ** 31)) return Number.isFinite(n) ? String(n / per) : 'null';
