@@ -167,7 +167,7 @@ export class ProtoWriter {
 
   /**
    * bytes encoded before (a key, a statement's value): TypedArray#set, a builtin (no call into C++
-   * as Buffer#copy makes, no per-byte loop): a request's four spans took 53.0k instructions to
+   * as Buffer#copy makes, no per-byte loop): a request's four spans took 52.1-53.0k instructions to
    * record and encode against 57.9k with a loop for up to 64 bytes and Buffer#copy above
    * (callgrind, 20,000 requests after 60,000)
    */
