@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { decimal, requestIds } from '../../src/server/httpLog.js';
+import { decimal, isoTime, requestIds } from '../../src/server/httpLog.js';
 
 const reqWith = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -59,4 +59,15 @@ test('decimal: the log line times as JSON numbers without formatting a double', 
     assert.equal(JSON.parse(decimal(ms * 1000, 1e6, 6)), Math.round(ms * 1000) / 1e6);
     assert.equal(JSON.parse(decimal(ms * 100, 100, 2)), Math.round(ms * 100) / 100);
   }
+});
+
+test("isoTime: Date#toISOString's text, the seconds formatted once", () => {
+  const at = [
+    0, 1, 999, 1000, 1001, -1, -999, -1000, -1001, 1_764_000_000_000, 1_764_000_000_007, 1_764_000_000_070, 1_764_000_000_700,
+    1_764_000_000_999, 1_764_000_001_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, 8.64e15, -8.64e15,
+  ];
+  // every millisecond of a few seconds, in order and backwards (the remembered second changes both ways)
+  for (let ms = 1_764_000_000_000 - 1500; ms < 1_764_000_000_000 + 1500; ms++) at.push(ms);
+  for (let ms = 1_764_000_003_000; ms > 1_764_000_000_000; ms -= 7) at.push(ms);
+  for (const ms of at) assert.equal(isoTime(ms), new Date(ms).toISOString(), String(ms));
 });
