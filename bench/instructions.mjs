@@ -5,13 +5,15 @@
 // differences that issues 32 and 35 are about; an instruction count repeats within ~1-2 %.
 //
 //   node bench/instructions.mjs [--scenario a_pk] [--targets svc,raw,svc-traced] [--rounds 3]
-//                               [--requests 1000] [--warmup 6000] [--base-dist DIR]
+//                               [--requests 1000] [--warmup 6000] [--base-dist DIR] [--sync-compile]
+//                               [--perf-map]
 //
 // Targets (each under `valgrind --tool=callgrind --separate-threads=yes`, about 50× slower):
 //   svc         dist/main.js serve (npm run build first), tracing off
 //   svc-traced  the same with OTLP export to a local receiver (100 % sampling, the defaults)
 //   raw         bench/raw-server.mjs (node:http + pg, the hand-written statement)
 //   base        --base-dist: dist/main.js of another build (e.g. a git worktree), tracing off
+//   base-traced the same build with tracing on, as svc-traced
 // Each target is warmed with --warmup requests, then every round zeroes the counters, sends
 // --requests requests (one at a time, as the warm-up: no batching of reads that would depend on
 // timing) and dumps the counters. Printed: instructions per request of the main thread (thread 1:
@@ -20,9 +22,21 @@
 // lowest. A round whose other threads are busy (V8 still compiling or deoptimising) counts more on
 // the main thread too: the lowest round is the settled state. Two processes of the same build can
 // also settle differently (which code V8 optimised and how: seen ±10 % on a_pk): compare several.
+// valgrind runs one thread at a time and starves V8's concurrent compiler: a hot function can run
+// in baseline code, or in code optimised from early feedback, long after a native run would have
+// settled (seen: the OTLP encoder's anyValue calling the generic LoadIC ~100 times a request;
+// node's process.nextTick defining its tick object through the runtime, 21 times and ~27k
+// instructions a request, in some processes and not others). --sync-compile
+// (--no-concurrent-recompilation) compiles on the main thread when a function turns hot, as
+// promptly as a native run and the same in every process, but the compiler's work is then
+// counted on the main thread: with it, rounds need ~15,000+ requests of warm-up and more rounds
+// before they settle (after connection churn V8 deoptimises the socket and stream code and
+// compiles it again). --perf-map: node writes /tmp/perf-<pid>.map (--perf-basic-prof) and the
+// last round's dumps are named at the end, for bench/cgprofile.mjs (self costs by function, the
+// JIT code named by JavaScript function; callers; two dumps compared).
 // Needs valgrind (Debian package) and the bench database (bench/load.sh svc_bench).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +53,8 @@ const { values: o } = parseArgs({
     requests: { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '6000' },
     'base-dist': { type: 'string' },
+    'sync-compile': { type: 'boolean', default: false },
+    'perf-map': { type: 'boolean', default: false },
     'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
   },
 });
@@ -97,6 +113,10 @@ const defs = {
     if (!o['base-dist']) throw new Error('--base-dist DIR is needed for the base target');
     return { args: svcArgs(join(o['base-dist'], 'main.js'), port), ...gql, metadata: true };
   },
+  'base-traced': (port) => {
+    if (!o['base-dist']) throw new Error('--base-dist DIR is needed for the base-traced target');
+    return { args: [...svcArgs(join(o['base-dist'], 'main.js'), port), '--otlp-endpoint', `http://127.0.0.1:${sinkPort}`], ...gql, metadata: true };
+  },
   raw: (port) => ({
     args: [join(HERE, 'raw-server.mjs'), '--database-url', o['database-url'], '--port', String(port), '--pool', '4'],
     path: `/q/${s.id}`,
@@ -112,7 +132,8 @@ try {
     const port = await freePort();
     const t = { name, port, ...defs[name](port), rounds: [] };
     t.out = join(dir, `${name}.cg`);
-    t.child = spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${t.out}.%p`, process.execPath, ...t.args], {
+    const v8 = [...(o['sync-compile'] ? ['--no-concurrent-recompilation'] : []), ...(o['perf-map'] ? ['--perf-basic-prof'] : [])];
+    t.child = spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${t.out}.%p`, process.execPath, ...v8, ...t.args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -164,6 +185,7 @@ try {
         else others += ir;
       }
       t.rounds.push({ main: main / n, others: others / n });
+      t.lastDump = files.find((f) => f.endsWith('-01'));
       log(`round ${round} ${t.name.padEnd(11)} main thread ${Math.round(main / n).toLocaleString('en')} instructions/request, other threads ${Math.round(others / n).toLocaleString('en')}`);
     }
   }
@@ -179,8 +201,12 @@ try {
       `  ${t.name.padEnd(11)} median ${Math.round(m).toLocaleString('en').padStart(9)} (${(m / refMain).toFixed(3)}× ${ref.name})  lowest ${Math.round(low(t)).toLocaleString('en').padStart(9)} (${(low(t) / refLow).toFixed(3)}×)  other threads ${Math.round(x).toLocaleString('en').padStart(9)}  rounds: ${t.rounds.map((r) => Math.round(r.main / 1000) + 'k').join(' ')}\n`,
     );
   }
+  if (o['perf-map'])
+    for (const t of targets)
+      process.stdout.write(`  ${t.name}: node bench/cgprofile.mjs self ${join(dir, t.lastDump ?? '?')} --map /tmp/perf-${t.child.pid}.map --per ${n}\n`);
 } finally {
   for (const t of targets) t.child?.kill('SIGKILL');
   spawnSync('pkill', ['-KILL', '-f', dir]);
+  if (!o['perf-map']) rmSync(dir, { recursive: true, force: true });
   sink.close();
 }
