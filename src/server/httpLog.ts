@@ -95,24 +95,25 @@ export function httpLogRecord(e: HttpLogEntry): Record<string, unknown> {
   };
 }
 
-let lastSecond = NaN;
-let secondPrefix = '';
+/** the second (its first millisecond since the epoch) whose ISO text up to the seconds is `lastIso` */
+let lastMs = NaN;
+let lastIso = '';
 /**
- * `ms` (since the epoch) as Date#toISOString does: the text up to the seconds formatted once per
- * second, the milliseconds appended. V8's toISOString formats through snprintf (~5k instructions
- * a call, callgrind), so once per millisecond was still once per request at a few hundred requests
- * per second.
+ * `ms` (since the epoch) as Date#toISOString writes it: the text up to the seconds formatted once
+ * per second, the milliseconds appended. V8's toISOString formats through snprintf (~5k
+ * instructions a call, callgrind), so once per millisecond was still once per request at a few
+ * hundred requests per second.
  */
 export function isoTime(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    const iso = new Date(second * 1000).toISOString(); // …T12:34:56.000Z (a year past 9999: ±YYYYYY-…)
-    if (!iso.endsWith('.000Z')) return new Date(ms).toISOString();
-    lastSecond = second;
-    secondPrefix = iso.slice(0, -4);
+  ms = Math.trunc(ms); // a Date's time value is an integer (TimeClip)
+  const second = Math.floor(ms / 1000) * 1000;
+  if (second !== lastMs) {
+    const iso = new Date(second).toISOString(); // …T12:34:56.000Z (past year 9999: +YYYYYY-…)
+    lastMs = second;
+    lastIso = iso.slice(0, -4);
   }
-  const milli = ms - second * 1000;
-  return `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  const milli = ms - second;
+  return `${lastIso}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 /** ISO time of now */
 const isoNow = (): string => isoTime(Date.now());

@@ -64,7 +64,7 @@ test('decimal: the log line times as JSON numbers without formatting a double', 
 test("isoTime: Date#toISOString's text, the seconds formatted once", () => {
   const at = [
     0, 1, 999, 1000, 1001, -1, -999, -1000, -1001, 1_764_000_000_000, 1_764_000_000_007, 1_764_000_000_070, 1_764_000_000_700, 1_764_000_000_999,
-    1_764_000_001_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, 8.64e15, -8.64e15,
+    1_764_000_001_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, 8.64e15, -8.64e15, 1.5, -1.5, 1_764_000_000_999.9,
   ];
   // every millisecond of a few seconds, in order and backwards (the remembered second changes both ways)
   for (let ms = 1_764_000_000_000 - 1500; ms < 1_764_000_000_000 + 1500; ms++) at.push(ms);
