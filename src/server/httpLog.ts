@@ -76,7 +76,8 @@ export function httpLogRecord(e: HttpLogEntry): Record<string, unknown> {
     detail: {
       operation: {
         request_id: e.requestId,
-        query_execution_time: ms === undefined ? undefined : ms / 1000,
+        // seconds to the µs, as the text path writes them (no 0.0018553040000000001)
+        query_execution_time: ms === undefined ? undefined : Math.round(ms * 1000) / 1e6,
         user_vars: e.session?.vars ?? null,
         response_size: e.responseSize ?? null,
         error: failure ? { path: failure.path, error: failure.message, code: failure.code } : null,

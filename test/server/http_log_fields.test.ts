@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { decimal, isoTime, requestIds } from '../../src/server/httpLog.js';
+import { decimal, httpLogRecord, isoTime, requestIds } from '../../src/server/httpLog.js';
+import { SvcError } from '../../src/errors.js';
 
 const reqWith = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -70,4 +71,14 @@ test("isoTime: Date#toISOString's text, the seconds formatted once", () => {
   for (let ms = 1_764_000_000_000 - 1500; ms < 1_764_000_000_000 + 1500; ms++) at.push(ms);
   for (let ms = 1_764_000_003_000; ms > 1_764_000_000_000; ms -= 7) at.push(ms);
   for (const ms of at) assert.equal(isoTime(ms), new Date(ms).toISOString(), String(ms));
+});
+
+test("an error line's query_execution_time is in seconds to the µs, as a success line's", () => {
+  const req = { url: '/v1/graphql', method: 'POST', httpVersion: '1.1', socket: { remoteAddress: '127.0.0.1' } } as unknown as IncomingMessage;
+  const line = (ms: number) =>
+    JSON.stringify(httpLogRecord({ req, status: 200, ms, requestId: 'r', failure: new SvcError(400, 'validation-failed', 'no', '$') }));
+  assert.match(line(1.855304), /"query_execution_time":0\.001855,/);
+  assert.match(line(1.8555), /"query_execution_time":0\.001856,/);
+  assert.match(line(12345.6789), /"query_execution_time":12\.345679,/);
+  assert.match(line(1.855304), /"latency_ms":1\.86[,}]/);
 });
