@@ -15,7 +15,7 @@
 // Seen with it on a_pk (README, "Performance"): JavaScript compiled by V8 is ~20 % of the main
 // thread's instructions; the rest is V8's builtins (inline caches, string building), its runtime,
 // the garbage collector and node's C++.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 const { values: o, positionals: args } = parseArgs({
@@ -28,6 +28,12 @@ const { values: o, positionals: args } = parseArgs({
   },
 });
 const [cmd, ...rest] = args;
+for (const f of [...(cmd === 'callers' ? rest.slice(0, 1) : rest), o.map, o['map-b']]) {
+  if (f !== undefined && !existsSync(f)) {
+    process.stderr.write(`cgprofile: no such file: ${f}\n`);
+    process.exit(2);
+  }
+}
 const per = Number(o.per);
 const top = Number(o.top);
 
@@ -97,7 +103,8 @@ function selfByName(dump, name) {
 }
 const fmt = (x) => Math.round(x / per).toLocaleString('en').padStart(10);
 const total = (m) => [...m.values()].reduce((a, b) => a + b, 0);
-const isJit = (n) => /^(JS|RegExp|Function|LazyCompile|Script):/.test(n) || n.startsWith('(JIT');
+// named by the map, or (without --map) still an address
+const isJit = (n) => /^(JS|RegExp|Function|LazyCompile|Script):/.test(n) || n.startsWith('(JIT') || /^0x[0-9a-f]+(?:'\d+)?$/.test(n);
 
 if (cmd === 'self' && rest.length === 1) {
   const m = selfByName(readDump(rest[0]), namer(o.map));
