@@ -22,10 +22,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ options
 const ALL_TARGETS = ['svc', 'raw', 'postgraphile'];
+/** also selectable: svc-nolog, Svc without the http-log line (what the per-request log costs) */
+const EXTRA_TARGETS = ['svc-nolog'];
 const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [options])
 
   --scenarios a_pk,b_list   scenarios to run (default: all: a_pk,b_list,c_nested,d_count,e_perm,f_large,g_insert)
-  --targets svc,raw         targets to run (default: svc,raw,postgraphile)
+  --targets svc,raw         targets to run (default: svc,raw,postgraphile; also svc-nolog: Svc with
+                            --enabled-log-types startup,webhook-log,websocket-log, no http-log line)
   --duration 10             seconds of measured load per target per scenario
   --warmup 2                seconds of unmeasured warm-up load before each measurement
   --connections 32          wrk connections (fixed concurrency, 2 wrk threads)
@@ -78,12 +81,14 @@ const num = (name, min, max) => {
   if (!Number.isFinite(v) || v < min || v > max) fail(`--${name} must be a number in [${min}, ${max}]`);
   return v;
 };
-const list = (name, all) => {
+/** `extra`: also accepted, not run by default (in canonical order after the defaults) */
+const list = (name, all, extra = []) => {
   if (!opts[name]) return all;
+  const known = [...all, ...extra];
   const xs = opts[name].split(',').map((s) => s.trim()).filter(Boolean);
-  const bad = xs.filter((x) => !all.includes(x));
-  if (bad.length || !xs.length) fail(`--${name}: unknown ${bad.join(', ') || '(empty)'}; known: ${all.join(', ')}`);
-  return all.filter((x) => xs.includes(x)); // canonical order
+  const bad = xs.filter((x) => !known.includes(x));
+  if (bad.length || !xs.length) fail(`--${name}: unknown ${bad.join(', ') || '(empty)'}; known: ${known.join(', ')}`);
+  return known.filter((x) => xs.includes(x)); // canonical order
 };
 function fail(msg) {
   process.stderr.write(`bench: ${msg}\n`);
@@ -95,7 +100,7 @@ const CONNECTIONS = num('connections', 1, 1024);
 const POOL = num('pool', 1, 200);
 const MAX_SECONDS = num('max-seconds', 10, 3600);
 const scenarios = list('scenarios', SCENARIO_IDS).map((id) => byId[id]);
-const targetNames = list('targets', ALL_TARGETS);
+const targetNames = list('targets', ALL_TARGETS, EXTRA_TARGETS);
 const DB_URL = new URL(opts['database-url']);
 const DB_NAME = decodeURIComponent(DB_URL.pathname.slice(1)) || 'svc_bench';
 const COMMAND = process.env.npm_lifecycle_event === 'bench'
@@ -298,14 +303,15 @@ function makeTargets(ports) {
   const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
   childEnv.NODE_ENV = 'production';
   const gqlBody = (query, variables, operationName) => JSON.stringify({ query, variables, operationName });
-  return {
+  const svcArgs = (port) => [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', DB_URL.toString(),
+    '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', String(POOL)];
+  const defs = {
     svc: {
       name: 'svc',
       port: ports.svc,
       cmd: process.execPath,
       // the production build (npm start runs the same): built just before the run
-      args: [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', DB_URL.toString(),
-        '--server-port', String(ports.svc), '--server-host', '127.0.0.1', '--connections', String(POOL)],
+      args: svcArgs(ports.svc),
       cwd: ROOT,
       env: childEnv,
       ready: async (base) => (await http(`${base}/healthz`, { timeoutMs: 2000 })).status === 200,
@@ -363,6 +369,14 @@ function makeTargets(ports) {
       toHasura: null, // per scenario: s.fromPostgraphile
     },
   };
+  // Svc without the http-log line (the default log types but that one): what the per-request log costs
+  defs['svc-nolog'] = {
+    ...defs.svc,
+    name: 'svc-nolog',
+    port: ports['svc-nolog'],
+    args: [...svcArgs(ports['svc-nolog']), '--enabled-log-types', 'startup,webhook-log,websocket-log'],
+  };
+  return defs;
 }
 
 async function startTarget(t) {
@@ -638,6 +652,7 @@ function machineFacts(pgVersion, targets) {
     `- load generator: ${spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0].trim() || 'wrk'}, 2 threads (same cores as the servers); runner: Node ${process.version}`,
   ];
   for (const t of targets) {
+    if (t.name === 'svc-nolog') facts.push('- svc-nolog: as svc with `--enabled-log-types startup,webhook-log,websocket-log` (no http-log line)');
     if (t.name === 'svc') facts.push(`- svc: Node ${t.version ?? process.version}, \`node dist/main.js serve --workers 1 … --connections ${POOL}\` (esbuild output of src/)`);
     if (t.name === 'raw') facts.push(`- raw: Node ${t.version ?? process.version}, pg ${pkgVersion('pg')}, pool ${POOL}, named prepared statements`);
     if (t.name === 'postgraphile') {
@@ -658,7 +673,7 @@ async function main() {
   const phases = {};
 
   let p = Date.now();
-  if (targetNames.includes('svc')) {
+  if (targetNames.some((n) => n.startsWith('svc'))) {
     const { spawnSync } = await import('node:child_process');
     const b = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
     if (b.status !== 0) throw new Error('building svc (scripts/build.mjs) failed');
