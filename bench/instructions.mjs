@@ -41,7 +41,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from './lib.mjs';
+import { freePort, loadBenchMetadata } from './lib.mjs';
 import { byId, HERE, loadQueries } from './scenarios.mjs';
 
 const ROOT = join(HERE, '..');
@@ -152,11 +152,7 @@ try {
       if (i > 300) throw new Error(`${t.name} did not start`);
       await new Promise((r) => setTimeout(r, 1000));
     }
-    if (t.metadata) {
-      const md = readFileSync(join(HERE, 'svc-metadata.json'), 'utf8');
-      const r = await fetch(`http://127.0.0.1:${t.port}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"type":"replace_metadata","args":${md}}` });
-      if (!r.ok) throw new Error(`${t.name}: replace_metadata: ${await r.text()}`);
-    }
+    if (t.metadata) await loadBenchMetadata(`http://127.0.0.1:${t.port}`, t.name);
     log(`${t.name} up; warming with ${o.warmup} requests`);
   }
   await Promise.all(targets.map((t) => load(t, Number(o.warmup), 1)));

@@ -1,5 +1,6 @@
 // Helpers shared by the benchmark scripts (bench/*.mjs): PostgreSQL admin statements, free ports,
-// waiting for a server, and per-process CPU read from /proc. Not part of `npm test`.
+// waiting for a server, the bench metadata loaded into a Svc, wrk's POST script, and per-process
+// CPU read from /proc. Not part of `npm test`.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -46,6 +47,24 @@ export async function waitHttp(url, child) {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not come up`);
+}
+
+/** Loads bench/svc-metadata.json into the Svc at `base` (replace_metadata as admin); throws when it is refused. */
+export async function loadBenchMetadata(base, name = 'svc') {
+  const metadata = readFileSync(join(ROOT, 'bench', 'svc-metadata.json'), 'utf8');
+  const r = await fetch(`${base}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-role': 'admin' },
+    body: `{"type":"replace_metadata","args":${metadata}}`,
+  });
+  if (r.status !== 200) throw new Error(`${name}: replace_metadata: ${r.status} ${await r.text()}`);
+}
+
+/** wrk's Lua script for POSTing `body` with `headers` */
+export function wrkPostScript(body, headers) {
+  return `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n${Object.entries(headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join('\n')}\n`;
 }
 
 /** CPU ticks (1/100 s, user + system) a process has used; 0 when it is gone. */

@@ -32,7 +32,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, waitHttp } from './lib.mjs';
+import { freePort, loadBenchMetadata, waitHttp, wrkPostScript } from './lib.mjs';
 import { byId, HERE, loadQueries } from './scenarios.mjs';
 
 const ROOT = join(HERE, '..');
@@ -98,9 +98,7 @@ async function startTarget(name) {
   let path;
   let body;
   if (svcLike) {
-    const metadata = readFileSync(join(HERE, 'svc-metadata.json'), 'utf8');
-    const r = await fetch(`${base}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-role': 'admin' }, body: `{"type":"replace_metadata","args":${metadata}}` });
-    if (r.status !== 200) throw new Error(`${name}: replace_metadata: ${r.status} ${await r.text()}`);
+    await loadBenchMetadata(base, name);
     path = '/v1/graphql';
     body = JSON.stringify({ query: loadQueries(s).hasura, variables: s.variables, operationName: s.id });
   } else {
@@ -109,7 +107,7 @@ async function startTarget(name) {
   }
   const headers = { 'content-type': 'application/json', ...s.headers };
   const script = join(dir, `${name}.lua`);
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n${Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}\n`);
+  writeFileSync(script, wrkPostScript(body, headers));
   const check = await fetch(`${base}${path}`, { method: 'POST', headers, body });
   const text = await check.text();
   if (check.status !== 200 || !text.startsWith('{"data"')) throw new Error(`${name}: ${check.status} ${text.slice(0, 200)}`);

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, waitHttp } from './lib.mjs';
+import { freePort, loadBenchMetadata, waitHttp, wrkPostScript } from './lib.mjs';
 import { byId, HERE, loadQueries } from './scenarios.mjs';
 
 const { values } = parseArgs({
@@ -43,13 +43,10 @@ const child = spawn(
 const base = `http://127.0.0.1:${port}`;
 try {
   await waitHttp(`${base}/healthz`, child);
-  const metadata = readFileSync(join(HERE, 'svc-metadata.json'), 'utf8');
-  const r = await fetch(`${base}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-role': 'admin' }, body: `{"type":"replace_metadata","args":${metadata}}` });
-  if (r.status !== 200) throw new Error(`replace_metadata: ${r.status} ${await r.text()}`);
+  await loadBenchMetadata(base);
   const body = JSON.stringify({ query: loadQueries(s).hasura, variables: s.variables, operationName: s.id });
   const headers = { 'content-type': 'application/json', ...s.headers };
-  const lua = `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n${Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}\n`;
-  writeFileSync(join(dir, 'load.lua'), lua);
+  writeFileSync(join(dir, 'load.lua'), wrkPostScript(body, headers));
   const out = await new Promise((resolve, reject) => {
     const w = spawn('wrk', ['-t2', `-c${values.connections}`, `-d${values.seconds}s`, '-s', join(dir, 'load.lua'), `${base}/v1/graphql`]);
     let o = '';
