@@ -49,17 +49,24 @@ const { values: o } = parseArgs({
     'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
   },
 });
+/** a usage error: one line, exit 2 */
+const usage = (msg) => {
+  process.stderr.write(`oncpu: ${msg}\n`);
+  process.exit(2);
+};
 const s = byId[o.scenario];
-if (!s) throw new Error(`unknown scenario ${o.scenario}`);
+if (!s) usage(`unknown scenario ${o.scenario}; known: ${Object.keys(byId).join(', ')}`);
 for (const [cmd, args] of [['perf', ['--version']], ['wrk', ['--version']]]) {
-  if (spawnSync(cmd, args).error) throw new Error(`${cmd} is not installed (Debian: ${cmd === 'perf' ? 'linux-perf' : 'wrk'})`);
+  if (spawnSync(cmd, args).error) usage(`${cmd} is not installed (Debian: ${cmd === 'perf' ? 'linux-perf' : 'wrk'})`);
 }
 const paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8'));
-if (paranoid > 1 && process.getuid?.() !== 0) throw new Error(`kernel.perf_event_paranoid is ${paranoid}: needs ≤ 1 (echo 1 > /proc/sys/kernel/perf_event_paranoid) or root`);
+if (paranoid > 1 && process.getuid?.() !== 0) usage(`kernel.perf_event_paranoid is ${paranoid}: needs ≤ 1 (echo 1 > /proc/sys/kernel/perf_event_paranoid) or root`);
 const names = o.targets.split(',').map((t) => t.trim()).filter(Boolean);
 const known = ['svc', 'svc-nolog', 'svc-traced', 'raw', 'base'];
-for (const n of names) if (!known.includes(n)) throw new Error(`unknown target ${n}; known: ${known.join(', ')}`);
-if (names.includes('base') && !o['base-dist']) throw new Error('target base needs --base-dist');
+if (!names.length) usage('--targets is empty');
+for (const n of names) if (!known.includes(n)) usage(`unknown target ${n}; known: ${known.join(', ')}`);
+if (names.includes('base') && !o['base-dist']) usage('target base needs --base-dist DIR (the dist/ of another build)');
+for (const k of ['rounds', 'seconds', 'connections', 'top']) if (!(Number(o[k]) >= 1)) usage(`--${k} must be a number ≥ 1`);
 const stackPatterns = o.stacks.split(',').map((x) => x.trim()).filter(Boolean);
 const HZ = 4000;
 const US_PER_SAMPLE = 1e6 / HZ;
