@@ -30,7 +30,10 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --targets svc,raw         targets to run (default: svc,raw,postgraphile; also svc-nolog: Svc with
                             --enabled-log-types startup,webhook-log,websocket-log, no http-log line)
   --duration 10             seconds of measured load per target per scenario
-  --warmup 2                seconds of unmeasured warm-up load before each measurement
+  --warmup 2                seconds of unmeasured warm-up load before a target's first round
+  --rounds 1                rounds per scenario: the targets alternate round by round (order
+                            rotated), each target's figures are the medians of its rounds and
+                            × raw / × PostGraphile the medians of the ratios paired by round
   --connections 32          wrk connections (fixed concurrency, 2 wrk threads)
   --pool 16                 PostgreSQL connections of each server
   --database-url URL        default postgres://postgres@127.0.0.1:5432/svc_bench
@@ -54,6 +57,7 @@ try {
       targets: { type: 'string' },
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '1' },
       connections: { type: 'string', default: '32' },
       pool: { type: 'string', default: '16' },
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
@@ -96,6 +100,7 @@ function fail(msg) {
 }
 const DURATION = num('duration', 1, 300);
 const WARMUP = num('warmup', 0, 60);
+const ROUNDS = num('rounds', 1, 50);
 const CONNECTIONS = num('connections', 1, 1024);
 const POOL = num('pool', 1, 200);
 const MAX_SECONDS = num('max-seconds', 10, 3600);
@@ -545,8 +550,8 @@ async function benchBackends() {
   return withDb(async (c) => (await c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [DB_NAME])).rows.map((r) => r.pid), ADMIN_URL);
 }
 
-async function measure(t, s) {
-  if (WARMUP > 0) await runWrk(t, s, WARMUP);
+async function measure(t, s, warmup = true) {
+  if (warmup && WARMUP > 0) await runWrk(t, s, WARMUP);
   let peak = 0;
   const sample = () => {
     const { rss } = procStatus(t.child.pid);
@@ -593,6 +598,42 @@ const fmt = {
   cpu: (v) => (Number.isFinite(v) ? v.toFixed(3) : '–'),
 };
 
+/** `r`'s req/s relative to `base`'s: the median of the ratios of their rounds (paired by round) */
+function pairedRatio(r, base) {
+  if (!base || base.failed) return '–';
+  const a = r.rounds ?? [r];
+  const b = base.rounds ?? [base];
+  const ratios = a.flatMap((x, i) => (x && b[i] && x.rps && b[i].rps ? [x.rps / b[i].rps] : []));
+  return ratios.length ? `${median(ratios).toFixed(2)}×` : '–';
+}
+const median = (xs) => {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
+  if (!v.length) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+};
+/** a target's rounds in one record: medians of the rates, latencies and CPU; counts summed; peak RSS the highest */
+function combineRounds(rounds) {
+  if (rounds.length === 1) return rounds[0];
+  const m = (k) => median(rounds.map((r) => r[k]));
+  const sum = (k) => rounds.reduce((n, r) => n + r[k], 0);
+  return {
+    rps: m('rps'),
+    total: sum('total'),
+    p50: m('p50'),
+    p99: m('p99'),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    non2xx: sum('non2xx'),
+    mismatches: sum('mismatches'),
+    bytesPerSec: m('bytesPerSec'),
+    peakRss: Math.max(...rounds.map((r) => r.peakRss)),
+    pgCpuMsPerReq: m('pgCpuMsPerReq'),
+    srvCpuMsPerReq: m('srvCpuMsPerReq'),
+    rounds,
+  };
+}
+
 function table(results, targets) {
   const header = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'err / non-2xx / bad', '× raw', '× PostGraphile', 'PG CPU ms/req', 'server CPU ms/req', 'peak RSS MB'];
   const rows = [];
@@ -611,8 +652,8 @@ function table(results, targets) {
           fmt.ms(r.p50),
           fmt.ms(r.p99),
           `${r.errors} / ${r.non2xx} / ${r.mismatches}`,
-          fmt.ratio(r.rps, raw && !raw.failed ? raw.rps : 0),
-          fmt.ratio(r.rps, pgl && !pgl.failed ? pgl.rps : 0),
+          pairedRatio(r, raw),
+          pairedRatio(r, pgl),
           fmt.cpu(r.pgCpuMsPerReq),
           fmt.cpu(r.srvCpuMsPerReq),
           fmt.mb(r.peakRss),
@@ -621,6 +662,20 @@ function table(results, targets) {
     }
   }
   return { header, rows };
+}
+
+/** req/s of every round and each round's ratio to raw (rounds > 1) */
+function roundsMarkdown(results, targets) {
+  const lines = ['Rounds (req/s, and × raw of the same round):', '', '| scenario | target | rounds |', '| :--- | :--- | :--- |'];
+  for (const s of scenarios) {
+    const raw = results[s.id]?.raw?.rounds;
+    for (const t of targets) {
+      const rs = results[s.id]?.[t.name]?.rounds;
+      if (!rs) continue;
+      lines.push(`| ${s.id} | ${t.name} | ${rs.map((r, i) => (r ? `${fmt.rps(r.rps)}${raw?.[i] && t.name !== 'raw' ? ` (${(r.rps / raw[i].rps).toFixed(2)}×)` : ''}` : '–')).join(', ')} |`);
+    }
+  }
+  return lines.join('\n');
 }
 
 function renderConsole({ header, rows }) {
@@ -665,9 +720,9 @@ function machineFacts(pgVersion, targets) {
 // ------------------------------------------------------------------ main
 async function main() {
   const perRun = WARMUP + DURATION;
-  const estimate = scenarios.length * targetNames.length * (perRun + 0.5) + 30;
+  const estimate = scenarios.length * targetNames.length * (WARMUP + ROUNDS * DURATION + ROUNDS * 0.5) + 30;
   log(`scenarios ${scenarios.map((s) => s.id).join(',')} × targets ${targetNames.join(',')}; ` +
-    `${CONNECTIONS} connections, ${WARMUP}s warm-up + ${DURATION}s measured each; estimated ≤ ${Math.ceil(estimate)} s (budget ${MAX_SECONDS} s)`);
+    `${CONNECTIONS} connections, ${WARMUP}s warm-up + ${ROUNDS > 1 ? `${ROUNDS} rounds of ` : ''}${DURATION}s measured each; estimated ≤ ${Math.ceil(estimate)} s (budget ${MAX_SECONDS} s)`);
   if (estimate > MAX_SECONDS) log(`warning: the estimate exceeds --max-seconds ${MAX_SECONDS}; the run will stop loading when the budget is spent`);
   const deadline = t0 + MAX_SECONDS * 1000;
   const phases = {};
@@ -722,31 +777,37 @@ async function main() {
   }
   phases.checks = (Date.now() - p) / 1000;
 
-  // Load: scenario by scenario, the targets one after the other (alternating within the
-  // run); the order of targets rotates per scenario so none is always first or last.
+  // Load: scenario by scenario, the targets one after the other (alternating within the run),
+  // --rounds times; the order of targets rotates per scenario and per round so none is always
+  // first or last. A target's warm-up runs before its first round only.
   p = Date.now();
+  const perRound = {};
   scenarioLoop: for (const [i, s] of scenarios.entries()) {
-    const order = targets.map((_, k) => targets[(k + i) % targets.length]);
-    for (const t of order) {
-      if (!ok[s.id][t.name]) continue;
-      if (stopping) break scenarioLoop;
-      if (Date.now() + perRun * 1000 + 15_000 > deadline) {
-        deadlineHit = true;
-        log(`time budget (--max-seconds ${MAX_SECONDS}) would be exceeded: stopping the load here`);
-        break scenarioLoop;
-      }
-      if (t.child.exitCode !== null || t.child.signalCode !== null) {
-        results[s.id][t.name] = { failed: `server exited (${t.child.signalCode ?? t.child.exitCode}): ${tail(t.logFile, 3)}` };
-        continue;
-      }
-      try {
-        const r = await measure(t, s);
-        results[s.id][t.name] = r;
-        log(`load  ${s.id.padEnd(9)} ${t.name.padEnd(12)} ${fmt.rps(r.rps).padStart(7)} req/s  p50 ${fmt.ms(r.p50)} ms  p99 ${fmt.ms(r.p99)} ms  ` +
-          `err ${r.errors} non2xx ${r.non2xx} bad ${r.mismatches}  pg cpu ${fmt.cpu(r.pgCpuMsPerReq)} ms/req  server cpu ${fmt.cpu(r.srvCpuMsPerReq)} ms/req  rss ${fmt.mb(r.peakRss)} MB`);
-      } catch (e) {
-        results[s.id][t.name] = { failed: `load: ${e.message}` };
-        log(`load  ${s.id} ${t.name} FAILED: ${e.message}`);
+    perRound[s.id] = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = targets.map((_, k) => targets[(k + i + round) % targets.length]);
+      for (const t of order) {
+        if (!ok[s.id][t.name] || results[s.id][t.name]?.failed) continue;
+        if (stopping) break scenarioLoop;
+        if (Date.now() + (round ? DURATION : perRun) * 1000 + 15_000 > deadline) {
+          deadlineHit = true;
+          log(`time budget (--max-seconds ${MAX_SECONDS}) would be exceeded: stopping the load here`);
+          break scenarioLoop;
+        }
+        if (t.child.exitCode !== null || t.child.signalCode !== null) {
+          results[s.id][t.name] = { failed: `server exited (${t.child.signalCode ?? t.child.exitCode}): ${tail(t.logFile, 3)}` };
+          continue;
+        }
+        try {
+          const r = await measure(t, s, round === 0);
+          (perRound[s.id][t.name] ??= [])[round] = r;
+          results[s.id][t.name] = combineRounds(perRound[s.id][t.name].filter(Boolean));
+          log(`load  ${s.id.padEnd(9)} ${t.name.padEnd(12)} ${ROUNDS > 1 ? `round ${round + 1}  ` : ''}${fmt.rps(r.rps).padStart(7)} req/s  p50 ${fmt.ms(r.p50)} ms  p99 ${fmt.ms(r.p99)} ms  ` +
+            `err ${r.errors} non2xx ${r.non2xx} bad ${r.mismatches}  pg cpu ${fmt.cpu(r.pgCpuMsPerReq)} ms/req  server cpu ${fmt.cpu(r.srvCpuMsPerReq)} ms/req  rss ${fmt.mb(r.peakRss)} MB`);
+        } catch (e) {
+          results[s.id][t.name] = { failed: `load: ${e.message}` };
+          log(`load  ${s.id} ${t.name} FAILED: ${e.message}`);
+        }
       }
     }
   }
@@ -780,7 +841,7 @@ Generated by \`bench/run.mjs\`; re-run with the command below and this file is o
 
 - date: ${new Date().toISOString()}
 - command: \`${COMMAND}\`
-- load: wrk, 2 threads, ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s measured per target per scenario, HTTP/1.1 keep-alive on loopback; targets alternate scenario by scenario (order rotated per scenario)
+- load: wrk, 2 threads, ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${ROUNDS > 1 ? `${ROUNDS} rounds of ` : ''}${DURATION} s measured per target per scenario, HTTP/1.1 keep-alive on loopback; targets alternate scenario by scenario${ROUNDS > 1 ? ' and round by round' : ''} (order rotated per scenario${ROUNDS > 1 ? ' and round' : ''})
 - durations: ${durations}${deadlineHit ? '\n- **stopped early: time budget reached**' : ''}${stopping ? '\n- **interrupted**' : ''}
 
 ## Machine
@@ -791,14 +852,14 @@ ${machineFacts(pgVersion, targets)}
 
 req/s = requests completed in the measured window / its length; p50/p99 = latency percentiles in ms; err = socket
 errors and timeouts, non-2xx = HTTP status ≥ 300, bad = 2xx whose body is not \`{"data":…}\` without
-\`errors\`; × raw / × PostGraphile = req/s relative to that target in the same scenario; peak RSS =
+\`errors\`; × raw / × PostGraphile = req/s relative to that target in the same scenario${ROUNDS > 1 ? ' (the median of the ratios of the rounds, paired by round; the other figures are medians of the rounds)' : ''}; peak RSS =
 highest resident set size of the server process sampled every 200 ms during the measured window;
 PG CPU/req and server CPU/req = CPU time (user + system, from \`/proc/<pid>/stat\`) of the PostgreSQL
 backends of the bench database and of the server process during the measured window, per request.
 A target whose response failed the pre-load check is not loaded (FAILED, with the reason).
 
 ${renderMarkdown(tbl)}
-
+${ROUNDS > 1 ? `\n${roundsMarkdown(results, targets)}\n` : ''}
 Server processes:
 
 ${servers}
