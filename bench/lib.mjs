@@ -86,3 +86,11 @@ export function cpuNs(pid) {
     return 0;
   }
 }
+
+/** the median of the finite numbers of `xs` (the mean of the middle two for an even count); NaN for none */
+export function median(xs) {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
+  if (!v.length) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}

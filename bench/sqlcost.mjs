@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, loadBenchMetadata, waitHttp } from './lib.mjs';
+import { freePort, loadBenchMetadata, median, waitHttp } from './lib.mjs';
 import { SCENARIO_IDS, byId, loadQueries } from './scenarios.mjs';
 
 const HERE = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
@@ -107,7 +107,6 @@ async function run(name, text, values) {
   await Promise.all(all);
   return { cpu: ((cpuMs() - c0) * 1000) / N, wall: ((performance.now() - t0) * 1000) / N };
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const summary = async (text, values) => {
   const r = await c.query({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values });
   const p = r.rows[0]['QUERY PLAN'][0];
