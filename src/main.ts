@@ -93,8 +93,22 @@ async function main(): Promise<void> {
     flush();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  // Listening for good, not once: a second signal during the drain is ignored, where without a
+  // listener it would kill the process at once (in-flight requests cut, pending log lines lost).
+  // It comes whenever the whole process group or cgroup is signalled — a terminal's Ctrl-C,
+  // systemd's default KillMode=control-group, `pkill` — as a worker then gets the signal and the
+  // SIGTERM its primary forwards (src/server/cluster.ts).
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.info({ type: 'shutdown', signal }, 'already shutting down: signal ignored');
+      return;
+    }
+    stopping = true;
+    void stop(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
 void main();

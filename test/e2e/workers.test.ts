@@ -4,7 +4,8 @@
  * on both at once when its request has answered (metadata is synchronous across the workers);
  * a subscription keeps updating while the other worker serves the mutations; an event is delivered
  * once; /v1/metrics aggregates both workers; a worker killed with SIGKILL is replaced and no request
- * after the replacement fails; SIGTERM stops every worker and the primary exits 0.
+ * after the replacement fails; SIGTERM to every process at once (a signalled process group) lets the
+ * requests in flight finish, each worker drain once, and the primary exit 0.
  * Every request goes on a new TCP connection, so the cluster's round-robin spreads them over both workers.
  */
 import assert from 'node:assert/strict';
@@ -207,9 +208,45 @@ test('a worker killed with SIGKILL is replaced; no request after the replacement
   for (const r of rs) assert.equal(r.body.errors, undefined, r.text);
 });
 
-test('SIGTERM stops every worker and the primary exits 0', { timeout: 30_000 }, async () => {
-  const pids = workerPids();
-  const exit = await proc.stop(20_000);
-  assert.equal(exit.code, 0, proc.output().slice(-2000));
-  for (const pid of pids) assert.throws(() => process.kill(pid, 0), /ESRCH/);
-});
+test(
+  'SIGTERM to the primary and every worker at once (a signalled process group or cgroup): requests in flight finish, each worker drains once, the primary exits 0',
+  { timeout: 60_000 },
+  async () => {
+    // systemd's default KillMode=control-group, a terminal's Ctrl-C and `pkill` signal every process:
+    // a worker gets the signal and, a moment later, the SIGTERM its primary forwards; that second
+    // signal must not kill it mid-drain
+    const pids = workerPids();
+    assert.equal(pids.length, 2);
+    const slowSql = 'select pg_sleep(1.5) /* workers-drain */';
+    const running = async () => (await sql<{ n: number }>(db.url, `select count(*)::int as n from pg_stat_activity where query = $1`, [slowSql]))[0]!.n;
+    // fresh connections: the cluster hands them to the workers in turn, so both have requests in flight
+    const slow = Array.from({ length: 4 }, () => postFresh('/v1/query', { type: 'run_sql', args: { sql: slowSql } }));
+    await waitFor('the four statements to run', async () => (await running()) === 4, 20_000, 20);
+    // the workers' own signal first, then the primary's (which forwards SIGTERM to the draining
+    // workers): two signals that arrived together could be merged into one by the kernel
+    for (const pid of pids) process.kill(pid, 'SIGTERM');
+    const draining = () =>
+      proc
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"shutting down: finishing in-flight requests"')).length;
+    await waitFor('both workers to start draining', async () => draining() === 2, 10_000, 10);
+    process.kill(proc.child.pid!, 'SIGTERM');
+    const rs = await Promise.all(slow);
+    for (const r of rs) assert.equal(r.status, 200, r.text);
+    for (const r of rs) assert.equal(r.body.result_type, 'TuplesOk', r.text);
+    const exit = await proc.exited;
+    assert.equal(exit.code, 0, proc.output().slice(-2000));
+    for (const pid of pids) assert.throws(() => process.kill(pid, 0), /ESRCH/);
+    const lines = proc
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { type?: string; msg?: string; ms?: number });
+    const shutdown = lines.filter((l) => l.type === 'shutdown');
+    // each worker drained once (its "stopped" line, with the drain's duration) and ignored the second signal
+    assert.equal(shutdown.filter((l) => l.msg === 'shutting down: finishing in-flight requests').length, 2, JSON.stringify(shutdown));
+    assert.equal(shutdown.filter((l) => l.msg === 'stopped' && typeof l.ms === 'number').length, 2, JSON.stringify(shutdown));
+    assert.equal(shutdown.filter((l) => l.msg === 'already shutting down: signal ignored').length, 2, JSON.stringify(shutdown));
+  },
+);
