@@ -6,7 +6,7 @@
 //
 //   node bench/oncpu.mjs [--scenario a_pk] [--targets svc,raw] [--rounds 2] [--seconds 8]
 //                        [--connections 32] [--stacks httpLog.js,logStream.js] [--top 25]
-//                        [--base-dist DIR]
+//                        [--base-dist DIR] [--leaves httpLog.js] [--callers LoadIC]
 //
 // Targets: svc (dist/main.js, npm run build first), svc-nolog (the same without the http-log
 // line), svc-traced (OTLP to a local receiver that drops the payloads, 100 % sampled), raw
@@ -15,6 +15,10 @@
 // compiled from JavaScript; node: node's binary, V8's runtime and builtins; kernel; libc), the
 // symbols with the most CPU of their own, and, per --stacks pattern, the CPU of the samples whose
 // stack has a frame matching it (inclusive: "what the log writer and everything it calls cost").
+// --leaves P: per target, the symbols with the most CPU of their own among the samples whose stack
+// has a frame matching P (what a function's inclusive time is made of: its callees and builtins).
+// --callers S: per target, for the samples whose own symbol matches S (a builtin, say), the nearest
+// JavaScript function on their stack (who pays for an inline-cache miss or a string flattening).
 // Then the first two targets side by side, symbol by symbol (the largest differences first).
 //
 // Why: `--cpu-prof` samples wall-clock time: on a loaded 2-core VM it put half of every request
@@ -44,6 +48,8 @@ const { values: o } = parseArgs({
     seconds: { type: 'string', default: '8' },
     connections: { type: 'string', default: '32' },
     stacks: { type: 'string', default: '' },
+    leaves: { type: 'string' },
+    callers: { type: 'string' },
     top: { type: 'string', default: '25' },
     'base-dist': { type: 'string' },
     'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
@@ -162,8 +168,14 @@ function summarise(file, requests) {
   const bySym = new Map();
   const byWhere = new Map();
   const stacks = new Map(stackPatterns.map((p) => [p, 0]));
+  const leaves = new Map();
   const list = samples(file);
   for (const frames of list) {
+    if (o.leaves && frames.some((f) => f.sym.includes(o.leaves))) leaves.set(frames[0].sym, (leaves.get(frames[0].sym) ?? 0) + 1);
+    if (o.callers && frames[0].sym.includes(o.callers)) {
+      const js = frames.find((f) => f.sym.startsWith('JS:'))?.sym ?? '(no JavaScript frame)';
+      leaves.set(js, (leaves.get(js) ?? 0) + 1);
+    }
     const leaf = frames[0];
     const key = `${where(leaf.dso) === 'kernel' ? '[k] ' : ''}${leaf.sym}`;
     bySym.set(key, (bySym.get(key) ?? 0) + 1);
@@ -176,6 +188,7 @@ function summarise(file, requests) {
     byWhere: Object.fromEntries([...byWhere].map(([k, v]) => [k, per(v)])),
     bySym: new Map([...bySym].map(([k, v]) => [k, per(v)])),
     stacks: Object.fromEntries([...stacks].map(([k, v]) => [k, per(v)])),
+    leaves: new Map([...leaves].map(([k, v]) => [k, per(v)])),
   };
 }
 
@@ -211,6 +224,18 @@ try {
     avg.set(n, m);
     process.stdout.write(`\n${n}: the ${o.top} symbols with the most CPU of their own (µs/request, mean of ${rs.length} rounds)\n`);
     for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(o.top))) process.stdout.write(`${f2(v)}  ${k.slice(0, 130)}\n`);
+  }
+  if (o.leaves || o.callers) {
+    for (const [n, rs] of results) {
+      const m = new Map();
+      for (const r of rs) for (const [k, v] of r.leaves) m.set(k, (m.get(k) ?? 0) + v / rs.length);
+      process.stdout.write(
+        o.leaves
+          ? `\n${n}: under ${o.leaves}, the ${o.top} symbols with the most CPU of their own (µs/request, mean of ${rs.length} rounds)\n`
+          : `\n${n}: the samples in ${o.callers}, by their nearest JavaScript function (µs/request, mean of ${rs.length} rounds)\n`,
+      );
+      for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(o.top))) process.stdout.write(`${f2(v)}  ${k.slice(0, 130)}\n`);
+    }
   }
   if (names.length >= 2) {
     const [a, b] = names;

@@ -22,8 +22,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ options
 const ALL_TARGETS = ['svc', 'raw', 'postgraphile'];
-/** also selectable: svc-nolog, Svc without the http-log line (what the per-request log costs) */
-const EXTRA_TARGETS = ['svc-nolog'];
+/** also selectable: svc-nolog, Svc without the http-log line (what the per-request log costs);
+ * base, another build's dist/ (--base-dist), run as svc is */
+const EXTRA_TARGETS = ['svc-nolog', 'base'];
 const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [options])
 
   --scenarios a_pk,b_list   scenarios to run (default: all: a_pk,b_list,c_nested,d_count,e_perm,f_large,g_insert)
@@ -36,6 +37,8 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
                             × raw / × PostGraphile the medians of the ratios paired by round
   --connections 32          wrk connections (fixed concurrency, 2 wrk threads)
   --pool 16                 PostgreSQL connections of each server
+  --base-dist DIR           the dist/ of another build (a git worktree, say): target base, run as
+                            svc is, to compare two builds in one run (--targets svc,base,raw)
   --database-url URL        default postgres://postgres@127.0.0.1:5432/svc_bench
   --reload                  drop and reload the dataset even if it looks complete
   --max-seconds 570         hard time budget: stop loading, report what was measured
@@ -60,6 +63,7 @@ try {
       rounds: { type: 'string', default: '1' },
       connections: { type: 'string', default: '32' },
       pool: { type: 'string', default: '16' },
+      'base-dist': { type: 'string' },
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
       reload: { type: 'boolean', default: false },
       events: { type: 'boolean', default: false },
@@ -106,6 +110,7 @@ const POOL = num('pool', 1, 200);
 const MAX_SECONDS = num('max-seconds', 10, 3600);
 const scenarios = list('scenarios', SCENARIO_IDS).map((id) => byId[id]);
 const targetNames = list('targets', ALL_TARGETS, EXTRA_TARGETS);
+if (targetNames.includes('base') && !opts['base-dist']) fail('target base needs --base-dist DIR (the dist/ of another build)');
 const DB_URL = new URL(opts['database-url']);
 const DB_NAME = decodeURIComponent(DB_URL.pathname.slice(1)) || 'svc_bench';
 const COMMAND = process.env.npm_lifecycle_event === 'bench'
@@ -381,6 +386,8 @@ function makeTargets(ports) {
     port: ports['svc-nolog'],
     args: [...svcArgs(ports['svc-nolog']), '--enabled-log-types', 'startup,webhook-log,websocket-log'],
   };
+  // another build, run as svc is (--base-dist)
+  if (opts['base-dist']) defs.base = { ...defs.svc, name: 'base', port: ports.base, args: [join(opts['base-dist'], 'main.js'), ...svcArgs(ports.base).slice(1)] };
   return defs;
 }
 
