@@ -3,7 +3,9 @@
 // whose handler answers at once, through Svc (`node dist/main.js serve`), against calling the same
 // handler directly with the body Svc would send. wrk (2 threads) on loopback; the handler is its
 // own Node process. `npm run bench:actions [-- --duration 10 --connections 32]`; results appended
-// to bench/ACTIONS.md ('--out -' for nowhere). Not part of `npm test`.
+// to bench/ACTIONS.md ('--out -' for nowhere). Not part of `npm test`. With BENCH_PERF_MAP=1 Svc and
+// the bare proxy run with --perf-basic-prof, so `perf record -g -p <pid>` during their rounds names
+// the JavaScript (how the sync action's profile against the proxy's was taken, README "Performance").
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { adminSql, cpuNs, freePort, waitHttp } from './lib.mjs';
@@ -100,7 +102,7 @@ try {
   children.push(handler);
   const handlerUrl = `http://127.0.0.1:${hport}/`;
   const sport = await freePort();
-  const svc = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
+  const svc = spawn(process.execPath, [...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : []), join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
     env: { ...process.env, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -129,7 +131,7 @@ try {
     headers: { 'content-type': 'application/json' },
   };
   const pport = await freePort();
-  const proxy = spawn(process.execPath, ['-e', PROXY, String(pport), handlerUrl, direct.body], { stdio: 'inherit' });
+  const proxy = spawn(process.execPath, [...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : []), '-e', PROXY, String(pport), handlerUrl, direct.body], { stdio: 'inherit' });
   children.push(proxy);
   const viaProxy = { url: `http://127.0.0.1:${pport}/`, body: viaSvc.body, headers };
   await waitHttp(viaProxy.url, proxy);

@@ -7,11 +7,8 @@
  * per cent of a primary-key lookup. Here a line costs an array push (~0.6 µs measured the same
  * way, bench: 200,000 lines of 400 bytes).
  *
- * The `http-log` line is handed over as its fields (`writeDeferred`) and made into text here,
- * when its chunk is written, with the other pending lines in one loop.
- *
  * Guarantees:
- * - lines are written whole and in the order `write`/`writeDeferred` was called;
+ * - lines are written whole and in the order `write` was called;
  * - a chunk is written when ~64 KB are pending and no write is in flight, and every 250 ms
  *   otherwise (an idle server's lines appear within 250 ms). 64 KB rather than 12: each chunk's
  *   join, encoding and hand-over to libuv's pool cost ~0.7 µs less per http-log line (on-CPU
@@ -25,20 +22,6 @@
  */
 import fs from 'node:fs';
 
-/**
- * A line whose text is made when its chunk is written (LogStream#writeDeferred): the `http-log`
- * line's fields are kept as they were at the request, and its text is built with the other
- * pending lines', in one loop, rather than once per request in between other work (on-CPU under
- * wrk: ~1.7 µs a line built per request, against ~0.3 µs in a loop, the code and data then hot).
- */
-export interface DeferredLine {
-  /** the line's text, newline included */
-  text(): string;
-}
-
-/** characters a deferred line is counted for, towards the chunk threshold and the bound */
-const DEFERRED_CHARS = 400;
-
 export interface LogStreamOptions {
   /** characters pending before a chunk is written (default 65,536) */
   minChars?: number;
@@ -49,7 +32,7 @@ export interface LogStreamOptions {
 }
 
 export class LogStream {
-  private parts: Array<string | DeferredLine> = [];
+  private parts: string[] = [];
   private chars = 0;
   private writing = false;
   private waiting: Array<(err?: Error | null) => void> = [];
@@ -83,19 +66,6 @@ export class LogStream {
     }
     this.parts.push(line);
     this.chars += line.length;
-    if (!this.writing && this.chars >= this.minChars) this.startWrite();
-    return true;
-  }
-
-  /** A line whose text is made when it is written (its fields must not change until then). */
-  writeDeferred(line: DeferredLine): boolean {
-    if (this.closed) return false;
-    if (this.chars > this.maxChars) {
-      this.dropped++;
-      return false;
-    }
-    this.parts.push(line);
-    this.chars += DEFERRED_CHARS;
     if (!this.writing && this.chars >= this.minChars) this.startWrite();
     return true;
   }
@@ -138,12 +108,7 @@ export class LogStream {
   }
 
   private take(): string {
-    const parts = this.parts;
-    let text = '';
-    for (let i = 0; i < parts.length; i++) {
-      const p = parts[i]!;
-      text += typeof p === 'string' ? p : p.text();
-    }
+    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
     this.parts = [];
     this.chars = 0;
     return text;

@@ -4,11 +4,7 @@
  * It is on the hot path (one line per request, on by default), so the line is
  * built as text and handed to the logger's destination directly, with the
  * same fields and order pino writes (`level`, `time`, …, `msg`); building it
- * through pino's object serialisation cost ~15 % of a primary-key lookup. Through the server's
- * LogStream the line is kept as its fields (HttpLogLine) and its text made when its chunk is
- * written, with the other pending lines' (in a loop: ~150 ns a line against ~370 built one per
- * request, in-process; a_pk under wrk, 8 paired rounds: 1.01× the requests per second, within the
- * bench's noise — the whole line is ~3 % of a_pk on a fast machine).
+ * through pino's object serialisation cost ~15 % of a primary-key lookup.
  */
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -16,7 +12,6 @@ import pino from 'pino';
 import type { Session } from '../core/session.js';
 import type { SvcError } from '../errors.js';
 import type { Logger } from '../execute/interface.js';
-import type { DeferredLine, LogStream } from '../core/logStream.js';
 
 export interface HttpLogEntry {
   req: IncomingMessage;
@@ -121,6 +116,8 @@ export function isoTime(ms: number): string {
   const milli = ms - second;
   return `${lastIso}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
+/** ISO time of now */
+const isoNow = (): string => isoTime(Date.now());
 
 const str = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
 
@@ -173,8 +170,6 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
   let lastUrl: string | undefined;
   let lastUrlJson = 'null';
   const urlJson = (u: string | undefined): string => (u === lastUrl ? lastUrlJson : ((lastUrl = u), (lastUrlJson = jsonText(u))));
-  // through LogStream: the line's fields now, its text when its chunk is written (HttpLogLine)
-  const deferred = typeof (stream as { writeDeferred?: unknown }).writeDeferred === 'function' ? (stream as LogStream) : undefined;
   return (e) => {
     const level = e.status >= 500 ? 'error' : 'info';
     if (!p.isLevelEnabled(level)) return;
@@ -183,85 +178,14 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
       p[level](httpLogRecord(e), 'request');
       return;
     }
-    const { req } = e;
-    if (deferred) {
-      deferred.writeDeferred(
-        new HttpLogLine(level, Date.now(), e.requestId, e.ms, e.session?.vars, e.responseSize, req.url, req.method, e.status, req.httpVersion, ipOf(req), text),
-      );
-      return;
-    }
-    stream.write(text(level, Date.now(), e.requestId, e.ms, e.session?.vars, e.responseSize, req.url, req.method, e.status, req.httpVersion, ipOf(req)));
-  };
-  /** the text of a line without a failure (fields as HttpLogLine's) */
-  function text(
-    level: string,
-    now: number,
-    requestId: string,
-    ms: number | undefined,
-    sessionVars: object | undefined,
-    responseSize: number | undefined,
-    url: string | undefined,
-    method: string | undefined,
-    status: number,
-    httpVersion: string,
-    ip: string,
-  ): string {
+    const { req, ms } = e;
     const timing = ms === undefined ? '' : `,"query_execution_time":${decimal(ms * 1000, 1e6, 6)}`;
     const latency = ms === undefined ? '' : `,"latency_ms":${decimal(ms * 100, 100, 2)}`;
-    const vars = sessionVars ? varsJson(sessionVars) : 'null';
-    return (
-      `{"level":"${level}","time":"${isoTime(now)}","type":"http-log","detail":{"operation":{"request_id":${jsonText(requestId)}${timing},` +
-      `"user_vars":${vars},"response_size":${responseSize ?? 'null'},"error":null,"query":null},` +
-      `"http_info":{"url":${urlJson(url)},"method":${METHODS[method ?? ''] ?? str(method)},"status":${status},"http_version":"HTTP/${httpVersion}","ip":${ip}${latency}}},"msg":"request"}\n`
+    const vars = e.session ? varsJson(e.session.vars) : 'null';
+    stream.write(
+      `{"level":"${level}","time":"${isoNow()}","type":"http-log","detail":{"operation":{"request_id":${jsonText(e.requestId)}${timing},` +
+        `"user_vars":${vars},"response_size":${e.responseSize ?? 'null'},"error":null,"query":null},` +
+        `"http_info":{"url":${urlJson(req.url)},"method":${METHODS[req.method ?? ''] ?? str(req.method)},"status":${e.status},"http_version":"HTTP/${req.httpVersion}","ip":${ipOf(req)}${latency}}},"msg":"request"}\n`,
     );
-  }
-}
-
-/**
- * An http-log line's fields as they were at the request (primitives and the session's variables:
- * not the request, which is not kept alive), its text made when the log stream writes it.
- */
-class HttpLogLine implements DeferredLine {
-  constructor(
-    private readonly level: string,
-    private readonly now: number,
-    private readonly requestId: string,
-    private readonly ms: number | undefined,
-    private readonly vars: object | undefined,
-    private readonly responseSize: number | undefined,
-    private readonly url: string | undefined,
-    private readonly method: string | undefined,
-    private readonly status: number,
-    private readonly httpVersion: string,
-    private readonly ip: string,
-    private readonly format: (
-      level: string,
-      now: number,
-      requestId: string,
-      ms: number | undefined,
-      vars: object | undefined,
-      responseSize: number | undefined,
-      url: string | undefined,
-      method: string | undefined,
-      status: number,
-      httpVersion: string,
-      ip: string,
-    ) => string,
-  ) {}
-
-  text(): string {
-    return this.format(
-      this.level,
-      this.now,
-      this.requestId,
-      this.ms,
-      this.vars,
-      this.responseSize,
-      this.url,
-      this.method,
-      this.status,
-      this.httpVersion,
-      this.ip,
-    );
-  }
+  };
 }

@@ -62,39 +62,6 @@ describe('LogStream', () => {
     assert.equal(readFileSync(file, 'utf8').split('\n').length - 1, accepted);
   });
 
-  test('deferred lines: their text made when their chunk is written, in order with the others, counted towards the bound', async () => {
-    const file = join(dir, 'd.log');
-    const fd = openSync(file, 'w');
-    const s = new LogStream(fd, { minChars: 1 << 20, maxChars: 100_000 });
-    let made = 0;
-    const deferred = (i: number) => ({
-      text: () => {
-        made++;
-        return `{"deferred":${i}}\n`;
-      },
-    });
-    let want = '';
-    for (let i = 0; i < 100; i++) {
-      s.write(line(i));
-      want += line(i);
-      s.writeDeferred(deferred(i));
-      want += `{"deferred":${i}}\n`;
-    }
-    assert.equal(made, 0); // nothing formatted before its chunk is written
-    await new Promise<void>((resolve, reject) => s.flush((e) => (e ? reject(e) : resolve())));
-    assert.equal(made, 100);
-    assert.equal(readFileSync(file, 'utf8'), want);
-    // bounded: each deferred line counts ~400 characters while pending
-    let accepted = 0;
-    for (let i = 0; i < 1000; i++) if (s.writeDeferred(deferred(i))) accepted++;
-    assert.ok(accepted > 200 && accepted < 300, `accepted ${accepted}`);
-    assert.equal(s.dropped, 1000 - accepted);
-    s.end(); // synchronously: the pending deferred lines made and written
-    closeSync(fd);
-    assert.equal(made, 100 + accepted);
-    assert.equal(readFileSync(file, 'utf8').split('\n').length - 1, 200 + accepted);
-  });
-
   test('a process that logs 20,000 lines through pino and the http-log writer, then exits at once, loses none', () => {
     const script = `
       import { createLogger } from './src/server/start.ts';
