@@ -102,7 +102,9 @@ try {
   children.push(handler);
   const handlerUrl = `http://127.0.0.1:${hport}/`;
   const sport = await freePort();
-  const svc = spawn(process.execPath, [...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : []), join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
+  // BENCH_PERF_MAP=1: V8's code named for perf (Svc and the bare proxy)
+  const perfMap = process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : [];
+  const svc = spawn(process.execPath, [...perfMap, join(ROOT, 'dist', 'main.js'), 'serve', '--workers', '1', '--database-url', dbUrl.toString(), '--server-port', String(sport), '--server-host', '127.0.0.1'], {
     env: { ...process.env, SVC_GRAPHQL_ENABLED_LOG_TYPES: 'startup', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -131,7 +133,7 @@ try {
     headers: { 'content-type': 'application/json' },
   };
   const pport = await freePort();
-  const proxy = spawn(process.execPath, [...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : []), '-e', PROXY, String(pport), handlerUrl, direct.body], { stdio: 'inherit' });
+  const proxy = spawn(process.execPath, [...perfMap, '-e', PROXY, String(pport), handlerUrl, direct.body], { stdio: 'inherit' });
   children.push(proxy);
   const viaProxy = { url: `http://127.0.0.1:${pport}/`, body: viaSvc.body, headers };
   await waitHttp(viaProxy.url, proxy);

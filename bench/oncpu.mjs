@@ -73,6 +73,7 @@ if (!names.length) usage('--targets is empty');
 for (const n of names) if (!known.includes(n)) usage(`unknown target ${n}; known: ${known.join(', ')}`);
 if (names.includes('base') && !o['base-dist']) usage('target base needs --base-dist DIR (the dist/ of another build)');
 for (const k of ['rounds', 'seconds', 'connections', 'top']) if (!(Number(o[k]) >= 1)) usage(`--${k} must be a number ≥ 1`);
+if (o.leaves && o.callers) usage('--leaves and --callers are one or the other');
 const stackPatterns = o.stacks.split(',').map((x) => x.trim()).filter(Boolean);
 const HZ = 4000;
 const US_PER_SAMPLE = 1e6 / HZ;
