@@ -10,7 +10,8 @@
 //
 // Targets: svc (dist/main.js, npm run build first), svc-nolog (the same without the http-log
 // line), svc-traced (OTLP to a local receiver that drops the payloads, 100 % sampled), raw
-// (bench/raw-server.mjs), base (--base-dist: dist/ of another build).
+// (bench/raw-server.mjs), base (--base-dist: dist/ of another build), base-traced (that build traced
+// as svc-traced is).
 // Printed per target and round: CPU per request in all and by where the code lives (JIT: code V8
 // compiled from JavaScript; node: node's binary, V8's runtime and builtins; kernel; libc), the
 // symbols with the most CPU of their own, and, per --stacks pattern, the CPU of the samples whose
@@ -68,10 +69,10 @@ for (const [cmd, args] of [['perf', ['--version']], ['wrk', ['--version']]]) {
 const paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8'));
 if (paranoid > 1 && process.getuid?.() !== 0) usage(`kernel.perf_event_paranoid is ${paranoid}: needs ≤ 1 (echo 1 > /proc/sys/kernel/perf_event_paranoid) or root`);
 const names = o.targets.split(',').map((t) => t.trim()).filter(Boolean);
-const known = ['svc', 'svc-nolog', 'svc-traced', 'raw', 'base'];
+const known = ['svc', 'svc-nolog', 'svc-traced', 'raw', 'base', 'base-traced'];
 if (!names.length) usage('--targets is empty');
 for (const n of names) if (!known.includes(n)) usage(`unknown target ${n}; known: ${known.join(', ')}`);
-if (names.includes('base') && !o['base-dist']) usage('target base needs --base-dist DIR (the dist/ of another build)');
+if ((names.includes('base') || names.includes('base-traced')) && !o['base-dist']) usage('targets base and base-traced need --base-dist DIR (the dist/ of another build)');
 for (const k of ['rounds', 'seconds', 'connections', 'top']) if (!(Number(o[k]) >= 1)) usage(`--${k} must be a number ≥ 1`);
 if (o.leaves && o.callers) usage('--leaves and --callers are one or the other');
 const stackPatterns = o.stacks.split(',').map((x) => x.trim()).filter(Boolean);
@@ -87,7 +88,7 @@ process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('
 
 // the OTLP receiver of svc-traced: accepts and drops the payloads
 let sinkPort;
-if (names.includes('svc-traced')) {
+if (names.includes('svc-traced') || names.includes('base-traced')) {
   sinkPort = await freePort();
   children.push(
     spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { s.writeHead(200, {'content-type': 'application/json'}); s.end('{}'); }); }).listen(${sinkPort}, '127.0.0.1')`], {
@@ -99,12 +100,12 @@ if (names.includes('svc-traced')) {
 async function startTarget(name) {
   const port = await freePort();
   const svcLike = name !== 'raw';
-  const dist = name === 'base' ? o['base-dist'] : join(ROOT, 'dist');
+  const dist = name === 'base' || name === 'base-traced' ? o['base-dist'] : join(ROOT, 'dist');
   const args = svcLike
     ? ['--perf-basic-prof', join(dist, 'main.js'), 'serve', '--workers', '1', '--database-url', o['database-url'], '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', '16']
     : ['--perf-basic-prof', join(HERE, 'raw-server.mjs'), '--database-url', o['database-url'], '--port', String(port), '--pool', '16'];
   if (name === 'svc-nolog') args.push('--enabled-log-types', 'startup,webhook-log,websocket-log');
-  if (name === 'svc-traced') args.push('--otlp-endpoint', `http://127.0.0.1:${sinkPort}`);
+  if (name === 'svc-traced' || name === 'base-traced') args.push('--otlp-endpoint', `http://127.0.0.1:${sinkPort}`);
   const child = spawn(process.execPath, args, { cwd: svcLike ? ROOT : HERE, env, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   const base = `http://127.0.0.1:${port}`;
