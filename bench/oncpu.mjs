@@ -6,7 +6,7 @@
 //
 //   node bench/oncpu.mjs [--scenario a_pk] [--targets svc,raw] [--rounds 2] [--seconds 8]
 //                        [--connections 32] [--stacks httpLog.js,logStream.js] [--top 25]
-//                        [--base-dist DIR] [--leaves httpLog.js] [--callers LoadIC]
+//                        [--base-dist DIR] [--leaves httpLog.js] [--callers LoadIC] [--main-thread]
 //
 // Targets: svc (dist/main.js, npm run build first), svc-nolog (the same without the http-log
 // line), svc-traced (OTLP to a local receiver that drops the payloads, 100 % sampled), raw
@@ -18,6 +18,8 @@
 // stack has a frame matching it (inclusive: "what the log writer and everything it calls cost").
 // --leaves P: per target, the symbols with the most CPU of their own among the samples whose stack
 // has a frame matching P (what a function's inclusive time is made of: its callees and builtins).
+// --main-thread: count only the samples of the process's main thread (JavaScript's), not of its
+// other threads (V8's compiler and GC helpers, libuv's pool, a worker such as the OTLP exporter's).
 // --callers S: per target, for the samples whose own symbol matches S (a builtin, say), the nearest
 // JavaScript function on their stack (who pays for an inline-cache miss or a string flattening).
 // Then the first two targets side by side, symbol by symbol (the largest differences first).
@@ -51,6 +53,7 @@ const { values: o } = parseArgs({
     stacks: { type: 'string', default: '' },
     leaves: { type: 'string' },
     callers: { type: 'string' },
+    'main-thread': { type: 'boolean', default: false },
     top: { type: 'string', default: '25' },
     'base-dist': { type: 'string' },
     'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
@@ -148,12 +151,15 @@ async function measure(t, round) {
 }
 
 /** the samples of a perf file: each a list of frames (leaf first) as { sym, dso } */
-function samples(file) {
-  const out = execFileSync('perf', ['script', '-i', file, '-F', 'ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+function samples(file, pid) {
+  const out = execFileSync('perf', ['script', '-i', file, '-F', 'tid,ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
   const list = [];
   for (const block of out.split('\n\n')) {
     const frames = [];
-    for (const line of block.split('\n')) {
+    const lines = block.split('\n');
+    // --main-thread: only the samples of the thread whose id is the process's (JavaScript's)
+    if (o['main-thread'] && Number(/^\s*(\d+)/.exec(lines.find((l) => l.trim() !== '') ?? '')?.[1]) !== pid) continue;
+    for (const line of lines) {
       const m = /^\s*[0-9a-f]+ (.*?)(?:\+0x[0-9a-f]+)? \((.*)\)\s*$/.exec(line);
       if (m) frames.push({ sym: m[1], dso: m[2] });
     }
@@ -165,13 +171,13 @@ function samples(file) {
 const where = (dso) =>
   /\/tmp\/perf-\d+\.map$/.test(dso) || dso.startsWith('[JIT]') ? 'JIT' : dso.includes('kernel') ? 'kernel' : /\/node$/.test(dso) ? 'node' : /libc\.so/.test(dso) ? 'libc' : 'other';
 
-function summarise(file, requests) {
+function summarise(file, requests, pid) {
   const per = (count) => (count * US_PER_SAMPLE) / requests;
   const bySym = new Map();
   const byWhere = new Map();
   const stacks = new Map(stackPatterns.map((p) => [p, 0]));
   const leaves = new Map();
-  const list = samples(file);
+  const list = samples(file, pid);
   for (const frames of list) {
     if (o.leaves && frames.some((f) => f.sym.includes(o.leaves))) leaves.set(frames[0].sym, (leaves.get(frames[0].sym) ?? 0) + 1);
     if (o.callers && frames[0].sym.includes(o.callers)) {
@@ -207,7 +213,7 @@ try {
     for (const t of targets) {
       const { file, requests } = await measure(t, r);
       if (!requests) throw new Error(`${t.name}: no requests completed`);
-      const sum = summarise(file, requests);
+      const sum = summarise(file, requests, t.pid);
       results.get(t.name).push(sum);
       rmSync(file, { force: true });
       log(

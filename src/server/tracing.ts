@@ -13,7 +13,8 @@
  *   resources package's (default + service + OTEL_RESOURCE_ATTRIBUTES/OTEL_SERVICE_NAME), a
  *   client's traceparent/tracestate are read by the W3C propagator of @opentelemetry/core, and
  *   the payloads go out through the OTLP/HTTP exporter's own transport (otlp-exporter-base:
- *   OTEL_EXPORTER_OTLP_* endpoint, headers, timeout, compression, retries);
+ *   OTEL_EXPORTER_OTLP_* endpoint, headers, timeout, compression, retries), run on a worker thread
+ *   (otlpExportWorker.ts: node's HTTP client kept out of the request thread's code);
  * - a span is a small object implementing the API's Span; its ids are bytes cut from slabs of
  *   random bytes (hex only when asked for); times from performance.now(); a span's parent is
  *   passed explicitly (no Context maps, no AsyncLocalStorage: src/core/tracing.ts); a span is
@@ -31,6 +32,7 @@ import type { Logger } from '../core/logger.js';
 import { installTracing, tracing, type SpanKindName, type Tracing } from '../core/tracing.js';
 import { VERSION } from '../version.js';
 import { attributes, encodedString, keyValue, ProtoWriter, tag } from './otlpProto.js';
+import { WorkerExporter, type EncodedBatch } from './otlpExportWorker.js';
 
 /** The traces URL: the flag (a base URL like OTEL_EXPORTER_OTLP_ENDPOINT, or the full …/v1/traces URL), else undefined (the exporter reads OTEL_*). */
 export function otlpTracesUrl(config: Pick<Config, 'otlpEndpoint'>, env: NodeJS.ProcessEnv = process.env): { url?: string; configured: boolean } {
@@ -534,7 +536,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const api = await import('@opentelemetry/api');
   const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
   const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } = await import('@opentelemetry/sdk-trace-base');
-  const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const { detectResources, envDetector, defaultResource, resourceFromAttributes } = await import('@opentelemetry/resources');
   const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = await import('@opentelemetry/semantic-conventions');
 
@@ -584,20 +585,11 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const sizeHint = Math.min(4 << 20, 1024 + maxBatch * 320);
   const encoder = protocol === 'http/json' ? jsonEncoder(resource.attributes, sizeHint * 2) : protoEncoder(resource.attributes, sizeHint);
 
-  // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them); a batch
-  // reaches it encoded
-  interface Batch {
-    payload: Buffer;
-    count: number;
-  }
-  const delegate = createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions(where.url ? { url: where.url } : {}, 'TRACES', 'v1/traces', {
-      'Content-Type': protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
-    }),
-    { serializeRequest: (b: Batch) => b.payload, deserializeResponse: (data: Uint8Array) => data },
-    'otlp_http_span_exporter',
-    { name: 'span', countItems: (b: Batch) => b.count },
-    undefined,
+  // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them), on a
+  // worker thread (otlpExportWorker.ts); a batch reaches it encoded, its Buffer transferred
+  type Batch = EncodedBatch;
+  const delegate = new WorkerExporter(where.url, protocol === 'http/json' ? 'application/json' : 'application/x-protobuf', (e) =>
+    log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'the OTLP exporter thread failed: spans are no longer exported'),
   );
 
   // the queue: full batches waiting for the exporter, and the batch being written (spans encoded
@@ -783,7 +775,7 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       drain(true);
       closed = true;
       await Promise.all([...pending]);
-      await delegate.shutdown().catch(() => undefined);
+      await delegate.shutdown();
       if (dropped)
         log.warn({ type: 'startup', detail: { kind: 'tracing', dropped_spans: dropped } }, 'spans dropped: the OTLP endpoint was slower than the traffic');
     },
