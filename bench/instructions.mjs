@@ -6,7 +6,7 @@
 //
 //   node bench/instructions.mjs [--scenario a_pk] [--targets svc,raw,svc-traced] [--rounds 3]
 //                               [--requests 1000] [--warmup 6000] [--base-dist DIR] [--sync-compile]
-//                               [--perf-map]
+//                               [--perf-map] [--concurrency 1]
 //
 // Targets (each under `valgrind --tool=callgrind --separate-threads=yes`, about 50× slower):
 //   svc         dist/main.js serve (npm run build first), tracing off
@@ -34,6 +34,8 @@
 // compiles it again). --perf-map: node writes /tmp/perf-<pid>.map (--perf-basic-prof) and the
 // last round's dumps are named at the end, for bench/cgprofile.mjs (self costs by function, the
 // JIT code named by JavaScript function; callers; two dumps compared).
+// --concurrency N: N requests in flight at a time (warm-up and rounds), as under wrk: what a server
+// does per request when requests overlap (batched reads and writes, queues) rather than one by one.
 // Needs valgrind (Debian package) and the bench database (bench/load.sh svc_bench).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -52,6 +54,7 @@ const { values: o } = parseArgs({
     rounds: { type: 'string', default: '5' },
     requests: { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '6000' },
+    concurrency: { type: 'string', default: '1' },
     'base-dist': { type: 'string' },
     'sync-compile': { type: 'boolean', default: false },
     'perf-map': { type: 'boolean', default: false },
@@ -155,13 +158,13 @@ try {
     if (t.metadata) await loadBenchMetadata(`http://127.0.0.1:${t.port}`, t.name);
     log(`${t.name} up; warming with ${o.warmup} requests`);
   }
-  await Promise.all(targets.map((t) => load(t, Number(o.warmup), 1)));
+  await Promise.all(targets.map((t) => load(t, Number(o.warmup), Number(o.concurrency))));
   const n = Number(o.requests);
   for (let round = 1; round <= Number(o.rounds); round++) {
     for (const t of targets) {
       const pid = t.child.pid;
       spawnSync('callgrind_control', ['-z', String(pid)]);
-      await load(t, n, 1);
+      await load(t, n, Number(o.concurrency));
       const before = new Set(readdirSync(dir));
       spawnSync('callgrind_control', ['-d', String(pid)]);
       // the dump's files: <out>.<pid>.<dump>-<thread>

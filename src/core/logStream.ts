@@ -1,21 +1,23 @@
 /**
- * The destination of the server's log lines (pino's stream): lines are kept as strings and written
- * to the file descriptor asynchronously in chunks.
+ * The destination of the server's log lines (pino's stream): each line is encoded into a chunk
+ * buffer as it is written, and full chunks are written to the file descriptor asynchronously.
  *
  * Why not pino's own destination (sonic-boom): it measures the UTF-8 length of its growing
  * string buffer on every line, which costs ~3 µs per `http-log` line at 12 KB buffers — a few
- * per cent of a primary-key lookup. Here a line costs an array push (~0.6 µs measured the same
- * way, bench: 200,000 lines of 400 bytes).
+ * per cent of a primary-key lookup. Why not keep the lines as strings and join them per chunk (the
+ * way before): a line kept for a chunk outlives the young generation's scavenges (copied, its
+ * concatenation tree kept), and the join then flattens it when it is no longer in the cache (on-CPU
+ * under wrk, a_pk: 0.7 µs a request in `String::WriteToFlat` under the join alone). Encoding the
+ * line at once, while it is hot, leaves nothing for the collector but garbage.
  *
  * Guarantees:
  * - lines are written whole and in the order `write` was called;
- * - a chunk is written when ~64 KB are pending and no write is in flight, and every 250 ms
- *   otherwise (an idle server's lines appear within 250 ms). 64 KB rather than 12: each chunk's
- *   join, encoding and hand-over to libuv's pool cost ~0.7 µs less per http-log line (on-CPU
- *   samples of the writer's stacks, a_pk under wrk: 1.8-2.0 → 1.2-1.25 µs a request);
+ * - a chunk (`minBytes`, default 64 KB: each hand-over to libuv's pool costs the same whatever its
+ *   size) is written when the next line does not fit in it and no write is in flight, and every
+ *   250 ms otherwise (an idle server's lines appear within 250 ms);
  * - `flushSync` (also run on process exit) writes every pending line synchronously; a chunk whose
  *   asynchronous write is still in flight at exit may be lost, as with sonic-boom;
- * - bounded: past 16 M characters pending (the descriptor does not keep up) lines are dropped
+ * - bounded: past `maxBytes` (16 MB) pending (the descriptor does not keep up) lines are dropped
  *   and counted (`dropped`), never buffered without limit;
  * - EAGAIN (a non-blocking pipe that is full) is retried; another write error drops the chunk and
  *   is counted (`errors`): logging never takes the server down.
@@ -23,22 +25,33 @@
 import fs from 'node:fs';
 
 export interface LogStreamOptions {
-  /** characters pending before a chunk is written (default 65,536) */
-  minChars?: number;
-  /** characters pending past which lines are dropped (default 16 M) */
-  maxChars?: number;
+  /** bytes of a chunk: written once full (default 65,536) */
+  minBytes?: number;
+  /** bytes pending past which lines are dropped (default 16 M) */
+  maxBytes?: number;
   /** ms between flushes of whatever is pending (default 250) */
   periodMs?: number;
 }
 
+/** chunks kept for reuse once written */
+const SPARE = 2;
+
 export class LogStream {
-  private parts: string[] = [];
-  private chars = 0;
+  /** the chunk being filled, and its bytes used */
+  private cur: Buffer;
+  private used = 0;
+  /** filled chunks (views of their used bytes) waiting for the descriptor, in order */
+  private ready: Buffer[] = [];
+  /** bytes in `ready` */
+  private readyBytes = 0;
+  private spare: Buffer[] = [];
+  /** the memory of our chunks (not of a long line's own buffer), to fill again once written */
+  private readonly chunks = new WeakSet<ArrayBufferLike>();
   private writing = false;
   private waiting: Array<(err?: Error | null) => void> = [];
   private readonly timer: NodeJS.Timeout;
-  private readonly minChars: number;
-  private readonly maxChars: number;
+  private readonly chunkBytes: number;
+  private readonly maxBytes: number;
   private closed = false;
   /** lines dropped because too much was pending */
   dropped = 0;
@@ -49,8 +62,9 @@ export class LogStream {
     private readonly fd: number,
     opts: LogStreamOptions = {},
   ) {
-    this.minChars = opts.minChars ?? 65_536;
-    this.maxChars = opts.maxChars ?? 16 * 1024 * 1024;
+    this.chunkBytes = Math.max(256, opts.minBytes ?? 65_536);
+    this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    this.cur = this.newChunk();
     this.timer = setInterval(() => this.flush(), opts.periodMs ?? 250);
     this.timer.unref();
     process.once('exit', this.onExit);
@@ -60,40 +74,58 @@ export class LogStream {
 
   write(line: string): boolean {
     if (this.closed) return false;
-    if (this.chars > this.maxChars) {
+    if (this.readyBytes + this.used > this.maxBytes) {
       this.dropped++;
       return false;
     }
-    this.parts.push(line);
-    this.chars += line.length;
-    if (!this.writing && this.chars >= this.minChars) this.startWrite();
+    // at most 3 bytes of UTF-8 per UTF-16 unit: measured exactly only near a chunk's end
+    const room = this.chunkBytes - this.used;
+    if (line.length * 3 > room) {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > room) {
+        this.seal();
+        if (bytes > this.chunkBytes) {
+          // longer than a chunk: a chunk of its own
+          this.push(Buffer.from(line, 'utf8'));
+          if (!this.writing) this.startWrite();
+          return true;
+        }
+      }
+    }
+    this.used += this.cur.write(line, this.used);
+    if (!this.writing && this.ready.length) this.startWrite();
     return true;
   }
 
   /** Writes what is pending; `cb` once it is written (or at once when nothing is). */
   flush(cb?: (err?: Error | null) => void): void {
     if (cb) this.waiting.push(cb);
+    this.seal();
     if (!this.writing) {
-      if (this.parts.length) this.startWrite();
+      if (this.ready.length) this.startWrite();
       else this.settle();
     }
   }
 
   /** Writes every pending line now, synchronously. */
   flushSync(): void {
-    if (!this.parts.length) return;
-    const buf = Buffer.from(this.take(), 'utf8');
-    let off = 0;
-    for (let tries = 0; off < buf.length && tries < 10_000;) {
-      try {
-        off += fs.writeSync(this.fd, buf, off, buf.length - off);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') {
-          this.errors++;
-          return;
+    this.seal();
+    const chunks = this.ready;
+    this.ready = [];
+    this.readyBytes = 0;
+    for (const buf of chunks) {
+      let off = 0;
+      for (let tries = 0; off < buf.length && tries < 10_000;) {
+        try {
+          off += fs.writeSync(this.fd, buf, off, buf.length - off);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') {
+            this.errors++;
+            break;
+          }
+          tries++;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1); // 1 ms, then again
         }
-        tries++;
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1); // 1 ms, then again
       }
     }
   }
@@ -107,16 +139,30 @@ export class LogStream {
     this.closed = true;
   }
 
-  private take(): string {
-    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
-    this.parts = [];
-    this.chars = 0;
-    return text;
+  /** the chunk being filled, when it holds anything, to `ready`; a fresh (or spare) one to fill */
+  private seal(): void {
+    if (this.used === 0) return;
+    this.push(this.cur.subarray(0, this.used));
+    this.cur = this.spare.pop() ?? this.newChunk();
+    this.used = 0;
+  }
+
+  private newChunk(): Buffer {
+    const b = Buffer.allocUnsafeSlow(this.chunkBytes);
+    this.chunks.add(b.buffer);
+    return b;
+  }
+
+  private push(buf: Buffer): void {
+    this.ready.push(buf);
+    this.readyBytes += buf.length;
   }
 
   private startWrite(): void {
+    const buf = this.ready.shift()!;
+    this.readyBytes -= buf.length;
     this.writing = true;
-    this.writeFrom(Buffer.from(this.take(), 'utf8'), 0, 0);
+    this.writeFrom(buf, 0, 0);
   }
 
   private writeFrom(buf: Buffer, off: number, retries: number): void {
@@ -131,14 +177,16 @@ export class LogStream {
         this.writeFrom(buf, off + n, 0);
         return;
       }
+      if (this.spare.length < SPARE && this.chunks.has(buf.buffer)) this.spare.push(Buffer.from(buf.buffer, 0, this.chunkBytes));
       this.writing = false;
-      if (this.chars >= this.minChars || (this.waiting.length && this.parts.length)) this.startWrite();
+      if (this.ready.length) this.startWrite();
+      else if (this.waiting.length && this.used) this.flush();
       else this.settle();
     });
   }
 
   private settle(): void {
-    if (!this.waiting.length || this.writing || this.parts.length) return;
+    if (!this.waiting.length || this.writing || this.ready.length || this.used) return;
     const w = this.waiting;
     this.waiting = [];
     for (const cb of w) cb(null);

@@ -21,7 +21,7 @@ describe('LogStream', () => {
   test('many lines: whole, in order, every one (chunks past the threshold and the rest on flush)', async () => {
     const file = join(dir, 'a.log');
     const fd = openSync(file, 'w');
-    const s = new LogStream(fd, { minChars: 4096 });
+    const s = new LogStream(fd, { minBytes: 4096 });
     let want = '';
     for (let i = 0; i < 5000; i++) {
       s.write(line(i));
@@ -36,10 +36,32 @@ describe('LogStream', () => {
     assert.equal(s.errors, 0);
   });
 
+  test('lines of every length around the chunk size, multi-byte characters at its edges: whole and in order', async () => {
+    const file = join(dir, 'd.log');
+    const fd = openSync(file, 'w');
+    const s = new LogStream(fd, { minBytes: 256 });
+    let want = '';
+    // deterministic lengths 0-999 (longer than a chunk too), with 2-, 3- and 4-byte characters
+    let seed = 7;
+    for (let i = 0; i < 3000; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const n = seed % 1000;
+      const l = `${['a', 'é', '€', '😀'][i % 4]!.repeat(n % 300)}${'z'.repeat(n)}\n`;
+      s.write(l);
+      want += l;
+      if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await new Promise<void>((resolve, reject) => s.flush((e) => (e ? reject(e) : resolve())));
+    s.end();
+    closeSync(fd);
+    assert.equal(readFileSync(file, 'utf8'), want);
+    assert.equal(s.errors, 0);
+  });
+
   test('flushSync writes the pending lines at once', () => {
     const file = join(dir, 'b.log');
     const fd = openSync(file, 'w');
-    const s = new LogStream(fd, { minChars: 1 << 20 });
+    const s = new LogStream(fd, { minBytes: 1 << 20 });
     s.write('one\n');
     s.write('two\n');
     assert.equal(readFileSync(file, 'utf8'), '');
@@ -49,10 +71,10 @@ describe('LogStream', () => {
     closeSync(fd);
   });
 
-  test('bounded: past maxChars pending, lines are dropped and counted', () => {
+  test('bounded: past maxBytes pending, lines are dropped and counted', () => {
     const file = join(dir, 'c.log');
     const fd = openSync(file, 'w');
-    const s = new LogStream(fd, { minChars: 1 << 20, maxChars: 1000 });
+    const s = new LogStream(fd, { minBytes: 1 << 20, maxBytes: 1000 });
     let accepted = 0;
     for (let i = 0; i < 100; i++) if (s.write(line(1))) accepted++;
     assert.ok(accepted < 100 && accepted >= 4, `accepted ${accepted}`);
