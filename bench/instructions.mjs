@@ -192,7 +192,7 @@ try {
   const refMain = median(ref.rounds.map((r) => r.main));
   const low = (t) => Math.min(...t.rounds.map((r) => r.main));
   const refLow = low(ref);
-  process.stdout.write(`\n${s.id}: main-thread instructions per request (${o.rounds} rounds of ${n} requests, one at a time, after ${o.warmup})\n`);
+  process.stdout.write(`\n${s.id}: main-thread instructions per request (${o.rounds} rounds of ${n} requests, ${Number(o.concurrency) > 1 ? `${o.concurrency} at a time` : "one at a time"}, after ${o.warmup})\n`);
   for (const t of targets) {
     const m = median(t.rounds.map((r) => r.main));
     const x = median(t.rounds.map((r) => r.others));
