@@ -587,21 +587,20 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
 
   // the exporter's transport (OTEL_EXPORTER_OTLP_* as the OTLP/HTTP exporter reads them), on a
   // worker thread (otlpExportWorker.ts); a batch reaches it encoded, its Buffer transferred
-  type Batch = EncodedBatch;
   const delegate = new WorkerExporter(where.url, protocol === 'http/json' ? 'application/json' : 'application/x-protobuf', (e) =>
     log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'the OTLP exporter thread failed: spans are no longer exported'),
   );
 
   // the queue: full batches waiting for the exporter, and the batch being written (spans encoded
   // as they end); bounded by OTEL_BSP_MAX_QUEUE_SIZE spans in all
-  let ready: Batch[] = [];
+  let ready: EncodedBatch[] = [];
   let readySpans = 0;
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
   let soon = false;
   let closed = false;
   const pending = new Set<Promise<void>>();
-  const exportBatch = (batch: Batch): Promise<void> => {
+  const exportBatch = (batch: EncodedBatch): Promise<void> => {
     const p = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, exportTimeoutMs);
       t.unref();
