@@ -17,6 +17,11 @@
  *   250 ms otherwise (an idle server's lines appear within 250 ms);
  * - `flushSync` (also run on process exit) writes every pending line synchronously; a chunk whose
  *   asynchronous write is still in flight at exit may be lost, as with sonic-boom;
+ * - a stuck descriptor (a pipe whose reader stopped reading) holds neither the server nor its exit:
+ *   lines wait, then are dropped past `maxBytes`; `flushSync` spends at most `stuckMs` (2 s) and
+ *   drops (counting in `dropped`) what it could not write by then, or at once when a write has been
+ *   in flight that long. The server's stdout (createLogger) is made non-blocking when it is a pipe
+ *   or socket, so that no write waits in libuv's pool, which `process.exit` would wait for;
  * - bounded: past `maxBytes` (16 MB) pending (the descriptor does not keep up) lines are dropped
  *   and counted (`dropped`), never buffered without limit;
  * - EAGAIN (a non-blocking pipe that is full) is retried; another write error drops the chunk and
@@ -31,6 +36,8 @@ export interface LogStreamOptions {
   maxBytes?: number;
   /** ms between flushes of whatever is pending (default 250) */
   periodMs?: number;
+  /** ms an asynchronous write may be in flight before flushSync gives the descriptor up as stuck (default 2,000) */
+  stuckMs?: number;
 }
 
 /** chunks kept for reuse once written */
@@ -48,6 +55,9 @@ export class LogStream {
   /** the memory of our chunks (not of a long line's own buffer), to fill again once written */
   private readonly chunks = new WeakSet<ArrayBufferLike>();
   private writing = false;
+  /** when the write in flight started (performance.now()) */
+  private writeSince = 0;
+  private readonly stuckMs: number;
   private waiting: Array<(err?: Error | null) => void> = [];
   private readonly timer: NodeJS.Timeout;
   private readonly chunkBytes: number;
@@ -64,6 +74,7 @@ export class LogStream {
   ) {
     this.chunkBytes = Math.max(256, opts.minBytes ?? 65_536);
     this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    this.stuckMs = opts.stuckMs ?? 2000;
     this.cur = this.newChunk();
     this.timer = setInterval(() => this.flush(), opts.periodMs ?? 250);
     this.timer.unref();
@@ -107,15 +118,28 @@ export class LogStream {
     }
   }
 
-  /** Writes every pending line now, synchronously. */
+  /**
+   * Writes every pending line now, synchronously, for at most `stuckMs` in all (a non-blocking
+   * descriptor that answers EAGAIN is tried again every millisecond until then); what is not
+   * written by then is dropped and counted. Nothing is tried when a write has been in flight for
+   * `stuckMs` already: the descriptor takes nothing, and a blocking one would hold the process.
+   */
   flushSync(): void {
     this.seal();
     const chunks = this.ready;
     this.ready = [];
     this.readyBytes = 0;
-    for (const buf of chunks) {
+    const deadline = this.stalled() ? 0 : performance.now() + this.stuckMs;
+    for (let i = 0; i < chunks.length; i++) {
+      const buf = chunks[i]!;
       let off = 0;
-      for (let tries = 0; off < buf.length && tries < 10_000;) {
+      while (off < buf.length) {
+        if (performance.now() > deadline) {
+          let lost = lineCount(buf.subarray(off));
+          for (let j = i + 1; j < chunks.length; j++) lost += lineCount(chunks[j]!);
+          this.dropped += lost;
+          return;
+        }
         try {
           off += fs.writeSync(this.fd, buf, off, buf.length - off);
         } catch (e) {
@@ -123,11 +147,15 @@ export class LogStream {
             this.errors++;
             break;
           }
-          tries++;
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1); // 1 ms, then again
         }
       }
     }
+  }
+
+  /** whether a write has been in flight for `stuckMs` (the descriptor takes nothing) */
+  stalled(): boolean {
+    return this.writing && performance.now() - this.writeSince > this.stuckMs;
   }
 
   /** Stops the timer and writes what is pending (synchronously). */
@@ -162,6 +190,7 @@ export class LogStream {
     const buf = this.ready.shift()!;
     this.readyBytes -= buf.length;
     this.writing = true;
+    this.writeSince = performance.now();
     this.writeFrom(buf, 0, 0);
   }
 
@@ -174,6 +203,7 @@ export class LogStream {
         }
         this.errors++;
       } else if (off + n < buf.length) {
+        this.writeSince = performance.now(); // progress: not stuck
         this.writeFrom(buf, off + n, 0);
         return;
       }
@@ -191,4 +221,11 @@ export class LogStream {
     this.waiting = [];
     for (const cb of w) cb(null);
   }
+}
+
+/** the lines in a chunk (its newlines) */
+function lineCount(b: Buffer): number {
+  let n = 0;
+  for (let at = b.indexOf(10); at !== -1; at = b.indexOf(10, at + 1)) n++;
+  return n;
 }

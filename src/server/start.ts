@@ -23,6 +23,11 @@ export interface RunningSvc {
 }
 
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
+  // process.stdout on a pipe or socket is a libuv stream, which puts the descriptor in non-blocking
+  // mode (a file or a terminal is left as it is): the log stream's writes then answer EAGAIN when
+  // the reader stops reading (retried, then dropped) instead of blocking a thread of libuv's pool,
+  // which process.exit joins: with a blocking pipe whose reader had stopped, a SIGTERM never ended
+  if (!destination) void process.stdout;
   return pino(
     { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
     destination ?? (new LogStream(1) as unknown as NodeJS.WritableStream),

@@ -5,7 +5,8 @@
  * pino and the `http-log` writer's direct path.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,40 @@ describe('LogStream', () => {
     s.end();
     closeSync(fd);
     assert.equal(readFileSync(file, 'utf8').split('\n').length - 1, accepted);
+  });
+
+  test('a descriptor nobody reads: writes stay asynchronous, and exiting does not block on it', async () => {
+    // the child logs 8 MB to its stdout, a pipe this test never reads (it fills after a few hundred
+    // KB; the write in flight is retried on EAGAIN), then exits: the exit hook's flushSync must see
+    // the write stuck and drop the rest, not retry chunk after chunk
+    const script = `
+      import { LogStream } from './src/core/logStream.ts';
+      const s = new LogStream(1, { minBytes: 65536, stuckMs: 300 });
+      const line = 'x'.repeat(1000) + '\\n';
+      for (let i = 0; i < 8000; i++) s.write(line);
+      let ticks = 0;
+      const t = setInterval(() => ticks++, 10);
+      setTimeout(() => {
+        clearInterval(t);
+        process.stderr.write('ticks ' + ticks + ' dropped-before-exit ' + s.dropped + '\\n');
+        process.exit(0);
+      }, 800);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.stdout.pause(); // never read
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    clearTimeout(killer);
+    child.stdout.destroy();
+    assert.equal(signal, null, `the child had to be killed: ${err}`);
+    assert.equal(code, 0, err);
+    // the event loop kept running while the write was stuck (timers fired)
+    const ticks = Number(/ticks (\d+)/.exec(err)?.[1]);
+    assert.ok(ticks >= 20, err);
   });
 
   test('a process that logs 20,000 lines through pino and the http-log writer, then exits at once, loses none', () => {
