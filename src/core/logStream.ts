@@ -111,11 +111,13 @@ export class LogStream {
   /** Writes what is pending; `cb` once it is written (or at once when nothing is). */
   flush(cb?: (err?: Error | null) => void): void {
     if (cb) this.waiting.push(cb);
+    // while a write is in flight, its end goes on (the ready chunks, then what a callback waits
+    // for): a chunk sealed now would hold 64 KB for a few lines, and a stuck descriptor would
+    // gather one such chunk every period, far more memory than the bytes `maxBytes` counts
+    if (this.writing) return;
     this.seal();
-    if (!this.writing) {
-      if (this.ready.length) this.startWrite();
-      else this.settle();
-    }
+    if (this.ready.length) this.startWrite();
+    else this.settle();
   }
 
   /**
@@ -151,6 +153,13 @@ export class LogStream {
         }
       }
     }
+  }
+
+  /** bytes of memory held for pending lines (the chunks' whole buffers, not only their lines) */
+  heldBytes(): number {
+    let n = this.cur.buffer.byteLength;
+    for (const c of this.ready) n += c.buffer.byteLength;
+    return n;
   }
 
   /** whether a write has been in flight for `stuckMs` (the descriptor takes nothing) */

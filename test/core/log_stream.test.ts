@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { constants as fsConstants, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -57,6 +57,24 @@ describe('LogStream', () => {
     closeSync(fd);
     assert.equal(readFileSync(file, 'utf8'), want);
     assert.equal(s.errors, 0);
+  });
+
+  test('a descriptor that takes nothing: periodic flushes gather no half-empty chunks (memory stays bounded)', async () => {
+    // a FIFO opened read-write and non-blocking: it takes 64 KB, then answers EAGAIN for good
+    const fifo = join(dir, 'stuck.fifo');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
+    const s = new LogStream(fd, { minBytes: 65536, periodMs: 2, stuckMs: 100 });
+    s.write('x'.repeat(70_000) + '\n'); // fills the FIFO: the write in flight now gets EAGAIN
+    for (let i = 0; i < 100; i++) {
+      s.write(`{"n":${i}}\n`);
+      await new Promise((r) => setTimeout(r, 3)); // a flush period passes after each line
+    }
+    // 100 periods with a line each: the lines share one chunk, not one 64 KB chunk a period
+    assert.ok(s.heldBytes() <= 2 * 65536, `held ${s.heldBytes()} bytes`);
+    s.end();
+    closeSync(fd);
+    assert.equal(s.dropped, 100, 'the pending lines are dropped at the end, counted');
   });
 
   test('flushSync writes the pending lines at once', () => {
