@@ -32,7 +32,8 @@ async function main(): Promise<void> {
     return;
   }
   // loaded here, not at the top: the CLI commands above do not load the server
-  const { createLogger, flushLoggerSync, startSvc } = await import('./server/start.js');
+  const { createLogger, startSvc } = await import('./server/start.js');
+  const { exitAfterLog } = await import('./server/exit.js');
   const log = createLogger(parsed.config);
   // --workers: the primary process only forks and supervises the workers (src/server/cluster.ts)
   const cluster = (await import('node:cluster')).default;
@@ -58,19 +59,18 @@ async function main(): Promise<void> {
     const msg = e instanceof Error ? e.message : String(e);
     log.error({ type: 'startup', err: msg }, 'failed to start');
     process.stderr.write(`svc: failed to start: ${msg}\n`);
-    flushLoggerSync(log);
-    process.exit(1);
+    await exitAfterLog(log, 1);
+    return;
   }
   // --workers: metadata changes are synchronous across this server's workers
   clustering.registerWorkerMetadataSync(svc.engine, log);
-  const flush = () => flushLoggerSync(log);
   // A bug that escapes every handler leaves the process in an unknown state: log it and exit
   // loudly (70 = EX_SOFTWARE) so that the supervisor restarts it, rather than serve half-broken.
   const fatal = (kind: string) => (e: unknown) => {
     log.error({ type: 'unhandled', kind, err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) }, 'fatal: unhandled error');
-    flush();
     process.stderr.write(`svc: fatal ${kind}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exit(70);
+    // the fatal line gets a second to reach the log (a write in flight is finished first)
+    void exitAfterLog(log, 70, 1000);
   };
   process.on('unhandledRejection', fatal('unhandledRejection'));
   process.on('uncaughtException', fatal('uncaughtException'));
@@ -86,12 +86,11 @@ async function main(): Promise<void> {
       svc.forceClose();
     }, graceMs);
     force.unref();
-    const hard = setTimeout(() => process.exit(1), graceMs + 5_000);
+    const hard = setTimeout(() => void exitAfterLog(log, 1, 1000), graceMs + 5_000);
     hard.unref();
     await svc.close();
     log.info({ type: 'shutdown', ms: Date.now() - started }, 'stopped');
-    flush();
-    process.exit(0);
+    await exitAfterLog(log, 0);
   };
   // Listening for good, not once: a second signal during the drain is ignored, where without a
   // listener it would kill the process at once (in-flight requests cut, pending log lines lost).

@@ -55,6 +55,8 @@ export class LogStream {
   /** the memory of our chunks (not of a long line's own buffer), to fill again once written */
   private readonly chunks = new WeakSet<ArrayBufferLike>();
   private writing = false;
+  /** a write is in libuv's pool (fs.write called, its callback not yet) */
+  private inPool = false;
   /** when the write in flight started (performance.now()) */
   private writeSince = 0;
   private readonly stuckMs: number;
@@ -155,6 +157,30 @@ export class LogStream {
     }
   }
 
+  /**
+   * Writes what is pending; resolves true once it is written, false when `ms` passed first (the
+   * descriptor is not taking it).
+   */
+  drain(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => resolve(false), ms);
+      this.flush(() => {
+        clearTimeout(t);
+        resolve(true);
+      });
+    });
+  }
+
+  /** whether an asynchronous write is in flight (maybe waiting to retry after EAGAIN) */
+  inFlight(): boolean {
+    return this.writing;
+  }
+
+  /** whether a write is in one of libuv's pool threads now (not waiting to retry) */
+  writingInPool(): boolean {
+    return this.inPool;
+  }
+
   /** bytes of memory held for pending lines (the chunks' whole buffers, not only their lines) */
   heldBytes(): number {
     let n = this.cur.buffer.byteLength;
@@ -165,6 +191,17 @@ export class LogStream {
   /** whether a write has been in flight for `stuckMs` (the descriptor takes nothing) */
   stalled(): boolean {
     return this.writing && performance.now() - this.writeSince > this.stuckMs;
+  }
+
+  /** Drops what is pending (counted in `dropped`) and writes nothing more, at exit neither. */
+  abandon(): void {
+    this.seal();
+    for (const c of this.ready) this.dropped += lineCount(c);
+    this.ready = [];
+    this.readyBytes = 0;
+    this.closed = true;
+    clearInterval(this.timer);
+    process.removeListener('exit', this.onExit);
   }
 
   /** Stops the timer and writes what is pending (synchronously). */
@@ -204,7 +241,9 @@ export class LogStream {
   }
 
   private writeFrom(buf: Buffer, off: number, retries: number): void {
+    this.inPool = true;
     fs.write(this.fd, buf, off, buf.length - off, null, (err, n) => {
+      this.inPool = false;
       if (err) {
         if (err.code === 'EAGAIN' && retries < 1000) {
           setTimeout(() => this.writeFrom(buf, off, retries + 1), 5).unref();

@@ -21,6 +21,7 @@ import pg from 'pg';
 import client from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../core/logger.js';
+import { exitAfterLog } from './exit.js';
 
 /** Environment a worker reads: its pool share, and whether it applies migrations/metadata at start-up. */
 export const WORKER_POOL_ENV = 'SVC_CLUSTER_WORKER_POOL';
@@ -191,10 +192,10 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
       first.off('exit', onExit);
       resolve();
     });
-  }).catch((e: Error) => {
+  }).catch(async (e: Error) => {
     log.error({ type: 'startup', err: e.message }, 'failed to start');
     process.stderr.write(`svc: failed to start: ${e.message}\n`);
-    process.exit(1);
+    await exitAfterLog(log, 1);
   });
   for (let i = 1; i < workers; i++) fork(false);
 
@@ -206,7 +207,7 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     const hard = setTimeout(
       () => {
         for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-        process.exit(1);
+        void exitAfterLog(log, 1, 1000);
       },
       config.gracefulShutdownTimeout * 1000 + 10_000,
     );
@@ -214,8 +215,7 @@ export async function runPrimary(config: Config, workers: number, explicitConnec
     const check = () => {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
         log.info({ type: 'shutdown' }, 'stopped');
-        (log as { flush?: () => void }).flush?.();
-        process.exit(0);
+        void exitAfterLog(log, 0);
       }
     };
     cluster.on('exit', check);

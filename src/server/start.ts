@@ -26,19 +26,12 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
   // process.stdout on a pipe or socket is a libuv stream, which puts the descriptor in non-blocking
   // mode (a file or a terminal is left as it is): the log stream's writes then answer EAGAIN when
   // the reader stops reading (retried, then dropped) instead of blocking a thread of libuv's pool,
-  // which process.exit joins: with a blocking pipe whose reader had stopped, a SIGTERM never ended
+  // which process.exit joins (the exits of exit.ts also cover a pipe a child made blocking again)
   if (!destination) void process.stdout;
   return pino(
     { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
     destination ?? (new LogStream(1) as unknown as NodeJS.WritableStream),
   ) as unknown as Logger;
-}
-
-/** Writes every pending log line now (before `process.exit`): synchronously when the destination can. */
-export function flushLoggerSync(log: Logger): void {
-  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
-  if (stream && typeof stream.flushSync === 'function') stream.flushSync();
-  else (log as { flush?: () => void }).flush?.();
 }
 
 /** `beforeListen`: runs once the engine is up and before the port is opened; its failure stops the start. */

@@ -11,18 +11,19 @@ import { after, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { MAIN, ROOT, cleanEnv, freePort, waitHealthy } from '../helpers/process.js';
 
-let db: TestDatabase | undefined;
+const dbs: TestDatabase[] = [];
 after(async () => {
-  await db?.drop();
+  for (const db of dbs) await db.drop();
 });
 
-test('stdout never read: the server keeps answering, and SIGTERM ends it within seconds', async () => {
-  db = await createTestDatabase();
+async function stuckStdout(extra: string[], ended: (code: number | null, signal: NodeJS.Signals | null, err: string) => void): Promise<void> {
+  const db = await createTestDatabase();
+  dbs.push(db);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', MAIN, 'serve', '--database-url', db.url, '--server-port', String(port), '--server-host', '127.0.0.1'],
+    ['--import', 'tsx', MAIN, 'serve', '--database-url', db.url, '--server-port', String(port), '--server-host', '127.0.0.1', ...extra],
     {
       cwd: ROOT,
       env: cleanEnv(),
@@ -54,12 +55,24 @@ test('stdout never read: the server keeps answering, and SIGTERM ends it within 
     child.kill('SIGTERM');
     const [code, signal] = await exited;
     const ms = Date.now() - t0;
-    assert.equal(signal, null, `killed after 60 s, not ended by its SIGTERM:\n${err}`);
-    assert.equal(code, 0, err);
+    assert.notEqual(signal, 'SIGKILL', `killed after 60 s, not ended by its SIGTERM:\n${err}`);
+    ended(code, signal, err);
     assert.ok(ms < 15_000, `SIGTERM took ${ms} ms`);
   } finally {
     clearTimeout(killer);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     child.stdout!.destroy();
   }
-});
+}
+
+test('stdout never read: the server keeps answering, and SIGTERM ends it within seconds, code 0', () =>
+  stuckStdout([], (code, signal, err) => {
+    assert.equal(signal, null, err);
+    assert.equal(code, 0, err);
+  }));
+
+test('the same with --workers 2 (the start of a worker makes the shared pipe blocking again): ended all the same', () =>
+  // the primary's last write may sit in libuv's pool for good: it then ends by SIGTERM (exit.ts)
+  stuckStdout(['--workers', '2'], (code, signal, err) => {
+    assert.ok((signal === null && code === 0) || signal === 'SIGTERM', `code ${code}, signal ${signal}: ${err}`);
+  }));

@@ -1,0 +1,56 @@
+/**
+ * How a server process ends: with its pending log lines written first, as far as the log's
+ * descriptor takes them, and never held for good by that descriptor.
+ *
+ * The hazard: a log reader that stopped reading (a stuck log shipper) on a *blocking* stdout pipe
+ * keeps one of libuv's pool threads in the log stream's write, and `process.exit` joins the pool's
+ * threads, so it would wait for ever (seen: `uv__threadpool_cleanup` → `pthread_join`). createLogger
+ * makes a pipe non-blocking, but the descriptor's mode is shared by every process on the pipe and a
+ * child's start (a --workers worker) makes it blocking again. So an exit first waits (bounded) for
+ * the write in flight, and when the descriptor took nothing by then, the process ends by SIGTERM's
+ * default action instead of `process.exit` (status 143 rather than its code; the lines still
+ * pending are lost, as they could not be written anyway).
+ */
+import pino from 'pino';
+import type { Logger } from '../core/logger.js';
+import { LogStream } from '../core/logStream.js';
+
+function logStreamOf(log: Logger): LogStream | undefined {
+  const s = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  return s instanceof LogStream ? s : undefined;
+}
+
+/** Writes every pending log line now (before `process.exit`): synchronously when the destination can. */
+export function flushLoggerSync(log: Logger): void {
+  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  if (stream && typeof stream.flushSync === 'function') stream.flushSync();
+  else (log as { flush?: () => void }).flush?.();
+}
+
+/**
+ * Ends the process with `code` once the pending log lines are written, waiting at most `withinMs`
+ * for the log's descriptor. The last lines go out asynchronously, never by a synchronous write,
+ * which on a blocking descriptor whose reader stopped would hold the process (and no deadline can
+ * interrupt it). When the descriptor took nothing by then: with a write still in libuv's pool (a
+ * blocking pipe) the process ends by SIGTERM; with a write retrying after EAGAIN (non-blocking)
+ * the pending lines are dropped (counted) and the process exits with `code`.
+ */
+export async function exitAfterLog(log: Logger, code: number, withinMs = 2000): Promise<never> {
+  const stream = logStreamOf(log);
+  if (!stream) {
+    flushLoggerSync(log);
+    process.exit(code);
+  }
+  if (!(await stream.drain(withinMs))) {
+    if (stream.writingInPool()) return endBySignal();
+    stream.abandon();
+  }
+  process.exit(code);
+}
+
+/** SIGTERM to this process with no listener left: its default action ends it; never settles */
+function endBySignal(): Promise<never> {
+  process.removeAllListeners('SIGTERM');
+  process.kill(process.pid, 'SIGTERM');
+  return new Promise<never>(() => undefined);
+}
