@@ -57,6 +57,8 @@ export class LogStream {
   private writing = false;
   /** a write is in libuv's pool (fs.write called, its callback not yet) */
   private inPool = false;
+  /** waiting for the write in the pool to return (leftPool) */
+  private outOfPool: Array<() => void> = [];
   /** when the write in flight started (performance.now()) */
   private writeSince = 0;
   private readonly stuckMs: number;
@@ -176,9 +178,19 @@ export class LogStream {
     return this.writing;
   }
 
-  /** whether a write is in one of libuv's pool threads now (not waiting to retry) */
-  writingInPool(): boolean {
-    return this.inPool;
+  /**
+   * Resolves true once no write of this stream is in libuv's pool (at once when none is), false
+   * when `ms` passed first: that write may never return (a blocking descriptor nobody reads).
+   */
+  leftPool(ms: number): Promise<boolean> {
+    if (!this.inPool) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => resolve(false), ms);
+      this.outOfPool.push(() => {
+        clearTimeout(t);
+        resolve(true);
+      });
+    });
   }
 
   /** bytes of memory held for pending lines (the chunks' whole buffers, not only their lines) */
@@ -193,7 +205,10 @@ export class LogStream {
     return this.writing && performance.now() - this.writeSince > this.stuckMs;
   }
 
-  /** Drops what is pending (counted in `dropped`) and writes nothing more, at exit neither. */
+  /**
+   * Drops what is pending (counted in `dropped`) and writes nothing more, at exit neither; a write
+   * retrying after EAGAIN stops (one in the pool returns, see leftPool).
+   */
   abandon(): void {
     this.seal();
     for (const c of this.ready) this.dropped += lineCount(c);
@@ -244,6 +259,11 @@ export class LogStream {
     this.inPool = true;
     fs.write(this.fd, buf, off, buf.length - off, null, (err, n) => {
       this.inPool = false;
+      if (this.outOfPool.length) for (const f of this.outOfPool.splice(0)) f();
+      if (this.closed) {
+        this.writing = false; // abandoned: no retry, no next chunk
+        return;
+      }
       if (err) {
         if (err.code === 'EAGAIN' && retries < 1000) {
           setTimeout(() => this.writeFrom(buf, off, retries + 1), 5).unref();

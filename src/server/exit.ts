@@ -31,9 +31,9 @@ export function flushLoggerSync(log: Logger): void {
  * Ends the process with `code` once the pending log lines are written, waiting at most `withinMs`
  * for the log's descriptor. The last lines go out asynchronously, never by a synchronous write,
  * which on a blocking descriptor whose reader stopped would hold the process (and no deadline can
- * interrupt it). When the descriptor took nothing by then: with a write still in libuv's pool (a
- * blocking pipe) the process ends by SIGTERM; with a write retrying after EAGAIN (non-blocking)
- * the pending lines are dropped (counted) and the process exits with `code`.
+ * interrupt it). When the descriptor took nothing by then, the pending lines are dropped (counted)
+ * and the process exits with `code` — unless a write of the stream stays in libuv's pool another
+ * 500 ms (a blocking pipe: it may never return), and then it ends by SIGTERM.
  */
 export async function exitAfterLog(log: Logger, code: number, withinMs = 2000): Promise<never> {
   const stream = logStreamOf(log);
@@ -42,8 +42,9 @@ export async function exitAfterLog(log: Logger, code: number, withinMs = 2000): 
     process.exit(code);
   }
   if (!(await stream.drain(withinMs))) {
-    if (stream.writingInPool()) return endBySignal();
+    // what is pending is lost either way; a write retrying after EAGAIN leaves the pool at once
     stream.abandon();
+    if (!(await stream.leftPool(500))) return endBySignal();
   }
   process.exit(code);
 }
