@@ -164,18 +164,7 @@ export class LogStream {
    * descriptor is not taking it).
    */
   drain(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => resolve(false), ms);
-      this.flush(() => {
-        clearTimeout(t);
-        resolve(true);
-      });
-    });
-  }
-
-  /** whether an asynchronous write is in flight (maybe waiting to retry after EAGAIN) */
-  inFlight(): boolean {
-    return this.writing;
+    return within(ms, (done) => this.flush(done));
   }
 
   /**
@@ -183,14 +172,7 @@ export class LogStream {
    * when `ms` passed first: that write may never return (a blocking descriptor nobody reads).
    */
   leftPool(ms: number): Promise<boolean> {
-    if (!this.inPool) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const t = setTimeout(() => resolve(false), ms);
-      this.outOfPool.push(() => {
-        clearTimeout(t);
-        resolve(true);
-      });
-    });
+    return this.inPool ? within(ms, (done) => this.outOfPool.push(done)) : Promise.resolve(true);
   }
 
   /** bytes of memory held for pending lines (the chunks' whole buffers, not only their lines) */
@@ -201,7 +183,7 @@ export class LogStream {
   }
 
   /** whether a write has been in flight for `stuckMs` (the descriptor takes nothing) */
-  stalled(): boolean {
+  private stalled(): boolean {
     return this.writing && performance.now() - this.writeSince > this.stuckMs;
   }
 
@@ -289,6 +271,17 @@ export class LogStream {
     this.waiting = [];
     for (const cb of w) cb(null);
   }
+}
+
+/** true when the callback `register` is given comes within `ms`, false when `ms` passes first */
+function within(ms: number, register: (done: () => void) => void): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    register(() => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
 }
 
 /** the lines in a chunk (its newlines) */

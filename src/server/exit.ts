@@ -6,10 +6,10 @@
  * keeps one of libuv's pool threads in the log stream's write, and `process.exit` joins the pool's
  * threads, so it would wait for ever (seen: `uv__threadpool_cleanup` → `pthread_join`). createLogger
  * makes a pipe non-blocking, but the descriptor's mode is shared by every process on the pipe and a
- * child's start (a --workers worker) makes it blocking again. So an exit first waits (bounded) for
- * the write in flight, and when the descriptor took nothing by then, the process ends by SIGTERM's
- * default action instead of `process.exit` (status 143 rather than its code; the lines still
- * pending are lost, as they could not be written anyway).
+ * child's start (a --workers worker) makes it blocking again. So an exit writes its last lines
+ * asynchronously and waits for them (bounded); when a write then stays in the pool, the process
+ * ends by SIGTERM's default action instead of `process.exit` (status 143 rather than its code; the
+ * lines still pending are lost, as they could not be written anyway).
  */
 import pino from 'pino';
 import type { Logger } from '../core/logger.js';
@@ -18,13 +18,6 @@ import { LogStream } from '../core/logStream.js';
 function logStreamOf(log: Logger): LogStream | undefined {
   const s = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
   return s instanceof LogStream ? s : undefined;
-}
-
-/** Writes every pending log line now (before `process.exit`): synchronously when the destination can. */
-export function flushLoggerSync(log: Logger): void {
-  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
-  if (stream && typeof stream.flushSync === 'function') stream.flushSync();
-  else (log as { flush?: () => void }).flush?.();
 }
 
 /**
@@ -38,7 +31,7 @@ export function flushLoggerSync(log: Logger): void {
 export async function exitAfterLog(log: Logger, code: number, withinMs = 2000): Promise<never> {
   const stream = logStreamOf(log);
   if (!stream) {
-    flushLoggerSync(log);
+    (log as { flush?: () => void }).flush?.(); // another destination (tests): its own flush
     process.exit(code);
   }
   if (!(await stream.drain(withinMs))) {
