@@ -121,6 +121,7 @@ export class Engine {
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       connections: config.pgConnections,
+      ...(config.pgPipelineLanes !== undefined ? { pipelineLanes: config.pgPipelineLanes } : {}),
       idleTimeoutSeconds: config.pgTimeout,
       usePreparedStatements: config.usePreparedStatements,
       ...(config.listenDatabaseUrl ? { listenUrl: config.listenDatabaseUrl } : {}),
@@ -144,6 +145,7 @@ export class Engine {
           urls: config.readReplicaUrls,
           pool: {
             connections: config.pgConnections,
+            ...(config.pgPipelineLanes !== undefined ? { pipelineLanes: config.pgPipelineLanes } : {}),
             idleTimeoutSeconds: config.pgTimeout,
             usePreparedStatements: config.usePreparedStatements,
             acquireTimeoutMs: config.poolAcquireTimeout * 1000,

@@ -35,6 +35,8 @@ export interface Config {
   corsDomain: string[] | '*';
   disableCors: boolean;
   pgConnections: number;
+  /** pool connections that carry pipelined fast reads (src/db/pipeline.ts); undefined: min(2, connections / 4) */
+  pgPipelineLanes?: number;
   pgTimeout?: number;
   usePreparedStatements: boolean;
   /** worker processes (node:cluster) sharing the port; 'auto' = cores with a PostgreSQL URL, 1 on PGlite */
@@ -213,6 +215,14 @@ export const OPTIONS: readonly Option[] = [
     env: 'SVC_GRAPHQL_PG_CONNECTIONS',
     kind: 'int',
     description: 'maximum PostgreSQL connections (default 50)',
+  },
+  {
+    key: 'pgPipelineLanes',
+    flag: 'pipeline-lanes',
+    env: 'SVC_GRAPHQL_PG_PIPELINE_LANES',
+    kind: 'int',
+    description:
+      'pool connections that carry pipelined fast reads, many statements in flight on each (default min(2, connections / 4); 0: every statement on a connection of its own)',
   },
   { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
   {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
 import { PreparedQuery } from './prepared.js';
+import { Lanes } from './pipeline.js';
 import type { QueryResultLike, Statement } from './statement.js';
 import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Span, type Tracing } from '../core/tracing.js';
@@ -188,12 +189,20 @@ function nulCheck(text: string, values?: readonly unknown[]): Promise<never> | u
   }
 }
 
+/** lanes of pipelined reads by default: min(2, a quarter of the pool) (none for a pool under 4) */
+export const defaultPipelineLanes = (connections: number): number => Math.min(2, Math.floor(connections / 4));
+
+/** statements in flight on one lane at most */
+const PIPELINE_DEPTH = 32;
+
 const textTypes = { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig;
 
 export interface DbOptions {
   databaseUrl?: string;
   dataDir: string;
   connections: number;
+  /** pool connections that carry pipelined fast reads (pipeline.ts); default min(2, connections / 4) */
+  pipelineLanes?: number;
   idleTimeoutSeconds?: number;
   usePreparedStatements: boolean;
   /** URL of LISTEN connections (a direct one when databaseUrl is a transaction-mode pooler); default databaseUrl */
@@ -293,6 +302,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       return c;
     };
     const db = new PoolDb('pg', pool, opts.usePreparedStatements, connect(opts.databaseUrl), undefined, undefined, connect(opts.listenUrl ?? opts.databaseUrl));
+    db.pipeline(opts.pipelineLanes ?? defaultPipelineLanes(opts.connections));
     if (opts.poolWait) db.timePoolWaits(opts.poolWait);
     try {
       await firstContact(db, opts);
@@ -412,16 +422,37 @@ class PoolDb implements Db {
   private preparedNow(name: string, text: string, values: unknown[], cancel?: CancelToken, columnsOf = name, clock?: Clock): Promise<QueryResultLike> {
     const stmt = this.usePrepared ? name : '';
     const known = this.usePrepared ? columnsOf : '';
-    return this.onClient(
-      (client, done) => {
-        const columns = known ? this.columns.get(known) : undefined;
-        const learn = known && columns === undefined ? (c: readonly string[]) => this.learnColumns(known, c) : undefined;
-        void client.query(new PreparedQuery(stmt, text, values, columns, learn, done) as unknown as pg.QueryConfig);
-      },
-      cancel,
-      false,
-      clock,
-    );
+    const lanes = this.lanes;
+    const alone = (): Promise<QueryResultLike> =>
+      this.onClient(
+        (client, done) => {
+          const columns = known ? this.columns.get(known) : undefined;
+          const learn = known && columns === undefined ? (c: readonly string[]) => this.learnColumns(known, c) : undefined;
+          let answer = done;
+          if (lanes && stmt && columns !== undefined) {
+            // how long it runs (on a connection of its own) decides whether it is pipelined from now on
+            const t0 = performance.now();
+            answer = (e, r) => {
+              if (!e) lanes.observe(stmt, performance.now() - t0);
+              done(e, r);
+            };
+          }
+          void client.query(new PreparedQuery(stmt, text, values, columns, learn, answer) as unknown as pg.QueryConfig);
+        },
+        cancel,
+        false,
+        clock,
+      );
+    if (lanes && stmt) {
+      if (cancel?.cancelled)
+        return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
+      const piped = lanes.run(stmt, (done) => new PreparedQuery(stmt, text, values, this.columns.get(stmt), undefined, done), alone, cancel);
+      if (piped) {
+        if (clock) clock.at = performance.now();
+        return piped;
+      }
+    }
+    return alone();
   }
 
   /**
@@ -474,6 +505,21 @@ class PoolDb implements Db {
 
   /** column names of named statements (the name identifies the text); bounded: starts over past 10,000 */
   private readonly columns = new Map<string, readonly string[]>();
+  /** pipelined reads (pipeline.ts), when on */
+  private lanes: Lanes | undefined;
+
+  /** lanes of pipelined reads open now (and stuck ones), statements answered on them so far and statements run again elsewhere */
+  pipelineStats(): { lanes: number; stuck: number; pipelined: number; rerun: number } {
+    const l = this.lanes;
+    return { lanes: l?.size ?? 0, stuck: l?.stuck ?? 0, pipelined: l?.pipelined ?? 0, rerun: l?.rerun ?? 0 };
+  }
+
+  /** pipelines fast named reads on up to `lanes` pool connections (0: off) */
+  pipeline(lanes: number): void {
+    this.lanes?.close();
+    this.lanes =
+      lanes > 0 && this.kind === 'pg' && this.usePrepared ? new Lanes({ lanes, depth: PIPELINE_DEPTH, acquire: (cb) => this.pool.connect(cb) }) : undefined;
+  }
   private learnColumns(name: string, columns: readonly string[]): void {
     if (this.columns.size >= 10_000) this.columns.clear();
     this.columns.set(name, columns);
@@ -735,6 +781,7 @@ class PoolDb implements Db {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     for (const s of this.spare.splice(0)) s.release();
+    this.lanes?.close();
     await this.pool.end().catch(() => undefined);
     if (this.pglite) await this.pglite.close().catch(() => undefined);
     this.unlock?.();
