@@ -93,6 +93,13 @@ describe('parseConfig', () => {
     assert.equal(config.port, 1234);
   });
 
+  test('pipeline lanes: unset (the pool decides), a flag or the environment, 0 turns them off', () => {
+    assert.equal(parse([]).config.pgPipelineLanes, undefined);
+    assert.equal(parse(['--pipeline-lanes', '0']).config.pgPipelineLanes, 0);
+    assert.equal(parse([], { SVC_GRAPHQL_PG_PIPELINE_LANES: '3' }).config.pgPipelineLanes, 3);
+    assert.throws(() => parse(['--pipeline-lanes', 'many']), /--pipeline-lanes: expected a non-negative integer/);
+  });
+
   test('short flags', () => {
     const { config } = parse(['-c', '7', '-i', 'repeatable-read']);
     assert.equal(config.pgConnections, 7);

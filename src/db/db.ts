@@ -76,6 +76,8 @@ export interface Db extends Queryable {
   readonly roundTrips: number;
   /** the pool's connections now (metrics): open, idle, requests waiting for one, and the maximum */
   poolStats?(): { total: number; idle: number; waiting: number; max: number };
+  /** pipelined reads (pipeline.ts): lanes open (and stuck), statements answered on lanes, statements run again elsewhere */
+  pipelineStats?(): { lanes: number; stuck: number; pipelined: number; rerun: number };
   close(): Promise<void>;
 }
 

@@ -209,9 +209,15 @@ export class Lanes {
         release();
         return;
       }
+      const c = client as unknown as PipelineClient;
+      if (typeof c._pulseQueryQueue !== 'function' || !Array.isArray(c._queryQueue) || typeof c.pipeline !== 'boolean') {
+        // a driver without the pipeline mode this is written against: no lanes, ever
+        release();
+        this.closing = true;
+        return;
+      }
       const lane: Lane = { client, release, onError: () => undefined, inFlight: [], progressAt: performance.now(), usedTick: this.tick };
       lane.onError = (e) => this.drop(lane, e);
-      const c = client as unknown as PipelineClient;
       c.on('error', lane.onError);
       c.pipeline = true;
       this.lanes.push(lane);

@@ -299,5 +299,19 @@ export function createMetrics(engine: Engine): client.Registry {
       this.set({ state: 'max' }, st.max);
     },
   });
+  // pipelined reads (src/db/pipeline.ts) on the primary
+  const pipeline = (name: string, help: string, value: (st: { lanes: number; stuck: number; pipelined: number; rerun: number }) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const st = engine.db.pipelineStats?.();
+        if (st) this.set(value(st));
+      },
+    });
+  pipeline('svc_db_pipeline_lanes', 'pool connections of the primary carrying pipelined reads now', (st) => st.lanes);
+  pipeline('svc_db_pipelined_statements_total', 'read statements answered on pipeline lanes', (st) => st.pipelined);
+  pipeline('svc_db_pipeline_reruns_total', 'pipelined statements run again on a connection of their own (they waited behind a stuck one)', (st) => st.rerun);
   return registry;
 }

@@ -484,6 +484,17 @@ describe('websocket', () => {
 });
 
 describe('metrics', () => {
+  test('pipelined reads: lanes and the statements answered on them', async () => {
+    const q = { query: 'query Pipelined { item(limit: 1) { id } }', operationName: 'Pipelined' };
+    const text = await waitFor('pipelined statements', async () => {
+      await Promise.all(Array.from({ length: 8 }, () => postGraphql(s.url, q)));
+      const t = (await get(s.url, '/v1/metrics')).text;
+      return /^svc_db_pipelined_statements_total [1-9]/m.test(t) ? t : '';
+    });
+    assert.match(text, /^svc_db_pipeline_lanes [12]$/m);
+    assert.match(text, /^svc_db_pipeline_reruns_total 0$/m);
+  });
+
   test('the histograms are in /v1/metrics with their buckets', async () => {
     const r = await get(s.url, '/v1/metrics');
     assert.equal(r.status, 200);
