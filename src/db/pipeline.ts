@@ -16,10 +16,12 @@
  *   `depth` statements in flight on each; when no lane can take a statement it runs as before
  *   (on a connection of its own);
  * - a stuck lane holds only its first statement: a lane that has made no progress for STUCK_MS
- *   (its first statement waits on a lock, say) takes no more statements, and those already
- *   written behind that one are run again on connections of their own (they are reads: running
- *   one twice is harmless; what the lane answers for them later is dropped). It is looked at
- *   whenever a statement is pipelined, and every second;
+ *   takes no more statements until it moves; one that has made none for RESCUE_MS while
+ *   statements were answered elsewhere (its first statement waits on a lock, say) has those
+ *   written behind that one run again on connections of their own (they are reads: running one
+ *   twice is harmless; what the lane answers for them later is dropped). Not when nothing else
+ *   moved either: an overloaded machine is slow everywhere, and running statements twice would
+ *   only add to its load. It is looked at whenever a statement is asked for, and every second;
  * - isolated: each statement has its own Sync, so an error (or a statement timeout) fails that
  *   statement alone; a broken connection fails the statements on it, as it fails a statement on a
  *   connection of its own, and the lane is dropped;
@@ -38,6 +40,8 @@ import type { QueryResultLike } from './statement.js';
 export const FAST_MS = 5;
 /** a lane with statements in flight and no answer for this long takes no more (ms) */
 export const STUCK_MS = 20;
+/** a lane with no progress for this long, while statements were answered elsewhere, has those behind its first run again (ms) */
+export const RESCUE_MS = 100;
 
 /** a pg client with the internals pipelining uses (pg ≥ 8.20's pipeline mode) */
 interface PipelineClient {
@@ -112,8 +116,17 @@ export class Lanes {
     return this.lanes.filter((l) => stuck(l, now)).length;
   }
 
+  /** when a statement was last answered, on a lane or on a connection of its own (performance.now()) */
+  private answeredAt = 0;
+
+  /** whether the lane's statements behind its first should run elsewhere: it is stuck while others move */
+  private rescuable(l: Lane, now: number): boolean {
+    return l.inFlight.length > 1 && now - l.progressAt > RESCUE_MS && this.answeredAt - l.progressAt > RESCUE_MS;
+  }
+
   /** records a statement's running time (ms) as measured by its caller (its own connection) */
   observe(name: string, ms: number): void {
+    this.answeredAt = performance.now();
     const before = this.took.get(name);
     if (before === undefined && this.took.size >= 10_000) this.took.clear();
     this.took.set(name, before === undefined || ms < before ? ms : before + (ms - before) * 0.1);
@@ -137,7 +150,7 @@ export class Lanes {
     let lane: Lane | undefined;
     for (const l of this.lanes) {
       if (stuck(l, now)) {
-        this.rescue(l);
+        if (this.rescuable(l, now)) this.rescue(l);
         continue;
       }
       if (l.inFlight.length >= this.opts.depth) continue;
@@ -253,8 +266,9 @@ export class Lanes {
     this.tick++;
     const now = performance.now();
     for (const l of [...this.lanes]) {
-      if (stuck(l, now)) this.rescue(l);
-      else if (l.inFlight.length === 0 && l.usedTick < this.tick - 1) this.giveBack(l);
+      if (stuck(l, now)) {
+        if (this.rescuable(l, now)) this.rescue(l);
+      } else if (l.inFlight.length === 0 && l.usedTick < this.tick - 1) this.giveBack(l);
     }
     if (!this.lanes.length && this.sweeper) {
       clearInterval(this.sweeper);

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { CancelToken } from '../../src/core/cancel.js';
 import { defaultPipelineLanes, openDb, type Db } from '../../src/db/db.js';
-import { STUCK_MS } from '../../src/db/pipeline.js';
+import { RESCUE_MS } from '../../src/db/pipeline.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 type Stats = { lanes: number; stuck: number; pipelined: number; rerun: number };
@@ -88,7 +88,6 @@ describe('pipelined reads', () => {
     assert.ok(s.lanes >= 1 && s.lanes <= 2, `lanes ${s.lanes}`);
     // 600 at once: the lanes take up to their depth each, the rest run on connections of their own
     assert.ok(s.pipelined - before >= 32, `pipelined ${s.pipelined - before}`);
-    assert.equal(s.rerun, 0);
   });
 
   test('a statement that fails fails alone; those around it are answered', async () => {
@@ -122,24 +121,28 @@ describe('pipelined reads', () => {
     try {
       await holder.query('begin; lock table locked in access exclusive mode');
       // the lane's first statement waits on the lock; three more are written behind it
+      const sentAt = performance.now();
       const waiting = db.prepared('locked', LOCKED, []);
       const behind = [1, 2, 3].map((id) => db.prepared('by_id', BY_ID, [id]));
-      await until(async () => db.pipelineStats().stuck === 1, 'the lane to be stuck');
-      // the next statement finds it stuck: it runs elsewhere, and those behind the lock run again
-      const next = await db.prepared('by_id', BY_ID, [7]);
-      assert.equal(next.rows[0].id, '7');
+      await until(() => db.pipelineStats().stuck === 1 && performance.now() - sentAt > RESCUE_MS + 5, 'the lane to be stuck long enough');
+      // nothing was answered anywhere since: an overloaded machine looks the same, so nothing is run twice
+      const elsewhere = db.prepared('by_id', BY_ID, [7]);
+      assert.equal(db.pipelineStats().rerun, 0);
+      // the stuck lane takes no more: that one ran on a connection of its own, and now others have moved
+      assert.equal((await elsewhere).rows[0].id, '7');
+      const next = await db.prepared('by_id', BY_ID, [8]);
+      assert.equal(next.rows[0].id, '8');
+      assert.equal(db.pipelineStats().rerun, 3);
       const rows = await Promise.all(behind);
       assert.deepEqual(
         rows.map((r) => r.rows[0].id),
         ['1', '2', '3'],
       );
-      assert.equal(db.pipelineStats().rerun, 3);
       await holder.query('commit');
       assert.equal((await waiting).rows[0].n, '0');
     } finally {
       await holder.end();
     }
-    assert.ok(STUCK_MS > 0);
   });
 
   test('a request that goes away is answered at once; the lane goes on', async () => {
