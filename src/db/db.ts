@@ -9,8 +9,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { Batch, type BatchError } from './batch.js';
 import { PreparedQuery } from './prepared.js';
-import { Lanes } from './pipeline.js';
-import type { QueryResultLike, Statement } from './statement.js';
+import { Lanes, type PipelineStats } from './pipeline.js';
+import { clientWentAway, type QueryResultLike, type Statement } from './statement.js';
 import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Span, type Tracing } from '../core/tracing.js';
 import type { Attributes } from '@opentelemetry/api';
@@ -77,7 +77,7 @@ export interface Db extends Queryable {
   /** the pool's connections now (metrics): open, idle, requests waiting for one, and the maximum */
   poolStats?(): { total: number; idle: number; waiting: number; max: number };
   /** pipelined reads (pipeline.ts): lanes open (and stuck), statements answered on lanes, statements run again elsewhere */
-  pipelineStats?(): { lanes: number; stuck: number; pipelined: number; rerun: number };
+  pipelineStats?(): PipelineStats;
   close(): Promise<void>;
 }
 
@@ -446,8 +446,7 @@ class PoolDb implements Db {
         clock,
       );
     if (lanes && stmt) {
-      if (cancel?.cancelled)
-        return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
+      if (cancel?.cancelled) return Promise.reject(clientWentAway());
       const piped = lanes.run(stmt, (done) => new PreparedQuery(stmt, text, values, this.columns.get(stmt), undefined, done), alone, cancel);
       if (piped) {
         if (clock) clock.at = performance.now();
@@ -469,7 +468,7 @@ class PoolDb implements Db {
     dropOnError = false,
     clock?: Clock,
   ): Promise<QueryResultLike> {
-    if (cancel?.cancelled) return Promise.reject(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' }));
+    if (cancel?.cancelled) return Promise.reject(clientWentAway());
     return new Promise<QueryResultLike>((resolve, reject) => {
       this.acquire((err, client, release) => {
         if (err || !client || !release) {
@@ -511,7 +510,7 @@ class PoolDb implements Db {
   private lanes: Lanes | undefined;
 
   /** lanes of pipelined reads open now (and stuck ones), statements answered on them so far and statements run again elsewhere */
-  pipelineStats(): { lanes: number; stuck: number; pipelined: number; rerun: number } {
+  pipelineStats(): PipelineStats {
     const l = this.lanes;
     return { lanes: l?.size ?? 0, stuck: l?.stuck ?? 0, pipelined: l?.pipelined ?? 0, rerun: l?.rerun ?? 0 };
   }

@@ -34,7 +34,7 @@
  */
 import type pg from 'pg';
 import type { CancelToken } from '../core/cancel.js';
-import type { QueryResultLike } from './statement.js';
+import { clientWentAway, type QueryResultLike } from './statement.js';
 
 /** statements whose running time's floor is under this are pipelined (ms) */
 export const FAST_MS = 5;
@@ -89,6 +89,18 @@ export interface LanesOptions {
 }
 
 const stuck = (l: Lane, now: number): boolean => l.inFlight.length > 0 && now - l.progressAt > STUCK_MS;
+
+/** what the lanes have done (metrics, tests) */
+export interface PipelineStats {
+  /** lanes open now */
+  lanes: number;
+  /** lanes with statements in flight and no progress for STUCK_MS */
+  stuck: number;
+  /** statements answered on lanes so far */
+  pipelined: number;
+  /** statements run again elsewhere because they waited behind a stuck one */
+  rerun: number;
+}
 
 export class Lanes {
   private readonly lanes: Lane[] = [];
@@ -196,8 +208,7 @@ export class Lanes {
       l.usedTick = this.tick;
       client._queryQueue.push(q);
       client._pulseQueryQueue();
-      if (cancel)
-        cancel.onCancel(() => entry.settle(Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' })));
+      if (cancel) cancel.onCancel(() => entry.settle(clientWentAway()));
     });
   }
 

@@ -67,3 +67,8 @@ export function writeCorked(connection: ProtocolConnection, write: () => void): 
   }
   return null;
 }
+
+/** The error of a statement whose request's client went away (cancelled, as PostgreSQL's 57014 reads). */
+export function clientWentAway(): Error & { code: string } {
+  return Object.assign(new Error('canceling statement due to user request: the client went away'), { code: '57014' });
+}

@@ -5,6 +5,7 @@
  */
 import client from 'prom-client';
 import type { Engine } from '../engine.js';
+import type { PipelineStats } from '../db/pipeline.js';
 import { percentile } from '../delivery/worker.js';
 import { ScheduledEventQueue } from '../scheduled/queue.js';
 
@@ -300,7 +301,7 @@ export function createMetrics(engine: Engine): client.Registry {
     },
   });
   // pipelined reads (src/db/pipeline.ts) on the primary
-  const pipeline = (name: string, help: string, value: (st: { lanes: number; stuck: number; pipelined: number; rerun: number }) => number) =>
+  const pipeline = (name: string, help: string, value: (st: PipelineStats) => number) =>
     new client.Gauge({
       name,
       help,

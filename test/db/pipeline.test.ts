@@ -9,11 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { CancelToken } from '../../src/core/cancel.js';
 import { defaultPipelineLanes, openDb, type Db } from '../../src/db/db.js';
-import { RESCUE_MS } from '../../src/db/pipeline.js';
+import { RESCUE_MS, type PipelineStats } from '../../src/db/pipeline.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
-type Stats = { lanes: number; stuck: number; pipelined: number; rerun: number };
-type PipelinedDb = Db & { pipelineStats(): Stats };
+type PipelinedDb = Db & { pipelineStats(): PipelineStats };
 
 let database: TestDatabase;
 const dbs: Db[] = [];
