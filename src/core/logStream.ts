@@ -238,6 +238,12 @@ export class LogStream {
   }
 
   private writeFrom(buf: Buffer, off: number, retries: number): void {
+    if (this.closed) {
+      // ended or abandoned while a retry after EAGAIN waited: the owner may have closed the
+      // descriptor since, and its number may now be another file's
+      this.writing = false;
+      return;
+    }
     this.inPool = true;
     fs.write(this.fd, buf, off, buf.length - off, null, (err, n) => {
       this.inPool = false;

@@ -77,6 +77,28 @@ describe('LogStream', () => {
     assert.equal(s.dropped, 100, 'the pending lines are dropped at the end, counted');
   });
 
+  test('ended while a write waits to retry after EAGAIN: nothing is written to the descriptor after end', async () => {
+    // the owner closes the descriptor after end(); the next file opened takes its number, and a
+    // retry that went on after end would write the rest of the stuck chunk into that file
+    const fifo = join(dir, 'retry.fifo');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
+    const s = new LogStream(fd, { minBytes: 65536, stuckMs: 10 });
+    s.write('y'.repeat(70_000) + '\n'); // 64 KB go into the FIFO, the rest is retried every 5 ms
+    await new Promise((r) => setTimeout(r, 30));
+    s.end();
+    closeSync(fd);
+    const file = join(dir, 'after-end.log');
+    const fd2 = openSync(file, 'w');
+    try {
+      assert.equal(fd2, fd, 'the next descriptor reuses the number (the case this test is about)');
+      await new Promise((r) => setTimeout(r, 60)); // many retry periods
+      assert.equal(readFileSync(file, 'utf8'), '');
+    } finally {
+      closeSync(fd2);
+    }
+  });
+
   test('flushSync writes the pending lines at once', () => {
     const file = join(dir, 'b.log');
     const fd = openSync(file, 'w');
