@@ -97,7 +97,7 @@ export class Engine {
     readonly log: Logger,
     /** this engine's latency histograms (/v1/metrics) */
     readonly histograms: Histograms,
-    /** this engine's outbound HTTP: its --outbound-* policy, keep-alive agents and histogram */
+    /** this engine's outbound HTTP: its --outbound-* policy, keep-alive connections and histogram */
     readonly outbound: OutboundClient,
   ) {
     this.remotes = new RemoteStore(outbound);

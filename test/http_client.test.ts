@@ -167,3 +167,64 @@ test('an abort signal ends a hanging call (AbortError); an aborted one is never 
     await srv.close();
   }
 });
+
+test("headers that are the connection's (transfer-encoding, connection, keep-alive, upgrade, expect, content-length) are left out, the body sent whole; connections are kept", async () => {
+  const sockets = new Set<string>();
+  const s = createServer((req, res) => {
+    sockets.add(`${req.socket.remotePort}`);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString() }));
+    });
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${(s.address() as { port: number }).port}/`;
+    const configured = {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+      Connection: 'upgrade',
+      'Keep-Alive': 'timeout=1',
+      Upgrade: 'websocket',
+      Expect: '100-continue',
+      'Content-Length': '999',
+      'X-Kept': 'yes',
+    };
+    for (let i = 0; i < 5; i++) {
+      const res = await postLimited(url, configured, `{"i":${i},"s":"é"}`, { client, timeoutMs: 5000, maxBytes: 10_000 });
+      assert.equal(res.status, 200);
+      const got = JSON.parse(res.body.toString()) as { headers: Record<string, string>; body: string };
+      assert.equal(got.body, `{"i":${i},"s":"é"}`);
+      assert.equal(got.headers['content-length'], String(Buffer.byteLength(got.body)));
+      assert.equal(got.headers['x-kept'], 'yes');
+      for (const h of ['transfer-encoding', 'upgrade', 'expect', 'keep-alive']) assert.equal(got.headers[h], undefined, h);
+      assert.notEqual(got.headers.connection, 'upgrade');
+    }
+    // the configured headers were not changed for the caller
+    assert.equal(configured['Content-Length'], '999');
+    // kept connections (a call that follows at once may find its predecessor's connection not yet
+    // free and open a second one)
+    assert.ok(sockets.size <= 2, `five calls in a row on ${sockets.size} connections`);
+  } finally {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+test('a dispatcher keeps pools for at most 1,000 origins: the next origin gets a fresh one, the old one closes', async () => {
+  const c = new OutboundClient();
+  try {
+    const first = c.dispatcher(false, 'http://127.0.0.1:1');
+    for (let port = 2; port <= 1000; port++) assert.equal(c.dispatcher(false, `http://127.0.0.1:${port}`), first);
+    assert.equal(c.dispatcher(false, 'http://127.0.0.1:1'), first, 'an origin seen before');
+    assert.equal(c.dispatcher(true, 'http://127.0.0.1:1001') === first, false, 'the guarded dispatcher is another');
+    const next = c.dispatcher(false, 'http://127.0.0.1:1001');
+    assert.notEqual(next, first);
+    assert.equal(first.closed, true);
+    assert.equal(c.dispatcher(false, 'http://127.0.0.1:1'), next);
+  } finally {
+    c.close();
+  }
+});

@@ -49,7 +49,7 @@ export interface ExecContext {
   responseCache?: ResponseCache;
   /** the engine's plan cache (unset: one of the schema cache's own, src/execute/planCache.ts) */
   planCache?: PlanCache;
-  /** the engine's outbound client (action handlers, remote schemas): its policy, agents and histogram */
+  /** the engine's outbound client (action handlers, remote schemas): its policy, connections and histogram */
   outbound: OutboundClient;
   /** the engine's histograms (/v1/metrics); unset: nothing observed (tests, tools) */
   histograms?: Histograms;

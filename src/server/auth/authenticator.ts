@@ -49,7 +49,7 @@ export interface AuthOptions {
   webhookCacheSize?: number;
   /** clock in ms since epoch (tests inject one; default Date.now) */
   now?: () => number;
-  /** the engine's outbound client (policy, agents, histogram); default one of its own without a policy (tests) */
+  /** the engine's outbound client (policy, connections, histogram); default one of its own without a policy (tests) */
   outbound?: OutboundClient;
 }
 
