@@ -26,10 +26,8 @@ const CONNECTIONS_PER_ORIGIN = 256;
  */
 export class OutboundClient {
   readonly policy: Readonly<OutboundPolicy>;
-  private plain: Agent;
-  private guarded: Agent;
-  /** the origins each dispatcher keeps a pool for (undici never forgets one): bounded, see `dispatcher` */
-  private readonly origins = { plain: new Set<string>(), guarded: new Set<string>() };
+  private readonly plain = new Dispatchers(false);
+  private readonly guarded = new Dispatchers(true);
 
   /** `policy`: none allows every host; `duration`: unset, calls are not observed (tests, tools) */
   constructor(
@@ -37,34 +35,17 @@ export class OutboundClient {
     readonly duration?: FastHistogram,
   ) {
     this.policy = outboundPolicy(policy);
-    this.plain = newDispatcher(false);
-    this.guarded = newDispatcher(true);
   }
 
-  /**
-   * The dispatcher of a call to `origin`, one whose connections check the resolved addresses when
-   * `guarded`. Past MAX_ORIGINS origins (redirects followed choose theirs: an auth webhook could
-   * name a new port each time), a fresh dispatcher takes the calls and the old one closes once its
-   * calls in flight are answered.
-   */
+  /** The dispatcher of a call to `origin`, one whose connections check the resolved addresses when `guarded`. */
   dispatcher(guarded: boolean, origin: string): Agent {
-    const seen = guarded ? this.origins.guarded : this.origins.plain;
-    if (!seen.has(origin)) {
-      if (seen.size >= MAX_ORIGINS) {
-        seen.clear();
-        const old = guarded ? this.guarded : this.plain;
-        if (guarded) this.guarded = newDispatcher(true);
-        else this.plain = newDispatcher(false);
-        void old.close().catch(() => undefined);
-      }
-      seen.add(origin);
-    }
-    return guarded ? this.guarded : this.plain;
+    return (guarded ? this.guarded : this.plain).for(origin);
   }
 
   /** Closes the keep-alive connections (the engine is closing); calls in flight fail. */
   close(): void {
-    for (const d of [this.plain, this.guarded]) void d.destroy().catch(() => undefined);
+    this.plain.destroy();
+    this.guarded.destroy();
   }
 }
 
@@ -72,19 +53,47 @@ export class OutboundClient {
 const MAX_ORIGINS = 1000;
 
 /**
- * A dispatcher keeping CONNECTIONS_PER_ORIGIN keep-alive connections per origin; `guarded`: its
- * connections resolve names through guardedLookup (deny-private). The call's own deadline bounds
+ * An undici dispatcher keeping CONNECTIONS_PER_ORIGIN keep-alive connections per origin; `guarded`:
+ * its connections resolve names through guardedLookup (deny-private). The call's own deadline bounds
  * headers and body (undici's timeouts off); connecting is bounded by it too, and by undici's connect
- * timeout for a connection nobody waits for any more.
+ * timeout for a connection nobody waits for any more. undici never forgets an origin's pool, so past
+ * MAX_ORIGINS origins (redirects followed choose theirs: an auth webhook could name a new port each
+ * time) a fresh dispatcher takes the calls and the old one closes once its calls are answered.
  */
-function newDispatcher(guarded: boolean): Agent {
-  return new Agent({
-    connections: CONNECTIONS_PER_ORIGIN,
-    pipelining: 1,
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    connect: guarded ? { timeout: 60_000, lookup: guardedLookup } : { timeout: 60_000 },
-  });
+class Dispatchers {
+  private agent: Agent;
+  private readonly origins = new Set<string>();
+
+  constructor(private readonly guarded: boolean) {
+    this.agent = this.create();
+  }
+
+  for(origin: string): Agent {
+    if (!this.origins.has(origin)) {
+      if (this.origins.size >= MAX_ORIGINS) {
+        this.origins.clear();
+        const old = this.agent;
+        this.agent = this.create();
+        void old.close().catch(() => undefined);
+      }
+      this.origins.add(origin);
+    }
+    return this.agent;
+  }
+
+  destroy(): void {
+    void this.agent.destroy().catch(() => undefined);
+  }
+
+  private create(): Agent {
+    return new Agent({
+      connections: CONNECTIONS_PER_ORIGIN,
+      pipelining: 1,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: this.guarded ? { timeout: 60_000, lookup: guardedLookup } : { timeout: 60_000 },
+    });
+  }
 }
 
 /**
