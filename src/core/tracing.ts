@@ -28,6 +28,12 @@ export interface StartOptions {
 export interface Tracing {
   /** a span, child of `opts.parent` (or of `opts.traceparent`), else a root */
   start(name: string, attrs?: Attributes, opts?: StartOptions): Span;
+  /**
+   * `attrs` as a constant: an object the caller keeps and passes again to `start` or, before any
+   * other attribute, to a span's `setAttributes` (a statement's, a route's, a cached plan's
+   * attributes); encoded once, copied into each span. The caller must not change it afterwards.
+   */
+  constant<T extends Attributes>(attrs: T): T;
   /** records an error on the span (exception event, status ERROR, `svc.error.code`) */
   fail(span: Span, code: string, message: string): void;
   /** adds `traceparent` (and `tracestate`) of `span` to outbound headers */

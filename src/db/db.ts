@@ -101,13 +101,12 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
 ): Promise<R> {
   // statements outside any span (the background workers' polls, metadata sync) make no root spans
   if (parent === undefined) return run('');
-  const text = typeof texts === 'string' ? texts : texts.map((st) => st.text).join(';\n');
-  const attrs: Attributes = {
-    'db.system': 'postgresql',
-    'db.operation': operationOf(text),
-    'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
-  };
-  if (typeof texts !== 'string') attrs['db.statement.count'] = texts.length;
+  let attrs: Attributes;
+  if (typeof texts === 'string') attrs = statementAttributes(t, texts);
+  else {
+    attrs = statementAttrs(texts.map((st) => st.text).join(';\n'));
+    attrs['db.statement.count'] = texts.length;
+  }
   const span = t.start('svc.sql', attrs, { kind: 'client', parent });
   const comment = t.sqlComment(span, key);
   // `auto` comments: how long the statement ran (from when it had a connection: not the pool's queue)
@@ -130,6 +129,30 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
       throw e;
     },
   );
+}
+
+function statementAttrs(text: string): Attributes {
+  return {
+    'db.system': 'postgresql',
+    'db.operation': operationOf(text),
+    'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
+  };
+}
+
+/**
+ * A single statement's span attributes, kept per text as a constant (Tracing.constant: encoded
+ * once): a request's statements are the same few texts (its cached plans'). Bounded: 4,096 texts,
+ * started over when full.
+ */
+const STATEMENT_ATTRS = new Map<string, Attributes>();
+function statementAttributes(t: Tracing, text: string): Attributes {
+  let a = STATEMENT_ATTRS.get(text);
+  if (a === undefined) {
+    a = t.constant(statementAttrs(text));
+    if (STATEMENT_ATTRS.size >= 4096) STATEMENT_ATTRS.clear();
+    STATEMENT_ATTRS.set(text, a);
+  }
+  return a;
 }
 
 /** when a traced statement started running (set again once it has a connection) */

@@ -24,6 +24,7 @@ import { checkOperationSize, measureOperation, roleLimits } from './apiLimits.js
 import { executeThrough } from './hooks.js';
 import { runCached, writtenTables } from './cached.js';
 
+import type { Attributes } from '@opentelemetry/api';
 import { tracing, type Span } from '../core/tracing.js';
 
 /**
@@ -73,11 +74,7 @@ export function planRequest(
   const misses = cache.stats.misses;
   try {
     const out = planRequestNow(ctx, req, cache, relay, span);
-    span.setAttributes({
-      'svc.plan_cache.hit': cache.stats.misses === misses,
-      'graphql.operation.type': out.plan.opType,
-      ...(req.operationName ? { 'graphql.operation.name': req.operationName } : {}),
-    });
+    span.setAttributes(cache.stats.misses === misses ? planHitAttributes(t, out.plan, req.operationName) : planAttributes(false, out.plan, req.operationName));
     return out;
   } catch (e) {
     const err = e instanceof SvcError ? e : undefined;
@@ -86,6 +83,24 @@ export function planRequest(
   } finally {
     span.end();
   }
+}
+
+function planAttributes(hit: boolean, plan: QueryPlan, operationName: string | null | undefined): Attributes {
+  return {
+    'svc.plan_cache.hit': hit,
+    'graphql.operation.type': plan.opType,
+    ...(operationName ? { 'graphql.operation.name': operationName } : {}),
+  };
+}
+
+/** a cached plan's span attributes, kept with the plan as a constant (Tracing.constant: encoded once) */
+const PLAN_ATTRS = new WeakMap<QueryPlan, { operationName: string | null | undefined; attrs: Attributes }>();
+function planHitAttributes(t: NonNullable<typeof tracing>, plan: QueryPlan, operationName: string | null | undefined): Attributes {
+  const known = PLAN_ATTRS.get(plan);
+  if (known !== undefined && known.operationName === operationName) return known.attrs;
+  const attrs = t.constant(planAttributes(true, plan, operationName));
+  PLAN_ATTRS.set(plan, { operationName, attrs });
+  return attrs;
 }
 
 function parseTraced(req: GraphQLRequest, config: ExecContext['config'], parent: Span | undefined): ReturnType<typeof parseDocument> {

@@ -32,6 +32,7 @@ import { batchLimitExceeded, roleLimits } from '../execute/apiLimits.js';
 import { getOperationAST, parse, type OperationTypeNode } from 'graphql';
 import { PersistedQueryStore, persistedQueryHash, persistedQueryMismatch, persistedQueryNotFound } from './persistedQueries.js';
 import { sha256Hex } from '../core/hash.js';
+import type { Attributes } from '@opentelemetry/api';
 import { tracing, type Span } from '../core/tracing.js';
 import { readBoundedBody } from './body.js';
 
@@ -532,11 +533,31 @@ export function graphqlHttp(
 function startRequestSpan(t: NonNullable<typeof tracing>, req: IncomingMessage, path: string, requestId: string): Span {
   const tp = req.headers.traceparent;
   const ts = req.headers.tracestate;
-  return t.start(
-    `${req.method} ${path}`,
-    { 'http.request.method': req.method ?? '', 'url.path': path, 'http.route': path, 'svc.request_id': requestId },
-    { kind: 'server', traceparent: typeof tp === 'string' ? tp : null, tracestate: typeof ts === 'string' ? ts : null },
-  );
+  const method = req.method ?? '';
+  const route = routeOf(t, method, path);
+  const span = t.start(route.name, route.attrs, {
+    kind: 'server',
+    traceparent: typeof tp === 'string' ? tp : null,
+    tracestate: typeof ts === 'string' ? ts : null,
+  });
+  span.setAttribute('svc.request_id', requestId);
+  return span;
+}
+
+/**
+ * A GraphQL endpoint's span name and http.* attributes, kept per method and path as a constant
+ * (Tracing.constant: encoded once). The paths are the endpoints' (a handful); bounded anyway.
+ */
+const ROUTES = new Map<string, { name: string; attrs: Attributes }>();
+function routeOf(t: NonNullable<typeof tracing>, method: string, path: string): { name: string; attrs: Attributes } {
+  const key = method === 'POST' ? path : `${method} ${path}`;
+  let r = ROUTES.get(key);
+  if (r === undefined) {
+    r = { name: `${method} ${path}`, attrs: t.constant({ 'http.request.method': method, 'url.path': path, 'http.route': path }) };
+    if (ROUTES.size >= 64) ROUTES.clear();
+    ROUTES.set(key, r);
+  }
+  return r;
 }
 
 /** Ends a request's span (status, operation type, role, error code) and names its trace in `x-svc-trace-id`. */

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { TraceState } from '@opentelemetry/core';
-import { Ctx, jsonBatches, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
+import { constantAttributes, Ctx, jsonBatches, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
 import { ProtoWriter, encodedString } from '../../src/server/otlpProto.js';
 import { decodeJson, decodeProtobuf } from '../helpers/otlp.js';
 
@@ -126,6 +126,61 @@ describe("Svc's spans", () => {
     const json = jsonBatches({ 'service.name': 'svc' })(batch);
     assert.deepEqual(decodeProtobuf(proto), decodeJson(json.toString('utf8')));
     assert.ok(proto.length < json.length * 0.8, `${proto.length} vs ${json.length}`);
+  });
+});
+
+describe('constant attributes (encoded once per object, copied into each span)', () => {
+  const ctx = (span: string) => Ctx.fromHex('4bf92f3577b34da6a3ce929d0e0e4736', span, 1, undefined);
+  const statement = `SELECT ${'"x", '.repeat(60)}1 WHERE id = $1`;
+  /** the same spans, with the attributes given as fresh literals or as one kept constant */
+  const spans = (attrs: () => Record<string, string | number | boolean>, later: (s: Recorded) => void, viaSet: boolean): Recorded[] =>
+    ['1111111111111111', '2222222222222222', '3333333333333333'].map((id) => {
+      const s = new Recorded(ctx(id), undefined, 'svc.sql', 3, viaSet ? undefined : attrs(), undefined, sink);
+      if (viaSet) s.setAttributes(attrs());
+      later(s);
+      s.end();
+      return s;
+    });
+  const both = (batch: Recorded[]) => {
+    const proto = decodeProtobuf(protoBatches({ 'service.name': 'svc' })(batch));
+    assert.deepEqual(proto, decodeJson(jsonBatches({ 'service.name': 'svc' })(batch).toString('utf8')));
+    return proto.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.attributes);
+  };
+  for (const viaSet of [false, true]) {
+    test(`${viaSet ? 'given to setAttributes first' : 'given at the start'}: the same payload as fresh objects, a later value of one of its keys wins`, () => {
+      const literal = () => ({ 'db.system': 'postgresql', 'db.operation': 'SELECT', 'db.statement': statement, big: 2 ** 40, ok: true });
+      const kept = constantAttributes(literal());
+      const later = (s: Recorded) => s.setAttribute('db.response.returned_rows', 1);
+      assert.deepEqual(both(spans(() => kept, later, viaSet)), both(spans(literal, later, viaSet)));
+      const got = both(spans(() => kept, later, viaSet))[0]!;
+      assert.deepEqual(
+        got!.map((a) => a.key),
+        ['db.system', 'db.operation', 'db.statement', 'big', 'ok', 'db.response.returned_rows'],
+      );
+      // a later value of one of the constant's keys: that key once, with the later value
+      const override = (s: Recorded) => s.setAttribute('db.operation', 'WITH');
+      const overridden = both(spans(() => kept, override, viaSet));
+      assert.deepEqual(overridden, both(spans(literal, override, viaSet)));
+      assert.deepEqual(
+        overridden[0]!.filter((a) => a.key === 'db.operation'),
+        [{ key: 'db.operation', value: { stringValue: 'WITH' } }],
+      );
+      // the constant itself is untouched, and still encoded as it was
+      assert.equal(kept['db.operation'], 'SELECT');
+      assert.deepEqual(both(spans(() => kept, later, viaSet)), both(spans(literal, later, viaSet)));
+    });
+  }
+  test('setAttributes with a constant after other attributes: its keys are set one by one (later values win)', () => {
+    const kept = constantAttributes({ a: 'one', b: 'two' });
+    const s = new Recorded(ctx('4444444444444444'), undefined, 'x', 1, undefined, undefined, sink);
+    s.setAttribute('b', 'first');
+    s.setAttributes(kept);
+    s.setAttribute('a', 'last');
+    s.end();
+    assert.deepEqual(both([s])[0], [
+      { key: 'b', value: { stringValue: 'two' } },
+      { key: 'a', value: { stringValue: 'last' } },
+    ]);
   });
 });
 
