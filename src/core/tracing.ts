@@ -29,11 +29,11 @@ export interface Tracing {
   /** a span, child of `opts.parent` (or of `opts.traceparent`), else a root */
   start(name: string, attrs?: Attributes, opts?: StartOptions): Span;
   /**
-   * `attrs` as a constant: an object the caller keeps and passes again to `start` or, before any
-   * other attribute, to a span's `setAttributes` (a statement's, a route's, a cached plan's
-   * attributes); encoded once, copied into each span. The caller must not change it afterwards.
+   * The attributes `make(key)` makes for `key` (a statement text, a route, a plan), made once and
+   * kept by this tracer as a constant: encoded once, copied whole into each span that is given it
+   * (at its start, or to `setAttributes` before any other attribute). The object must not be changed.
    */
-  constant<T extends Attributes>(attrs: T): T;
+  constant<K extends string | object>(key: K, make: (key: K) => Attributes): Attributes;
   /** records an error on the span (exception event, status ERROR, `svc.error.code`) */
   fail(span: Span, code: string, message: string): void;
   /** adds `traceparent` (and `tracestate`) of `span` to outbound headers */

@@ -102,7 +102,8 @@ function traced<R extends QueryResultLike | QueryResultLike[] | unknown[]>(
   // statements outside any span (the background workers' polls, metadata sync) make no root spans
   if (parent === undefined) return run('');
   let attrs: Attributes;
-  if (typeof texts === 'string') attrs = statementAttributes(t, texts);
+  if (typeof texts === 'string')
+    attrs = t.constant(texts, statementAttrs); // the same few texts every request: encoded once
   else {
     attrs = statementAttrs(texts.map((st) => st.text).join(';\n'));
     attrs['db.statement.count'] = texts.length;
@@ -137,22 +138,6 @@ function statementAttrs(text: string): Attributes {
     'db.operation': operationOf(text),
     'db.statement': text.length > STATEMENT_ATTR_MAX ? `${text.slice(0, STATEMENT_ATTR_MAX)}…` : text,
   };
-}
-
-/**
- * A single statement's span attributes, kept per text as a constant (Tracing.constant: encoded
- * once): a request's statements are the same few texts (its cached plans'). Bounded: 4,096 texts,
- * started over when full.
- */
-const STATEMENT_ATTRS = new Map<string, Attributes>();
-function statementAttributes(t: Tracing, text: string): Attributes {
-  let a = STATEMENT_ATTRS.get(text);
-  if (a === undefined) {
-    a = t.constant(statementAttrs(text));
-    if (STATEMENT_ATTRS.size >= 4096) STATEMENT_ATTRS.clear();
-    STATEMENT_ATTRS.set(text, a);
-  }
-  return a;
 }
 
 /** when a traced statement started running (set again once it has a connection) */

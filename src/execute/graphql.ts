@@ -93,14 +93,11 @@ function planAttributes(hit: boolean, plan: QueryPlan, operationName: string | n
   };
 }
 
-/** a cached plan's span attributes, kept with the plan as a constant (Tracing.constant: encoded once) */
-const PLAN_ATTRS = new WeakMap<QueryPlan, { operationName: string | null | undefined; attrs: Attributes }>();
+/** a cached plan's span attributes, kept by the tracer as a constant (encoded once); a plan is cached per operation name */
 function planHitAttributes(t: NonNullable<typeof tracing>, plan: QueryPlan, operationName: string | null | undefined): Attributes {
-  const known = PLAN_ATTRS.get(plan);
-  if (known !== undefined && known.operationName === operationName) return known.attrs;
-  const attrs = t.constant(planAttributes(true, plan, operationName));
-  PLAN_ATTRS.set(plan, { operationName, attrs });
-  return attrs;
+  const attrs = t.constant(plan, (p) => planAttributes(true, p, operationName));
+  // a plan reached under another operation name than the one its attributes were made with: its own
+  return attrs['graphql.operation.name'] === (operationName || undefined) ? attrs : planAttributes(true, plan, operationName);
 }
 
 function parseTraced(req: GraphQLRequest, config: ExecContext['config'], parent: Span | undefined): ReturnType<typeof parseDocument> {

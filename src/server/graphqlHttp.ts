@@ -533,9 +533,9 @@ export function graphqlHttp(
 function startRequestSpan(t: NonNullable<typeof tracing>, req: IncomingMessage, path: string, requestId: string): Span {
   const tp = req.headers.traceparent;
   const ts = req.headers.tracestate;
-  const method = req.method ?? '';
-  const route = routeOf(t, method, path);
-  const span = t.start(route.name, route.attrs, {
+  const name = `${req.method ?? ''} ${path}`;
+  // an endpoint's http.* attributes: the same every request, kept as a constant (encoded once)
+  const span = t.start(name, t.constant(name, routeAttributes), {
     kind: 'server',
     traceparent: typeof tp === 'string' ? tp : null,
     tracestate: typeof ts === 'string' ? ts : null,
@@ -544,20 +544,11 @@ function startRequestSpan(t: NonNullable<typeof tracing>, req: IncomingMessage, 
   return span;
 }
 
-/**
- * A GraphQL endpoint's span name and http.* attributes, kept per method and path as a constant
- * (Tracing.constant: encoded once). The paths are the endpoints' (a handful); bounded anyway.
- */
-const ROUTES = new Map<string, { name: string; attrs: Attributes }>();
-function routeOf(t: NonNullable<typeof tracing>, method: string, path: string): { name: string; attrs: Attributes } {
-  const key = method === 'POST' ? path : `${method} ${path}`;
-  let r = ROUTES.get(key);
-  if (r === undefined) {
-    r = { name: `${method} ${path}`, attrs: t.constant({ 'http.request.method': method, 'url.path': path, 'http.route': path }) };
-    if (ROUTES.size >= 64) ROUTES.clear();
-    ROUTES.set(key, r);
-  }
-  return r;
+/** a request span's http.* attributes from its name (`<method> <path>`) */
+function routeAttributes(name: string): Attributes {
+  const at = name.indexOf(' ');
+  const path = name.slice(at + 1);
+  return { 'http.request.method': name.slice(0, at), 'url.path': path, 'http.route': path };
 }
 
 /** Ends a request's span (status, operation type, role, error code) and names its trace in `x-svc-trace-id`. */

@@ -254,9 +254,7 @@ interface WorkerModules {
   undici: string;
   version: string;
 }
-let modules: WorkerModules | undefined;
 function workerModules(): WorkerModules {
-  if (modules) return modules;
   const require = createRequire(import.meta.url);
   const name = '@opentelemetry/otlp-exporter-base';
   const base = require.resolve(name);
@@ -270,8 +268,7 @@ function workerModules(): WorkerModules {
     }
     if (version === undefined && dirname(dir) === dir) throw new Error(`${name}: package.json not found above ${base}`);
   }
-  modules = { base, nodeHttp: require.resolve(`${name}/node-http`), undici: require.resolve('undici'), version };
-  return modules;
+  return { base, nodeHttp: require.resolve(`${name}/node-http`), undici: require.resolve('undici'), version };
 }
 
 export class WorkerExporter {

@@ -106,15 +106,9 @@ function attributesJson(a: Attributes): string {
  * span (on a traced primary-key lookup the attributes were ~45 % of recording and encoding a
  * request's four spans). Weak: a constant goes with the statement, route or plan that kept it.
  */
-interface Encoded {
+export interface Encoded {
   proto?: Buffer;
   json?: string;
-}
-const CONSTANT = new WeakMap<Attributes, Encoded>();
-/** `attrs` marked constant (the caller must not change it afterwards) */
-export function constantAttributes<T extends Attributes>(attrs: T): T {
-  if (!CONSTANT.has(attrs)) CONSTANT.set(attrs, {});
-  return attrs;
 }
 /** whether an attribute set later (`extra`: key, value pairs) names a key of `attrs` (it then wins, so `attrs` cannot be copied whole) */
 function overridden(attrs: Attributes, extra: ReadonlyArray<string | AttributeValue> | undefined): boolean {
@@ -146,6 +140,8 @@ export interface Sink {
   statementJson(text: string): string;
   /** the same as OTLP/protobuf (an AnyValue's fields) */
   statementProto(text: string): Buffer;
+  /** the constant attribute objects (Tracing.constant) and their encodings, made once each */
+  readonly constants: WeakMap<Attributes, Encoded>;
 }
 
 /** an event of a span, kept until the span is written */
@@ -268,7 +264,7 @@ export class Recorded implements Span {
   setAttributes(attributes: Attributes): this {
     if (this.ended) return this;
     // a constant set before any other attribute (a cached plan's): kept whole, encoded once
-    if (this.attrs === undefined && this.extra === undefined && CONSTANT.has(attributes)) {
+    if (this.attrs === undefined && this.extra === undefined && this.sink.constants.has(attributes)) {
       this.attrs = attributes;
       return this;
     }
@@ -327,7 +323,7 @@ export class Recorded implements Span {
     const c = this.ctx;
     let attrs = '';
     const extra = this.extra;
-    const constant = this.attrs && CONSTANT.get(this.attrs);
+    const constant = this.attrs && this.sink.constants.get(this.attrs);
     if (constant && !overridden(this.attrs!, extra)) attrs = constantJson(this.attrs!, constant);
     else if (this.attrs) {
       for (const k in this.attrs) {
@@ -370,7 +366,7 @@ export class Recorded implements Span {
     w.byte(tag(8, 1));
     w.nanos(ORIGIN_MS + this.end_);
     const extra = this.extra;
-    const constant = this.attrs && CONSTANT.get(this.attrs);
+    const constant = this.attrs && this.sink.constants.get(this.attrs);
     if (constant && !overridden(this.attrs!, extra)) w.raw(constantProto(this.attrs!, constant, w.keys));
     else if (this.attrs) {
       for (const k in this.attrs) {
@@ -685,7 +681,15 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     }, delayMs);
     timer.unref();
   };
+  // Tracing.constant: attribute objects kept by key (a statement text, a route, a plan), and each
+  // one's encodings; texts bounded (4,096 of them, 4 Mi characters in all, started over when full;
+  // a text longer than 16 Ki characters, say a run_sql, is not kept), objects weakly
+  const constants = new WeakMap<Attributes, Encoded>();
+  const constantByText = new Map<string, Attributes>();
+  let constantChars = 0;
+  const constantByObject = new WeakMap<object, Attributes>();
   const sink: Sink = {
+    constants,
     statementJson: encodedOnce(valueJson),
     statementProto: encodedOnce(encodedString),
     push(span) {
@@ -812,7 +816,23 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       }
       return ` /*traceparent='00-${c.traceId}-${c.spanId}-01'*/`;
     },
-    constant: constantAttributes,
+    constant(key, make) {
+      let a = typeof key === 'string' ? constantByText.get(key) : constantByObject.get(key);
+      if (a === undefined) {
+        a = make(key);
+        if (typeof key === 'string') {
+          if (key.length > 16 * 1024) return a; // encoded with its span, as any other
+          if (constantByText.size >= 4096 || constantChars + key.length > 4 << 20) {
+            constantByText.clear();
+            constantChars = 0;
+          }
+          constantByText.set(key, a);
+          constantChars += key.length;
+        } else constantByObject.set(key, a);
+        constants.set(a, {});
+      }
+      return a;
+    },
     timesStatements: sqlComment === 'auto',
     statementTook(key, ms) {
       const before = took.get(key);

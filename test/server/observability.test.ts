@@ -222,6 +222,25 @@ describe('traces', () => {
     assert.equal(attr(planOf(1), 'svc.plan_cache.hit'), false);
     assert.equal(attr(planOf(2), 'svc.plan_cache.hit'), true);
     assert.equal(attr(planOf(2), 'graphql.operation.name'), 'Items');
+    // the attributes kept as constants (a route's, a statement's, a cached plan's) in every span that
+    // carries them, beside each request's own
+    const ofTrace = (n: number, name: string) => spans.find((x) => x.traceId === tp(n).split('-')[1] && x.name === name)!;
+    for (const n of [1, 2]) {
+      const req = ofTrace(n, 'POST /v1/graphql');
+      assert.equal(attr(req, 'http.request.method'), 'POST');
+      assert.equal(attr(req, 'http.route'), '/v1/graphql');
+      assert.equal(attr(req, 'url.path'), '/v1/graphql');
+      assert.equal(attr(req, 'http.response.status_code'), 200);
+      const sql = ofTrace(n, 'svc.sql');
+      assert.equal(attr(sql, 'db.system'), 'postgresql');
+      assert.equal(attr(sql, 'db.operation'), 'SELECT');
+      assert.match(String(attr(sql, 'db.statement')), /"item"/);
+      assert.equal(attr(sql, 'db.response.returned_rows'), 1);
+      assert.equal(attr(planOf(n), 'graphql.operation.type'), 'query');
+    }
+    assert.equal(attr(ofTrace(1, 'svc.sql'), 'db.statement'), attr(ofTrace(2, 'svc.sql'), 'db.statement'));
+    const ids = [1, 2].map((n) => attr(ofTrace(n, 'POST /v1/graphql'), 'svc.request_id'));
+    assert.ok(typeof ids[0] === 'string' && ids[0] && ids[0] !== ids[1], `request ids ${ids.join(', ')}`);
     const failed = spans.find((x) => x.traceId === tp(3).split('-')[1] && x.name === 'POST /v1/graphql')!;
     assert.equal(failed.status?.code, 2 /* ERROR */);
     assert.equal(attr(failed, 'svc.error.code'), 'validation-failed');

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { TraceState } from '@opentelemetry/core';
-import { constantAttributes, Ctx, jsonBatches, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
+import { Ctx, jsonBatches, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
 import { ProtoWriter, encodedString } from '../../src/server/otlpProto.js';
 import { decodeJson, decodeProtobuf } from '../helpers/otlp.js';
 
@@ -42,7 +42,17 @@ describe('the test decoder agrees with the OpenTelemetry packages', () => {
   });
 });
 
-const sink: Sink = { push: () => undefined, statementJson: (t) => JSON.stringify({ stringValue: t }), statementProto: encodedString };
+const sink: Sink = {
+  push: () => undefined,
+  statementJson: (t) => JSON.stringify({ stringValue: t }),
+  statementProto: encodedString,
+  constants: new WeakMap(),
+};
+/** `attrs` as a constant of the test's sink (what Tracing.constant does for the objects it makes) */
+const constantAttributes = <T extends Record<string, unknown>>(attrs: T): T => {
+  sink.constants.set(attrs as never, {});
+  return attrs;
+};
 
 function svcSpans(): Recorded[] {
   const root = new Recorded(
