@@ -45,6 +45,21 @@ function putVarint(b: Buffer, p: number, v: number): number {
  */
 const charCodeAt = String.prototype.charCodeAt;
 
+/**
+ * Bytes of trace and span ids: a Buffer and a view of the same memory as 32-bit words (its length a
+ * multiple of 4, at an offset that is one), for ProtoWriter.id.
+ */
+export class IdBytes {
+  readonly words: Uint32Array;
+  constructor(readonly bytes: Buffer) {
+    if (bytes.byteOffset % 4 !== 0 || bytes.length % 4 !== 0) throw new Error('IdBytes: a Buffer aligned to 4 bytes');
+    this.words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
+  }
+}
+
+/** whether 32-bit words are stored little-endian (ProtoWriter.id reads ids as words; s390x is big-endian) */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 /** the tag byte of field `field` (< 16) with wire type `wire` */
 export const tag = (field: number, wire: 0 | 1 | 2 | 5): number => (field << 3) | wire;
 
@@ -134,14 +149,32 @@ export class ProtoWriter {
     this.pos += 8;
   }
 
-  /** field `field`: `n` bytes of `bytes` from `at` (a trace or span id) */
-  id(field: number, bytes: Buffer, at: number, n: number): void {
+  /**
+   * field `field`: `n` bytes (16 or 8: a trace or span id) of `ids` from byte `at` (a multiple of
+   * 4), read as 32-bit words: a quarter of the loads and bounds checks of a byte loop (the byte loop
+   * was the encoder's costliest function, ~6k instructions a traced request; callgrind)
+   */
+  id(field: number, ids: IdBytes, at: number, n: number): void {
     this.room(2 + n);
     const b = this.buf;
     let p = this.pos;
     b[p++] = tag(field, 2);
     b[p++] = n;
-    for (let i = at; i < at + n; i++) b[p++] = bytes[i]!;
+    if (!LITTLE_ENDIAN) {
+      for (let i = at; i < at + n; i++) b[p++] = ids.bytes[i]!;
+      this.pos = p;
+      return;
+    }
+    const words = ids.words;
+    for (let i = at >>> 2, end = (at + n) >>> 2; i < end; i++) {
+      // little-endian words of the id's bytes: written back byte by byte, in order (a store keeps the low 8 bits)
+      const v = words[i]!;
+      b[p] = v;
+      b[p + 1] = v >>> 8;
+      b[p + 2] = v >>> 16;
+      b[p + 3] = v >>> 24;
+      p += 4;
+    }
     this.pos = p;
   }
 

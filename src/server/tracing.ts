@@ -31,7 +31,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../core/logger.js';
 import { installTracing, tracing, type SpanKindName, type Tracing } from '../core/tracing.js';
 import { VERSION } from '../version.js';
-import { attributes, encodedString, keyValue, ProtoWriter, tag } from './otlpProto.js';
+import { attributes, encodedString, IdBytes, keyValue, ProtoWriter, tag } from './otlpProto.js';
 import { WorkerExporter, type EncodedBatch } from './otlpExportWorker.js';
 
 /** The traces URL: the flag (a base URL like OTEL_EXPORTER_OTLP_ENDPOINT, or the full …/v1/traces URL), else undefined (the exporter reads OTEL_*). */
@@ -109,11 +109,21 @@ function attributesJson(a: Attributes): string {
 export interface Encoded {
   proto?: Buffer;
   json?: string;
+  /** the constant's keys (its own properties), for `overridden` */
+  keys?: string[];
 }
-/** whether an attribute set later (`extra`: key, value pairs) names a key of `attrs` (it then wins, so `attrs` cannot be copied whole) */
-function overridden(attrs: Attributes, extra: ReadonlyArray<string | AttributeValue> | undefined): boolean {
+/**
+ * whether an attribute set later (`extra`: key, value pairs) names a key of the constant `attrs`
+ * (it then wins, so `attrs` cannot be copied whole); keys compared as strings (no property lookup
+ * per key: call sites' keys are literals, mostly the very same strings)
+ */
+function overridden(attrs: Attributes, e: Encoded, extra: ReadonlyArray<string | AttributeValue> | undefined): boolean {
   if (extra === undefined) return false;
-  for (let i = 0; i < extra.length; i += 2) if (Object.prototype.hasOwnProperty.call(attrs, extra[i] as string)) return true;
+  const keys = (e.keys ??= Object.keys(attrs));
+  for (let i = 0; i < extra.length; i += 2) {
+    const k = extra[i];
+    for (let j = 0; j < keys.length; j++) if (keys[j] === k) return true;
+  }
   return false;
 }
 /** the KeyValue fields (field 9 of a Span) of every set attribute of a constant, encoded once */
@@ -154,15 +164,15 @@ interface SpanEvent {
 
 /**
  * The context of a span: ids and flags (also what an unsampled span is). The ids are bytes: a trace
- * id (16) and a span id (8) at offsets of slabs shared by many spans (random bytes, never
- * rewritten once handed out; or a remote parent's parsed ids), written into payloads as they are;
+ * id (16) and a span id (8) at offsets (multiples of 8) of slabs shared by many spans (random bytes,
+ * never rewritten once handed out; or a remote parent's parsed ids), written into payloads as they are;
  * their hex is made only when asked for (the response's trace id header, an outbound traceparent).
  */
 export class Ctx implements SpanContext {
   constructor(
-    readonly traceBytes: Buffer,
+    readonly traceBytes: IdBytes,
     readonly traceAt: number,
-    readonly spanBytes: Buffer,
+    readonly spanBytes: IdBytes,
     readonly spanAt: number,
     public traceFlags: number,
     readonly tracestate: string | undefined,
@@ -171,14 +181,15 @@ export class Ctx implements SpanContext {
   ) {}
   /** a context from hex ids (a remote parent, tests) */
   static fromHex(traceId: string, spanId: string, traceFlags: number, tracestate: string | undefined): Ctx {
-    const b = Buffer.from(traceId + spanId, 'hex');
+    const b = new IdBytes(Buffer.allocUnsafeSlow(24));
+    b.bytes.write(traceId + spanId, 0, 'hex');
     return new Ctx(b, 0, b, 16, traceFlags, tracestate, traceId, spanId);
   }
   get traceId(): string {
-    return (this.traceHex ??= this.traceBytes.toString('hex', this.traceAt, this.traceAt + 16));
+    return (this.traceHex ??= this.traceBytes.bytes.toString('hex', this.traceAt, this.traceAt + 16));
   }
   get spanId(): string {
-    return (this.spanHex ??= this.spanBytes.toString('hex', this.spanAt, this.spanAt + 8));
+    return (this.spanHex ??= this.spanBytes.bytes.toString('hex', this.spanAt, this.spanAt + 8));
   }
   /** the trace id's hex if made already (a child shares it) */
   get knownTraceId(): string | undefined {
@@ -324,7 +335,7 @@ export class Recorded implements Span {
     let attrs = '';
     const extra = this.extra;
     const constant = this.attrs && this.sink.constants.get(this.attrs);
-    if (constant && !overridden(this.attrs!, extra)) attrs = constantJson(this.attrs!, constant);
+    if (constant && !overridden(this.attrs!, constant, extra)) attrs = constantJson(this.attrs!, constant);
     else if (this.attrs) {
       for (const k in this.attrs) {
         const v = this.attrs[k];
@@ -367,7 +378,7 @@ export class Recorded implements Span {
     w.nanos(ORIGIN_MS + this.end_);
     const extra = this.extra;
     const constant = this.attrs && this.sink.constants.get(this.attrs);
-    if (constant && !overridden(this.attrs!, extra)) w.raw(constantProto(this.attrs!, constant, w.keys));
+    if (constant && !overridden(this.attrs!, constant, extra)) w.raw(constantProto(this.attrs!, constant, w.keys));
     else if (this.attrs) {
       for (const k in this.attrs) {
         const v = this.attrs[k];
@@ -604,8 +615,18 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   // parents); otherwise the sampler decides every span, as in the SDK
   /** what the sampler's last decision adds to the span's attributes */
   let samplerAttrs: Attributes | undefined;
+  // the constant samplers decide without being asked (the same decisions, without attributes): a
+  // root span as the constant says, a parent-based one's child as its parent's flag says (the
+  // ParentBasedSampler's defaults for remote and local parents are the constant samplers)
+  const constant =
+    samplerName === 'always_on' || samplerName === 'parentbased_always_on'
+      ? true
+      : samplerName === 'always_off' || samplerName === 'parentbased_always_off'
+        ? false
+        : undefined;
   const sampled = (parent: Ctx | undefined, remote: boolean, ctx: Ctx, name: string, kind: number, attrs: Attributes | undefined): boolean => {
-    if (parent && parentBased && !remote) return (parent.traceFlags & 1) === 1;
+    if (parent && parentBased && (!remote || constant !== undefined)) return (parent.traceFlags & 1) === 1;
+    if (constant !== undefined) return constant;
     // only a parent-based sampler looks at the parent (the ratio and constant samplers do not)
     const parentCtx =
       parent && parentBased
@@ -719,19 +740,21 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   // span and trace ids: cut from slabs of random bytes; a slab is never rewritten (spans keep
   // offsets into it), a full one is replaced and collected with the last span that uses it
   const SLAB = 16 * 1024;
-  let slab = Buffer.allocUnsafeSlow(0);
+  let slab = new IdBytes(Buffer.allocUnsafeSlow(0));
   let slabAt = 0;
   /** the offset in `slab` of `n` fresh random bytes (never all zeros: an invalid id) */
   const take = (n: 8 | 16): number => {
     for (;;) {
-      if (slabAt + n > slab.length) {
-        slab = randomFillSync(Buffer.allocUnsafeSlow(SLAB));
+      if (slabAt + n > slab.bytes.length) {
+        slab = new IdBytes(randomFillSync(Buffer.allocUnsafeSlow(SLAB)));
         slabAt = 0;
       }
       const at = slabAt;
       slabAt += n;
-      if (slab.readUInt32LE(at) !== 0 || slab.readUInt32LE(at + 4) !== 0) return at;
-      if (n === 16 && (slab.readUInt32LE(at + 8) !== 0 || slab.readUInt32LE(at + 12) !== 0)) return at;
+      const w = slab.words;
+      const i = at >>> 2;
+      if (w[i] !== 0 || w[i + 1] !== 0) return at;
+      if (n === 16 && (w[i + 2] !== 0 || w[i + 3] !== 0)) return at;
     }
   };
 
