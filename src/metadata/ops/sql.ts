@@ -13,6 +13,7 @@ import { newInconsistencies, newInconsistencyAfterSql } from '../../schema/depen
 import { applySchemaDiff } from '../diff.js';
 import { defineOp } from '../registry.js';
 import { reader } from '../../document/args.js';
+import { sqlStatements } from '../../sql/statements.js';
 
 export function pgExecError(e: unknown, statement: string, path: string): SvcError {
   const pe = asPgError(e);
@@ -62,6 +63,70 @@ export function sqlMayChangeSchema(sql: string): boolean {
   return statements.some((st) => !DATA.test(st) || SCHEMA.test(st));
 }
 
+/**
+ * run_sql's SQL runs in the request's transaction (with `bulk`'s other ops and the metadata it
+ * changes: all or nothing; `read_only` is that transaction's mode). A statement that ends that
+ * transaction (COMMIT, END, ROLLBACK, ABORT, PREPARE TRANSACTION, … AND CHAIN) would commit or
+ * drop part of it behind the request's back — the change kept though the request fails, read_only
+ * and bulk's atomicity bypassed, the schema cache left stale — so it is refused before anything
+ * runs (`not-supported`). BEGIN and START TRANSACTION are harmless inside (PostgreSQL warns and
+ * goes on); a BEGIN … COMMIT around the whole SQL, as migration files often have, is accepted: its
+ * COMMIT is the request's own. Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) stay inside it.
+ * Returns the SQL to run and whether it was such a wrapped block.
+ */
+export function withoutTransactionControl(sql: string, path: string): { sql: string; wrapped: boolean } {
+  const statements = sqlStatements(sql);
+  const begins = (w: string[]) => w[0] === 'begin' || (w[0] === 'start' && w[1] === 'transaction');
+  const ends = (w: string[]): boolean => {
+    const [a, b, c] = w;
+    if (a === 'commit' || a === 'end') return b !== 'prepared';
+    if (a === 'abort') return true;
+    if (a === 'rollback') return b !== 'to' && c !== 'to' && b !== 'prepared';
+    return false;
+  };
+  const chains = (st: { words: string[] }, text: string) =>
+    /\band\s+chain\b/i.test(text) && (st.words[0] === 'commit' || st.words[0] === 'end' || st.words[0] === 'rollback' || st.words[0] === 'abort');
+  const first = statements[0];
+  const last = statements[statements.length - 1];
+  let inner = statements;
+  let wrapped = false;
+  if (
+    first &&
+    last &&
+    first !== last &&
+    begins(first.words) &&
+    ends(last.words) &&
+    last.words[0] !== 'rollback' &&
+    last.words[0] !== 'abort' &&
+    !chains(last, sql.slice(last.start, last.end))
+  ) {
+    inner = statements.slice(1, -1);
+    wrapped = true;
+  }
+  for (const st of inner) {
+    const text = sql.slice(st.start, st.end);
+    const word = st.words
+      .slice(0, st.words[0] === 'prepare' || st.words[1] === 'prepared' ? 2 : 1)
+      .join(' ')
+      .toUpperCase();
+    if (ends(st.words) || (st.words[0] === 'prepare' && st.words[1] === 'transaction') || st.words[1] === 'prepared' || chains(st, text))
+      throw new SvcError(
+        400,
+        'not-supported',
+        `run_sql runs its SQL in a transaction of its own, committed with the metadata: ${word} is not supported in it (a BEGIN … COMMIT around the whole SQL is accepted)`,
+        path,
+      );
+  }
+  if (!wrapped) return { sql, wrapped };
+  // the BEGIN and COMMIT blanked out, not cut: PostgreSQL's error positions stay those of the text sent
+  const blank = (from: number, to: number) => sql.slice(from, to).replace(/[^\n]/g, ' ');
+  return {
+    sql:
+      sql.slice(0, first!.start) + blank(first!.start, first!.end) + sql.slice(first!.end, last!.start) + blank(last!.start, last!.end) + sql.slice(last!.end),
+    wrapped,
+  };
+}
+
 /** upstream v1.3's test for SQL whose effect on the metadata is checked (alter, drop, replace, create function, comment on) */
 export function containsDdlKeyword(sql: string): boolean {
   return /\balter\b|\bdrop\b|\breplace\b|\bcreate\s+function\b|\bcomment\s+on\b/i.test(sql);
@@ -84,6 +149,8 @@ defineOp('run_sql', {
     const check = a.has('check_metadata_consistency') ? a.bool('check_metadata_consistency', true) : containsDdlKeyword(sql);
     const readOnly = a.bool('read_only', false);
     a.done();
+    // refused before anything runs: a statement that would end the request's transaction
+    const { sql: body, wrapped } = withoutTransactionControl(sql, ctx.path);
 
     const tracked = ctx.state.metadata.tables.length + ctx.state.metadata.functions.length > 0;
     const diff = check && !readOnly && tracked;
@@ -91,7 +158,7 @@ defineOp('run_sql', {
     let results;
     try {
       await ctx.conn.query('savepoint svc_run_sql');
-      results = await ctx.conn.multi(sql);
+      results = await ctx.conn.multi(body);
       await ctx.conn.query('release savepoint svc_run_sql');
     } catch (e) {
       throw pgExecError(e, sql, ctx.path);
@@ -110,7 +177,8 @@ defineOp('run_sql', {
       }
     }
     const last = results[results.length - 1];
-    if (!last || last.command !== 'SELECT' || (last.fields.length === 0 && last.rows.length === 0 && last.command !== 'SELECT')) {
+    // a BEGIN … COMMIT block answers as its COMMIT did upstream
+    if (wrapped || !last || last.command !== 'SELECT' || (last.fields.length === 0 && last.rows.length === 0 && last.command !== 'SELECT')) {
       return { result_type: 'CommandOk', result: null };
     }
     return { result_type: 'TuplesOk', result: [last.fields, ...last.rows] };
