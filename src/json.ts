@@ -1,8 +1,59 @@
 import { SvcError } from './errors.js';
+
+/**
+ * A JSON number kept as its text, where a double would change it: a GraphQL literal such as
+ * `9007199254740993`, `12345678901234567890.5`, or `1.50` and `1e3` (whose value a double holds,
+ * but not their spelling, which json/jsonb keep). Parameters take its text (bigint, numeric: exact),
+ * json/jsonb values are written with it (`jsonText`); anything else that serialises it
+ * (`JSON.stringify`: an action's input, a log line) gets the nearest double, as a number.
+ */
+export class JsonNumber {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  get text(): string {
+    return this.#text;
+  }
+  toJSON(): number {
+    return Number(this.#text);
+  }
+  toString(): string {
+    return this.#text;
+  }
+}
+
+/**
+ * JSON text of a value as JSON.stringify writes it, but a JsonNumber as its own text (json and
+ * jsonb parameters: the number the client wrote, digit for digit).
+ */
+export function jsonText(v: unknown): string {
+  if (v instanceof JsonNumber) return v.text;
+  if (v === null || typeof v !== 'object' || typeof (v as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      out += (i ? ',' : '') + (x === undefined || typeof x === 'function' || typeof x === 'symbol' ? 'null' : jsonText(x));
+    }
+    return `${out}]`;
+  }
+  let out = '{';
+  let first = true;
+  for (const k of Object.keys(v)) {
+    const x: unknown = (v as Record<string, unknown>)[k];
+    if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${jsonText(x)}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
 /** aeson's name for the kind of a JSON value, as Hasura's error messages spell it. */
 export function jsonKind(v: unknown): string {
   // undefined: a value that is not there (never "Object")
   if (v === null || v === undefined) return 'Null';
+  if (v instanceof JsonNumber) return 'Number';
   if (Array.isArray(v)) return 'Array';
   switch (typeof v) {
     case 'string':

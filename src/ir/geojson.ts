@@ -5,13 +5,14 @@
  * and end where they start.
  */
 import { SvcError } from '../errors.js';
+import { JsonNumber } from '../json.js';
 
 const fail = (message: string, path: string) => new SvcError(400, 'parse-failed', message, path);
 
 function kindOf(v: unknown): string {
   if (v === null) return 'Null';
   if (Array.isArray(v)) return 'Array';
-  if (typeof v === 'number') return 'Number';
+  if (typeof v === 'number' || v instanceof JsonNumber) return 'Number';
   if (typeof v === 'string') return 'String';
   if (typeof v === 'boolean') return 'Boolean';
   return 'Object';
@@ -25,11 +26,12 @@ function array(v: unknown, what: string, path: string): unknown[] {
 function position(v: unknown, path: string): number[] {
   const a = array(v, 'Position', path);
   if (a.length < 2) throw fail('A Position needs at least 2 elements', path);
-  // anything past 3 elements is ignored
-  a.slice(0, 3).forEach((x, i) => {
+  // anything past 3 elements is ignored; a literal numeral kept as written (1.50) is its double here
+  const ns = a.map((x) => (x instanceof JsonNumber ? Number(x.text) : x));
+  ns.slice(0, 3).forEach((x, i) => {
     if (typeof x !== 'number') throw fail(`expected Double, encountered ${kindOf(x)}`, `${path}[${i}]`);
   });
-  return a as number[];
+  return ns as number[];
 }
 
 const positions = (v: unknown, what: string, path: string) => array(v, what, path).map((p, i) => position(p, `${path}[${i}]`));

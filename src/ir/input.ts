@@ -6,7 +6,7 @@
  * anywhere else is used "structurally": its value shapes the plan, so the
  * plan is cached per value of that variable.
  */
-import { jsonKind } from '../json.js';
+import { jsonKind, JsonNumber } from '../json.js';
 import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, GraphQLScalarType, Kind, type GraphQLInputType, type ValueNode } from 'graphql';
 import * as M from './messages.js';
 import { scientificShow } from '../sql/numbers.js';
@@ -54,9 +54,10 @@ export function astToJson(node: ValueNode, scope: VariableScope): unknown {
       return null;
     case Kind.INT:
     case Kind.FLOAT: {
-      // digits a double cannot hold exactly stay text (the database parses them: bigint, numeric)
+      // a numeral a double would change (digits past its precision, or a spelling such as 1.50
+      // or 1e3 that json/jsonb keep) stays as written: a JsonNumber, its text given to the database
       const n = Number(node.value);
-      return String(n) === node.value ? n : node.value;
+      return String(n) === node.value ? n : new JsonNumber(node.value);
     }
     case Kind.STRING:
       return node.value;
@@ -262,7 +263,7 @@ export function shapeOf(value: unknown, type: GraphQLInputType): string {
     return Array.isArray(value) ? `[${value.map((x) => shapeOf(x, inner)).join(',')}]` : `1${shapeOf(value, inner)}`;
   }
   if (t instanceof GraphQLInputObjectType) {
-    if (typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+    if (typeof value !== 'object' || Array.isArray(value) || value instanceof JsonNumber) return JSON.stringify(value);
     const defs = t.getFields();
     const parts: string[] = [];
     for (const [k, x] of Object.entries(value as Record<string, unknown>)) {
@@ -288,7 +289,7 @@ export function coerceJson(value: unknown, type: GraphQLInputType, path: string)
     return { kind: 'list', items: [coerceJson(value, inner, path)] };
   }
   if (t instanceof GraphQLInputObjectType) {
-    if (typeof value !== 'object' || Array.isArray(value)) throw M.expectingJsonObject(path);
+    if (typeof value !== 'object' || Array.isArray(value) || value instanceof JsonNumber) throw M.expectingJsonObject(path);
     const defs = t.getFields();
     const fields: Array<[string, InVal]> = [];
     checkRequired(t, Object.keys(value as object), path);
@@ -365,6 +366,13 @@ export function checkScalar(name: string, value: unknown, path: string): void {
   }
   if (INT_NAMES[name]) {
     const [lo, hi] = INT_BOUNDS[name]!;
+    if (value instanceof JsonNumber) {
+      // a numeral kept as written: an integer compared exactly, anything else is not one
+      const text = value.text;
+      if (!INT_TEXT.test(text)) throw outOfBounds(scientificShow(text) ?? text, path);
+      if (BigInt(text) < lo || BigInt(text) > hi) throw outOfBounds(text, path);
+      return;
+    }
     if (kind === 'String') {
       const text = value as string;
       if (!INT_TEXT.test(text)) fail(INT_NAMES[name]!, text);

@@ -8,6 +8,7 @@ import type { BoolExp, ColumnOp, ColumnTarget, ColumnModel, TableModel } from '.
 import type { TypedValue, ValueRef, NumberText, PgType } from '../model/values.js';
 import { SESSION, constParam, ident, join, param, raw, sql, type Sql } from './ast.js';
 import { numberText, plainDecimalText } from './numbers.js';
+import { JsonNumber, jsonText } from '../json.js';
 import { arrayTypeSql, isGeography, typeSql, valueInput } from './pgtypes.js';
 
 /**
@@ -130,19 +131,24 @@ export function targetSql(t: ColumnTarget, alias: string, aliases?: Aliases): Sq
   return aliases ? guardedCall(call, t.field.guard, alias, aliases) : call;
 }
 
-/** Text of a literal for a parameter of type t. */
-export function encodeValue(value: unknown, t: PgType, array = false, how?: NumberText): string | null {
+/**
+ * Text of a value for a parameter of type t. `literal`: a value of the document (encoded once per
+ * plan), whose json/jsonb numerals are written as the client wrote them (JsonNumber, jsonText);
+ * a variable's value (encoded per request) is JSON.parse's, and JSON.stringify writes it.
+ */
+export function encodeValue(value: unknown, t: PgType, array = false, how?: NumberText, literal = false): string | null {
   if (value === null || value === undefined) return null;
-  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t, false, how)));
+  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t, false, how, literal)));
+  if (t.name === 'json' || t.name === 'jsonb') return literal ? jsonText(value) : JSON.stringify(value);
+  if (value instanceof JsonNumber) value = value.text; // a numeral kept as written: the database parses its text
   if (how && t.name === 'numeric' && t.schema === 'pg_catalog') value = numberText(value, how);
   // money does not read exponents
   if (t.name === 'money' && ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'string'))
     value = plainDecimalText(String(value)) ?? value;
-  if (t.name === 'json' || t.name === 'jsonb') return JSON.stringify(value);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return JSON.stringify(value);
+  return literal ? jsonText(value) : JSON.stringify(value);
 }
 
 export function pgArrayLiteral(items: Array<string | null>): string {
@@ -153,7 +159,7 @@ export function pgArrayLiteral(items: Array<string | null>): string {
 export function refParam(ref: ValueRef, t: PgType, array = false, how?: NumberText): Sql {
   switch (ref.kind) {
     case 'literal':
-      return constParam(encodeValue(ref.value, t, array, how));
+      return constParam(encodeValue(ref.value, t, array, how, true));
     case 'variable': {
       const decode = ref.decode;
       return param({
