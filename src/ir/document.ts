@@ -76,8 +76,11 @@ function typeNodeName(node: TypeNode): string {
 export type StructuralKey =
   | { kind: 'value'; json: string }
   | { kind: 'shape'; shape: string }
-  /** what `derive` says of the value (a Relay id: its table and the kinds of its key values) */
-  | { kind: 'derived'; key: string; derive: (value: unknown) => string };
+  /**
+   * what `derive` says of the value (a Relay id: its table and the kinds of its key values); `of`:
+   * the caller's derive, which `derive` may wrap (to tell a null apart: nullable variables)
+   */
+  | { kind: 'derived'; key: string; derive: (value: unknown) => string; of: (value: unknown) => string };
 
 /** Does a variable's value give the same key? */
 export function sameKey(k: StructuralKey, value: unknown, type: GraphQLInputType | undefined): boolean {
@@ -150,6 +153,9 @@ export interface CollectedField {
   subSelections: Array<{ set: SelectionSetNode; path: string; fragStack: string[] }>;
 }
 
+/** a shape that only says whether a scalar is null (shapeOf's `n` and `s`) */
+const isScalarShape = (shape: string): boolean => shape === 'n' || shape === 's';
+
 export class DocumentContext implements VariableScope {
   /** structural variables and the values (or shapes) the plan was built for */
   readonly structural = new Map<string, StructuralKey>();
@@ -165,7 +171,15 @@ export class DocumentContext implements VariableScope {
   }
 
   markShape(name: string): void {
-    if (!this.structural.has(name)) this.structural.set(name, { kind: 'shape', shape: shapeOf(this.values[name], this.types.get(name)!) });
+    const k = this.structural.get(name);
+    if (!k) this.structural.set(name, { kind: 'shape', shape: shapeOf(this.values[name], this.types.get(name)!) });
+    // a scalar's shape is whether it is null: a derived key takes that in
+    else if (k.kind === 'derived' && k.derive === k.of && isScalarShape(shapeOf(this.values[name], this.types.get(name)!))) this.setDerived(name, k.of, true);
+  }
+
+  private setDerived(name: string, of: (value: unknown) => string, nullness: boolean): void {
+    const derive = nullness ? (v: unknown) => (v === null || v === undefined ? 'n' : `s:${of(v)}`) : of;
+    this.structural.set(name, { kind: 'derived', key: derive(this.values[name]), derive, of });
   }
 
   /**
@@ -174,8 +188,10 @@ export class DocumentContext implements VariableScope {
    */
   markDerived(name: string, derive: (value: unknown) => string): void {
     const k = this.structural.get(name);
-    if (!k) this.structural.set(name, { kind: 'derived', key: derive(this.values[name]), derive });
-    else if (k.kind !== 'value' && (k.kind !== 'derived' || k.derive !== derive)) this.markStructural(name);
+    if (!k) this.setDerived(name, derive, false);
+    // a scalar keyed by whether it is null (markShape): the derived key with that in it
+    else if (k.kind === 'shape' && isScalarShape(k.shape)) this.setDerived(name, derive, true);
+    else if (k.kind !== 'value' && (k.kind !== 'derived' || k.of !== derive)) this.markStructural(name);
   }
 
   /**

@@ -177,8 +177,10 @@ function coerceVariableUse(name: string, type: GraphQLInputType, path: string, s
     !(declared instanceof GraphQLList || (declared instanceof GraphQLNonNull && declared.ofType instanceof GraphQLList)) &&
     (!(type instanceof GraphQLNonNull) || declared instanceof GraphQLNonNull);
   if (sameLeaf) {
-    // an absent or null value leaves the argument out of the plan: a later value must not reuse it
-    if (value === undefined || value === null) scope.markShape(name);
+    // an absent or null value leaves the argument out of the plan (a comparison with null is
+    // dropped, a null limit is none): a plan is for null or for a value, never reused for the
+    // other, so a variable that may be null keys the plan by which it is (no key for a non-null type)
+    if (value === undefined || value === null || !(declared instanceof GraphQLNonNull)) scope.markShape(name);
     if (value === undefined) return undefined;
     if (value === null) return { kind: 'null' };
     if (t instanceof GraphQLEnumType) return { kind: 'enum', type: t, value: value as string, variable: name };

@@ -362,6 +362,10 @@ export class RoleSchemaBuilder {
         default: {
           const spec = COMPARE_OPERATORS[op as CompareOp];
           if (!spec) break;
+          // a null value (literal, or a variable that is null: plans are keyed by which variables
+          // are null) drops the comparison, as upstream v1.3 does ("{_eq: null}" is "{}": the docs'
+          // null_value_evaluation); `_in`/`_nin`/`_has_keys_*` above alike
+          if (x.kind === 'null') break;
           let t = type;
           if (spec.value === 'text') t = text;
           else if (spec.value === 'jsonb') t = pgType('jsonb');
