@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { JsonNumber, jsonText } from '../../src/json.js';
-import { postGraphql, postQuery, startTestServer, type TestServer } from '../helpers/server.js';
+import { postGraphql, postQuery, startServerWithTables, type TestServer } from '../helpers/server.js';
 
 describe('jsonText', () => {
   test('as JSON.stringify, but a JsonNumber as written', () => {
@@ -22,15 +22,7 @@ describe('jsonText', () => {
 describe('numerals of a document', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer();
-    const r = await postQuery(s.url, {
-      type: 'bulk',
-      args: [
-        { type: 'run_sql', args: { sql: 'create table lit_num (id serial primary key, j jsonb, n numeric, b bigint)' } },
-        { type: 'track_table', args: { table: 'lit_num' } },
-      ],
-    });
-    assert.equal(r.status, 200, r.text);
+    s = await startServerWithTables('create table lit_num (id serial primary key, j jsonb, n numeric, b bigint)', ['lit_num']);
   });
   after(async () => {
     await s?.close();

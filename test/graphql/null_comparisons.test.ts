@@ -7,20 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { postGraphql, postQuery, startTestServer, type TestServer } from '../helpers/server.js';
+import { postGraphql, startServerWithTables, type TestServer } from '../helpers/server.js';
 
 describe('comparisons with null', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer();
-    const r = await postQuery(s.url, {
-      type: 'bulk',
-      args: [
-        { type: 'run_sql', args: { sql: "create table nc_item (id int primary key, name text); insert into nc_item values (1, 'a'), (2, 'b'), (3, null)" } },
-        { type: 'track_table', args: { table: 'nc_item' } },
-      ],
-    });
-    assert.equal(r.status, 200, r.text);
+    s = await startServerWithTables("create table nc_item (id int primary key, name text); insert into nc_item values (1, 'a'), (2, 'b'), (3, null)", [
+      'nc_item',
+    ]);
   });
   after(async () => {
     await s?.close();

@@ -69,6 +69,20 @@ export async function startTestServer(overrides: Partial<Config> = {}, logTo: Wr
   };
 }
 
+/** A test server whose database has run `sql` (run_sql) and tracks `tables`, in one bulk. */
+export async function startServerWithTables(sql: string, tables: string[], overrides: Partial<Config> = {}): Promise<TestServer> {
+  const s = await startTestServer(overrides);
+  const r = await postQuery(s.url, {
+    type: 'bulk',
+    args: [{ type: 'run_sql', args: { sql } }, ...tables.map((table) => ({ type: 'track_table', args: { table } }))],
+  });
+  if (r.status !== 200) {
+    await s.close();
+    throw new Error(`setting up ${tables.join(', ')}: ${r.status} ${r.text}`);
+  }
+  return s;
+}
+
 /**
  * Runs `fn` with the engine's background workers stopped (delivery pollers, cron generator,
  * metadata-sync poll): a test that counts the statements of one request counts only that

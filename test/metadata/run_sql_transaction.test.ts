@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { withoutTransactionControl } from '../../src/metadata/ops/sql.js';
 import { sqlStatements } from '../../src/sql/statements.js';
-import { postGraphql, postQuery, startTestServer, type TestServer } from '../helpers/server.js';
+import { postGraphql, postQuery, startServerWithTables, type TestServer } from '../helpers/server.js';
 
 const words = (sql: string) => sqlStatements(sql).map((s) => s.words.join(' '));
 
@@ -90,15 +90,7 @@ describe('withoutTransactionControl', () => {
 describe('run_sql and transaction control, through /v1/query', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer();
-    const r = await postQuery(s.url, {
-      type: 'bulk',
-      args: [
-        { type: 'run_sql', args: { sql: 'create table txc_item (id serial primary key, name text)' } },
-        { type: 'track_table', args: { table: 'txc_item' } },
-      ],
-    });
-    assert.equal(r.status, 200, r.text);
+    s = await startServerWithTables('create table txc_item (id serial primary key, name text)', ['txc_item']);
   });
   after(async () => {
     await s?.close();
