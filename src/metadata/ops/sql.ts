@@ -13,7 +13,7 @@ import { newInconsistencies, newInconsistencyAfterSql } from '../../schema/depen
 import { applySchemaDiff } from '../diff.js';
 import { defineOp } from '../registry.js';
 import { reader } from '../../document/args.js';
-import { sqlStatements } from '../../sql/statements.js';
+import { sqlStatements, type SqlStatement } from '../../sql/statements.js';
 
 export function pgExecError(e: unknown, statement: string, path: string): SvcError {
   const pe = asPgError(e);
@@ -77,45 +77,28 @@ export function sqlMayChangeSchema(sql: string): boolean {
 export function withoutTransactionControl(sql: string, path: string): { sql: string; wrapped: boolean } {
   const statements = sqlStatements(sql);
   const begins = (w: string[]) => w[0] === 'begin' || (w[0] === 'start' && w[1] === 'transaction');
-  const ends = (w: string[]): boolean => {
-    const [a, b, c] = w;
-    if (a === 'commit' || a === 'end') return b !== 'prepared';
-    if (a === 'abort') return true;
-    if (a === 'rollback') return b !== 'to' && c !== 'to' && b !== 'prepared';
-    return false;
-  };
-  const chains = (st: { words: string[] }, text: string) =>
-    /\band\s+chain\b/i.test(text) && (st.words[0] === 'commit' || st.words[0] === 'end' || st.words[0] === 'rollback' || st.words[0] === 'abort');
+  /** COMMIT or END (a transaction's normal end, not COMMIT PREPARED) */
+  const commits = (w: string[]) => (w[0] === 'commit' || w[0] === 'end') && w[1] !== 'prepared';
+  /** a statement that ends the transaction: COMMIT, END, ABORT, ROLLBACK (not ROLLBACK TO a savepoint, nor ROLLBACK PREPARED) */
+  const ends = (w: string[]): boolean => commits(w) || w[0] === 'abort' || (w[0] === 'rollback' && w[1] !== 'to' && w[2] !== 'to' && w[1] !== 'prepared');
+  const chains = (st: SqlStatement) => ends(st.words) && /\band\s+chain\b/i.test(sql.slice(st.start, st.end));
   const first = statements[0];
   const last = statements[statements.length - 1];
-  let inner = statements;
-  let wrapped = false;
-  if (
-    first &&
-    last &&
-    first !== last &&
-    begins(first.words) &&
-    ends(last.words) &&
-    last.words[0] !== 'rollback' &&
-    last.words[0] !== 'abort' &&
-    !chains(last, sql.slice(last.start, last.end))
-  ) {
-    inner = statements.slice(1, -1);
-    wrapped = true;
-  }
-  for (const st of inner) {
-    const text = sql.slice(st.start, st.end);
-    const word = st.words
-      .slice(0, st.words[0] === 'prepare' || st.words[1] === 'prepared' ? 2 : 1)
-      .join(' ')
-      .toUpperCase();
-    if (ends(st.words) || (st.words[0] === 'prepare' && st.words[1] === 'transaction') || st.words[1] === 'prepared' || chains(st, text))
+  const wrapped = !!first && !!last && first !== last && begins(first.words) && commits(last.words) && !chains(last);
+  for (const st of wrapped ? statements.slice(1, -1) : statements) {
+    const w = st.words;
+    if (ends(w) || (w[0] === 'prepare' && w[1] === 'transaction') || w[1] === 'prepared') {
+      const word = w
+        .slice(0, w[0] === 'prepare' || w[1] === 'prepared' ? 2 : 1)
+        .join(' ')
+        .toUpperCase();
       throw new SvcError(
         400,
         'not-supported',
         `run_sql runs its SQL in a transaction of its own, committed with the metadata: ${word} is not supported in it (a BEGIN … COMMIT around the whole SQL is accepted)`,
         path,
       );
+    }
   }
   if (!wrapped) return { sql, wrapped };
   // the BEGIN and COMMIT blanked out, not cut: PostgreSQL's error positions stay those of the text sent
