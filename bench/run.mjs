@@ -37,6 +37,8 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
                             × raw / × PostGraphile the medians of the ratios paired by round
   --connections 32          wrk connections (fixed concurrency, 2 wrk threads)
   --pool 16                 PostgreSQL connections of each server
+  --base-env K=V,K2=V2      environment of target base (with --base-dist, or this build's dist/ when
+                            --base-dist is not given): one build under two settings in one run
   --base-dist DIR           the dist/ of another build (a git worktree, say): target base, run as
                             svc is, to compare two builds in one run (--targets svc,base,raw)
   --database-url URL        default postgres://postgres@127.0.0.1:5432/svc_bench
@@ -64,6 +66,7 @@ try {
       connections: { type: 'string', default: '32' },
       pool: { type: 'string', default: '16' },
       'base-dist': { type: 'string' },
+      'base-env': { type: 'string' },
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/svc_bench' },
       reload: { type: 'boolean', default: false },
       events: { type: 'boolean', default: false },
@@ -110,7 +113,7 @@ const POOL = num('pool', 1, 200);
 const MAX_SECONDS = num('max-seconds', 10, 3600);
 const scenarios = list('scenarios', SCENARIO_IDS).map((id) => byId[id]);
 const targetNames = list('targets', ALL_TARGETS, EXTRA_TARGETS);
-if (targetNames.includes('base') && !opts['base-dist']) fail('target base needs --base-dist DIR (the dist/ of another build)');
+if (targetNames.includes('base') && !opts['base-dist'] && !opts['base-env']) fail('target base needs --base-dist DIR (the dist/ of another build) or --base-env K=V');
 const DB_URL = new URL(opts['database-url']);
 const DB_NAME = decodeURIComponent(DB_URL.pathname.slice(1)) || 'svc_bench';
 const COMMAND = process.env.npm_lifecycle_event === 'bench'
@@ -308,6 +311,15 @@ function tail(file, n = 15) {
   }
 }
 
+/** what wrk sends to Svc (and its variants) for scenario s */
+function TARGET_DEFS_SVC_REQUEST(s) {
+  return {
+    path: '/v1/graphql',
+    headers: { 'content-type': 'application/json', ...s.headers },
+    body: JSON.stringify({ query: loadQueries(s).hasura, variables: s.variables, operationName: s.id }),
+  };
+}
+
 /** Target definitions. `request(s)` = what wrk sends for scenario s. */
 function makeTargets(ports) {
   const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
@@ -317,6 +329,7 @@ function makeTargets(ports) {
     '--server-port', String(port), '--server-host', '127.0.0.1', '--connections', String(POOL)];
   const defs = {
     svc: {
+      request: TARGET_DEFS_SVC_REQUEST,
       name: 'svc',
       port: ports.svc,
       cmd: process.execPath,
@@ -335,11 +348,6 @@ function makeTargets(ports) {
         });
         if (r.status !== 200) throw new Error(`replace_metadata: HTTP ${r.status} ${r.text.slice(0, 300)}`);
       },
-      request: (s) => ({
-        path: '/v1/graphql',
-        headers: { 'content-type': 'application/json', ...s.headers },
-        body: gqlBody(loadQueries(s).hasura, s.variables, s.id),
-      }),
       toHasura: (data) => data,
     },
     raw: {
@@ -387,7 +395,16 @@ function makeTargets(ports) {
     args: [...svcArgs(ports['svc-nolog']), '--enabled-log-types', 'startup,webhook-log,websocket-log'],
   };
   // another build, run as svc is (--base-dist)
-  if (opts['base-dist']) defs.base = { ...defs.svc, name: 'base', port: ports.base, args: [join(opts['base-dist'], 'main.js'), ...svcArgs(ports.base).slice(1)] };
+  if (opts['base-dist'] || opts['base-env']) {
+    const env = { ...childEnv };
+    for (const kv of (opts['base-env'] ?? '').split(',').filter(Boolean)) {
+      const i = kv.indexOf('=');
+      if (i < 1) fail(`--base-env: expected K=V, got ${kv}`);
+      env[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    const main = join(opts['base-dist'] ?? join(ROOT, 'dist'), 'main.js');
+    defs.base = { ...defs.svc, name: 'base', port: ports.base, env, args: [main, ...svcArgs(ports.base).slice(1)] };
+  }
   return defs;
 }
 
@@ -567,6 +584,7 @@ async function measure(t, s, warmup = true) {
   // per backend: CPU at the start; backends that exit during the window are left out (their CPU
   // cannot be read at the end), backends that start during it count from zero
   const pgCpu0 = new Map((await benchBackends()).map((pid) => [pid, cpuSeconds(pid)]));
+  const piped0 = await pipelinedSoFar(t);
   const srvCpu0 = cpuSeconds(t.child.pid);
   sample();
   const timer = setInterval(sample, 200);
@@ -579,6 +597,7 @@ async function measure(t, s, warmup = true) {
   }
   const pgCpu = (await benchBackends()).reduce((n, pid) => n + Math.max(0, cpuSeconds(pid) - (pgCpu0.get(pid) ?? 0)), 0);
   const srvCpu = cpuSeconds(t.child.pid) - srvCpu0;
+  const piped1 = await pipelinedSoFar(t);
   const seconds = res.duration_us / 1e6;
   return {
     rps: res.requests / seconds,
@@ -593,7 +612,21 @@ async function measure(t, s, warmup = true) {
     peakRss: peak,
     pgCpuMsPerReq: res.requests ? (pgCpu * 1000) / res.requests : NaN,
     srvCpuMsPerReq: res.requests ? (srvCpu * 1000) / res.requests : NaN,
+    // Svc: the share of the window's requests whose statement went on a pipeline lane (src/db/pipeline.ts)
+    pipelined: piped0 !== undefined && piped1 !== undefined && res.requests ? (piped1 - piped0) / res.requests : undefined,
   };
+}
+
+/** Svc's count of statements answered on pipeline lanes (from /v1/metrics); undefined for other targets */
+async function pipelinedSoFar(t) {
+  if (t.request !== TARGET_DEFS_SVC_REQUEST) return undefined;
+  try {
+    const r = await http(`${t.base}/v1/metrics`, { timeoutMs: 5000 });
+    const m = /^svc_db_pipelined_statements_total (\d+)/m.exec(r.text);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // ------------------------------------------------------------------ report
@@ -673,13 +706,14 @@ function table(results, targets) {
 
 /** req/s of every round and each round's ratio to raw (rounds > 1) */
 function roundsMarkdown(results, targets) {
-  const lines = ['Rounds (req/s, and × raw of the same round):', '', '| scenario | target | rounds |', '| :--- | :--- | :--- |'];
+  const lines = ['Rounds (req/s, and × raw of the same round; PG + server CPU ms/req; for Svc, the share of requests whose statement went on a pipeline lane):', '', '| scenario | target | rounds |', '| :--- | :--- | :--- |'];
   for (const s of scenarios) {
     const raw = results[s.id]?.raw?.rounds;
     for (const t of targets) {
       const rs = results[s.id]?.[t.name]?.rounds;
       if (!rs) continue;
-      lines.push(`| ${s.id} | ${t.name} | ${rs.map((r, i) => (r ? `${fmt.rps(r.rps)}${raw?.[i] && t.name !== 'raw' ? ` (${(r.rps / raw[i].rps).toFixed(2)}×)` : ''}` : '–')).join(', ')} |`);
+      const piped = (r) => ` [cpu ${fmt.cpu(r.pgCpuMsPerReq)}+${fmt.cpu(r.srvCpuMsPerReq)}${r.pipelined !== undefined ? `, ${Math.round(r.pipelined * 100)} % piped` : ''}]`;
+      lines.push(`| ${s.id} | ${t.name} | ${rs.map((r, i) => (r ? `${fmt.rps(r.rps)}${raw?.[i] && t.name !== 'raw' ? ` (${(r.rps / raw[i].rps).toFixed(2)}×)` : ''}${piped(r)}` : '–')).join(', ')} |`);
     }
   }
   return lines.join('\n');
