@@ -1,11 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { SvcError } from './errors.js';
 
 /**
  * A JSON number kept as its text, where a double would change it: a GraphQL literal such as
  * `9007199254740993`, `12345678901234567890.5`, or `1.50` and `1e3` (whose value a double holds,
- * but not their spelling, which json/jsonb keep). Parameters take its text (bigint, numeric: exact),
- * json/jsonb values are written with it (`jsonText`); anything else that serialises it
- * (`JSON.stringify`: an action's input, a log line) gets the nearest double, as a number.
+ * but not their spelling, which json/jsonb keep); in a request body (`parseJsonExact`), a numeral
+ * with more significant digits than a double keeps, or beyond its range. Parameters take its text
+ * (bigint, numeric: exact), `jsonText` writes it as written (json/jsonb values, an action's or a
+ * remote schema's request, cache keys); `JSON.stringify` elsewhere gets the nearest double.
  */
 export class JsonNumber {
   readonly #text: string;
@@ -15,7 +17,12 @@ export class JsonNumber {
   get text(): string {
     return this.#text;
   }
-  toJSON(): number {
+  toJSON(): number | string {
+    // inside jsonText: a marker its output replaces with the text
+    if (written) {
+      written.push(this.#text);
+      return `${MARK}${written.length - 1}`;
+    }
     return Number(this.#text);
   }
   toString(): string {
@@ -24,31 +31,102 @@ export class JsonNumber {
 }
 
 /**
- * JSON text of a value as JSON.stringify writes it, but a JsonNumber as its own text (json and
- * jsonb parameters: the number the client wrote, digit for digit).
+ * The numbers JSON.stringify met inside `jsonText` (undefined outside it). A JsonNumber written
+ * there becomes the string MARK + its index, replaced in the output by its text: JSON.stringify
+ * does the walking (as fast as ever when there is no JsonNumber). MARK starts with a NUL and holds
+ * a nonce drawn at start, so no string a client sends can pass for one.
  */
-export function jsonText(v: unknown): string {
-  if (v instanceof JsonNumber) return v.text;
-  if (v === null || typeof v !== 'object' || typeof (v as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) {
-    let out = '[';
-    for (let i = 0; i < v.length; i++) {
-      const x: unknown = v[i];
-      out += (i ? ',' : '') + (x === undefined || typeof x === 'function' || typeof x === 'symbol' ? 'null' : jsonText(x));
-    }
-    return `${out}]`;
+let written: string[] | undefined;
+const NONCE = randomBytes(12).toString('base64url');
+const MARK = `\u0000${NONCE}:`;
+/** MARK as JSON source text */
+const MARK_SOURCE = `\\u0000${NONCE}:`;
+/** a marker as JSON.stringify writes it (NUL escaped as \u0000) */
+const MARKED = new RegExp(`"\\\\u0000${NONCE}:(\\d+)"`, 'g');
+
+/**
+ * JSON text of a value as JSON.stringify writes it, but a JsonNumber as its own text (json and
+ * jsonb parameters, bodies sent on: the number the client wrote, digit for digit).
+ */
+export function jsonText(v: unknown, replacer?: (key: string, value: unknown) => unknown): string {
+  const outer = written;
+  const mine: string[] = [];
+  written = mine;
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v, replacer);
+  } finally {
+    written = outer;
   }
-  let out = '{';
-  let first = true;
-  for (const k of Object.keys(v)) {
-    const x: unknown = (v as Record<string, unknown>)[k];
-    if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
-    out += `${first ? '' : ','}${JSON.stringify(k)}:${jsonText(x)}`;
-    first = false;
-  }
-  return `${out}}`;
+  if (s === undefined) return 'null';
+  return mine.length ? s.replace(MARKED, (_, i: string) => mine[Number(i)]!) : s;
 }
 
+/** a JSON numeral (RFC 8259) at a position (sticky) */
+const NUMERAL = /-?(?:0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
+/** a numeral that might not survive a double: 16 digits (one point among them), or a 3-digit exponent; else JSON.parse is exact */
+const MAYBE_INEXACT = /(?:\d\.?){16}|[eE][+-]?\d{3}/;
+/** the smallest positive normal double: below it (subnormals) digits are lost */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
+/**
+ * Whether a double keeps a numeral's value: the shortest text of the double (what JSON.stringify
+ * and String write) reads back as the same number. True for at most 15 significant digits within
+ * the normal range (DBL_DIG); a numeral with more digits, or beyond the range, is kept as written.
+ */
+export function doubleKeeps(numeral: string): boolean {
+  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE][+-]?\d+)?$/.exec(numeral);
+  if (!m) return true;
+  const digits = (m[1]! + (m[2] ?? '')).replace(/^0+/, '').replace(/0+$/, '');
+  if (digits === '') return true; // zero
+  if (digits.length > 15) return false;
+  const n = Math.abs(Number(numeral));
+  return Number.isFinite(n) && n >= MIN_NORMAL;
+}
+
+/**
+ * JSON.parse, but a numeral a double would change (`doubleKeeps`) is a JsonNumber holding its text,
+ * as upstream's aeson keeps every number exact: a bigint or numeric variable such as
+ * 9007199254740993 reaches the database digit for digit. Most bodies hold no such numeral (one
+ * regular-expression test, then JSON.parse alone); otherwise each is swapped for a marker string
+ * outside the strings of the text, and the reviver puts JsonNumbers in their place. Throws as
+ * JSON.parse does on malformed text (its messages are not used: jsonSyntaxMessage reads the
+ * original).
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
+  const kept: string[] = [];
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 34) {
+      inString = true;
+      continue;
+    }
+    if (c !== 45 && (c < 48 || c > 57)) continue;
+    NUMERAL.lastIndex = i;
+    const m = NUMERAL.exec(text);
+    if (!m) continue; // malformed: JSON.parse says so
+    const numeral = m[0];
+    if (!doubleKeeps(numeral)) {
+      out += `${text.slice(from, i)}"${MARK_SOURCE}${kept.length}"`;
+      kept.push(numeral);
+      from = i + numeral.length;
+    }
+    i += numeral.length - 1;
+  }
+  if (!kept.length) return JSON.parse(text);
+  out += text.slice(from);
+  return JSON.parse(out, (_k, v: unknown) => (typeof v === 'string' && v.startsWith(MARK) ? new JsonNumber(kept[Number(v.slice(MARK.length))] ?? v) : v));
+}
 /** aeson's name for the kind of a JSON value, as Hasura's error messages spell it. */
 export function jsonKind(v: unknown): string {
   // undefined: a value that is not there (never "Object")
@@ -109,7 +187,7 @@ export function jsonSyntaxMessage(text: string): string {
 export function parseJsonBody(text: string): unknown {
   if (text.trim() !== '') {
     try {
-      return JSON.parse(text);
+      return parseJsonExact(text);
     } catch {
       /* the message below */
     }

@@ -24,6 +24,7 @@ import { RESPONSE_VAR, compileOutputStatement } from './sql.js';
 import { isAdminSecretHeader } from '../http/credentials.js';
 import { collectSetCookies } from '../http/responseHeaders.js';
 import { actionRequest, callHandler, forwardedClientHeaders, readResponse } from './webhook.js';
+import { jsonText } from '../json.js';
 
 export function planHasActions(plan: QueryPlan): boolean {
   return plan.fields.some((f) => f.kind === 'action');
@@ -174,7 +175,7 @@ async function queueAsyncAction(ctx: ExecContext, field: ActionField, input: unk
   // stored as forwarded later: never the admin secret (src/http/credentials.ts)
   const stored = client.filter((h) => !isAdminSecretHeader(h.name));
   // trace_context: the request's traceparent (tracing on, sampled), the parent of the handler call's span
-  const values = [field.action.name, JSON.stringify(input), JSON.stringify(stored), JSON.stringify(ctx.session.vars), traceparentOf(ctx.span) ?? null];
+  const values = [field.action.name, jsonText(input), jsonText(stored), JSON.stringify(ctx.session.vars), traceparentOf(ctx.span) ?? null];
   let id: string;
   try {
     const r = await ctx.db.query(INSERT_ASYNC, values);

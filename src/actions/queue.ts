@@ -13,6 +13,7 @@ import { redactUrl } from '../delivery/http.js';
 import { SvcError } from '../errors.js';
 import type { ActionModel } from '../model/actions.js';
 import { actionRequest, readResponse, type ActionRequest } from './webhook.js';
+import { parseJsonExact, jsonText } from '../json.js';
 
 const CLAIM = `
 with due as (
@@ -76,7 +77,7 @@ export class AsyncActionQueue implements DeliveryQueue<ActionJobContext> {
       const action = known.find((a) => a.name === row.action_name)!;
       let request: ActionRequest;
       try {
-        request = actionRequest(action, JSON.parse(String(row.input)), JSON.parse(String(row.session)), JSON.parse(String(row.headers)));
+        request = actionRequest(action, parseJsonExact(String(row.input)), JSON.parse(String(row.session)), JSON.parse(String(row.headers)));
       } catch {
         // the handler URL or a header names a variable unset right now: leave the call for later
         unusable.push(id);
@@ -87,7 +88,7 @@ export class AsyncActionQueue implements DeliveryQueue<ActionJobContext> {
         id,
         url: request.url,
         headers: request.headers,
-        body: JSON.stringify(request.body),
+        body: jsonText(request.body),
         timeoutMs: action.timeoutSec * 1000,
         logUrl: redactUrl(request.url),
         fullBody: true,

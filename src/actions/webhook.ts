@@ -14,7 +14,7 @@ import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
 import { isForwardableHeader } from '../http/forwarded.js';
 import { Kind, type TypeNode } from 'graphql';
-import { jsonDeeperThan } from '../json.js';
+import { jsonDeeperThan, jsonText } from '../json.js';
 import { parseTypeExpr } from '../schema/actions.js';
 import type { ActionModel } from '../model/actions.js';
 
@@ -65,7 +65,7 @@ export interface ActionResponse {
 export function callHandler(client: OutboundClient, req: ActionRequest, timeoutMs: number, parent?: Span): Promise<ActionResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   for (const h of req.headers) headers[h.name] = h.value;
-  return postLimited(req.url, headers, JSON.stringify(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action', parent }).then(
+  return postLimited(req.url, headers, jsonText(req.body), { client, timeoutMs, maxBytes: ACTION_RESPONSE_MAX, target: 'action', parent }).then(
     (res) => ({ status: res.status, headers: res.rawHeaders ?? [], text: res.body.toString('utf8') }),
     (e: unknown) => {
       throw new SvcError(500, 'unexpected', 'http exception when calling webhook', '$', { error: describeFetchError(e), request: shown(req) });

@@ -20,6 +20,7 @@ import type { Logger } from '../core/logger.js';
 import { MemoryStore, RedisStore, newStats, type CacheStats, type Hit } from './store.js';
 import { sha256Hex as sha256 } from '../core/hash.js';
 import type { NotifyFence } from './fence.js';
+import { jsonText } from '../json.js';
 
 /**
  * The table-change signal the cache needs (src/changes, statement-level triggers + LISTEN/NOTIFY):
@@ -113,7 +114,7 @@ export class ResponseCache {
   key(base: string, variables: Record<string, unknown>, sessionVars: readonly string[] | null, session: Record<string, string>): string {
     let s = base;
     s += '\u0000';
-    s += JSON.stringify(variables);
+    s += jsonText(variables);
     if (sessionVars === null) {
       for (const k of Object.keys(session).sort()) s += `\u0000${k}=${session[k]}`;
     } else {

@@ -25,6 +25,7 @@ import {
 } from 'graphql';
 import { astToJson, coerceJson, coerceLiteral, shapeOf, type InVal, type VariableScope } from './input.js';
 import * as M from './messages.js';
+import { jsonText } from '../json.js';
 
 export interface Operation {
   def: OperationDefinitionNode;
@@ -84,7 +85,7 @@ export type StructuralKey =
 
 /** Does a variable's value give the same key? */
 export function sameKey(k: StructuralKey, value: unknown, type: GraphQLInputType | undefined): boolean {
-  if (k.kind === 'value') return JSON.stringify(value ?? null) === k.json;
+  if (k.kind === 'value') return jsonText(value ?? null) === k.json;
   if (k.kind === 'derived') return k.derive(value) === k.key;
   return !!type && shapeOf(value, type) === k.shape;
 }
@@ -167,7 +168,7 @@ export class DocumentContext implements VariableScope {
   ) {}
 
   markStructural(name: string): void {
-    if (this.structural.get(name)?.kind !== 'value') this.structural.set(name, { kind: 'value', json: JSON.stringify(this.values[name] ?? null) });
+    if (this.structural.get(name)?.kind !== 'value') this.structural.set(name, { kind: 'value', json: jsonText(this.values[name] ?? null) });
   }
 
   markShape(name: string): void {

@@ -6,7 +6,7 @@
  * anywhere else is used "structurally": its value shapes the plan, so the
  * plan is cached per value of that variable.
  */
-import { jsonKind, JsonNumber } from '../json.js';
+import { jsonKind, JsonNumber, jsonText } from '../json.js';
 import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, GraphQLScalarType, Kind, type GraphQLInputType, type ValueNode } from 'graphql';
 import * as M from './messages.js';
 import { scientificShow } from '../sql/numbers.js';
@@ -265,7 +265,7 @@ export function shapeOf(value: unknown, type: GraphQLInputType): string {
     return Array.isArray(value) ? `[${value.map((x) => shapeOf(x, inner)).join(',')}]` : `1${shapeOf(value, inner)}`;
   }
   if (t instanceof GraphQLInputObjectType) {
-    if (typeof value !== 'object' || Array.isArray(value) || value instanceof JsonNumber) return JSON.stringify(value);
+    if (typeof value !== 'object' || Array.isArray(value) || value instanceof JsonNumber) return jsonText(value);
     const defs = t.getFields();
     const parts: string[] = [];
     for (const [k, x] of Object.entries(value as Record<string, unknown>)) {
@@ -274,7 +274,7 @@ export function shapeOf(value: unknown, type: GraphQLInputType): string {
     }
     return `{${parts.join(',')}}`;
   }
-  if (t instanceof GraphQLEnumType) return JSON.stringify(value);
+  if (t instanceof GraphQLEnumType) return jsonText(value);
   return 's';
 }
 

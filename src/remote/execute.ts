@@ -14,6 +14,7 @@ import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX } from './introspect.js';
 import type { RemoteEndpoint, RemoteRelationshipModel, RemoteSchemaModel } from '../model/remote.js';
 import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from '../execute/remotePlan.js';
+import { jsonText } from '../json.js';
 
 /** Headers of a request to a remote: client headers (when configured) < session variables < configured headers. */
 export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<string, string> {
@@ -40,7 +41,7 @@ interface GraphQLResponse {
 /** POSTs one document; HTTP failures are `unexpected` errors of the whole request (as upstream). */
 async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, variables: Record<string, unknown> | undefined): Promise<GraphQLResponse> {
   const ep = m.endpoint;
-  const body = JSON.stringify(variables && Object.keys(variables).length ? { query, variables } : { query });
+  const body = jsonText(variables && Object.keys(variables).length ? { query, variables } : { query });
   let res;
   try {
     res = await postLimited(ep.url, { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...remoteHeaders(ctx, ep) }, body, {
@@ -157,7 +158,7 @@ export function graphqlLiteral(v: unknown, type: IntrospectionInputTypeRef | und
   }
   // an enum value is written bare only when it is a name (else the remote refuses the string)
   if (named?.kind === 'ENUM' && typeof v === 'string' && GRAPHQL_NAME.test(v)) return v;
-  return JSON.stringify(v);
+  return jsonText(v);
 }
 
 /** The configured arguments with `$column` references replaced by the row's values. */

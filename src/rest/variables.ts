@@ -13,7 +13,7 @@
  */
 import { Kind, type OperationDefinitionNode, type TypeNode } from 'graphql';
 import { SvcError } from '../errors.js';
-import { jsonDeeperThan } from '../json.js';
+import { jsonDeeperThan, parseJsonExact } from '../json.js';
 
 const badRequest = (message: string) => new SvcError(400, 'bad-request', message, '$');
 
@@ -39,7 +39,7 @@ export function textValue(name: string, text: string, type: TypeNode, maxDepth: 
   const json = (what: string) => {
     let v: unknown;
     try {
-      v = JSON.parse(text);
+      v = parseJsonExact(text);
     } catch {
       throw badRequest(`the value of variable ${name} is not ${what} JSON`);
     }

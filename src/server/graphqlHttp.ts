@@ -19,7 +19,7 @@ import type { Engine } from '../engine.js';
 import { SvcError, foreignCode } from '../errors.js';
 import { keyNotFound, typeMismatch } from '../document/args.js';
 import { CancelToken } from '../core/cancel.js';
-import { jsonDeeperThan, parseJsonBody } from '../json.js';
+import { jsonDeeperThan, parseJsonBody, parseJsonExact } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 import { type RequestHeaders, type Session } from './auth/session.js';
@@ -92,7 +92,7 @@ function requestFromSearch(search: string): Record<string, unknown> {
     const text = p.get(key);
     if (text === null || text === '') continue;
     try {
-      one[key] = JSON.parse(text);
+      one[key] = parseJsonExact(text);
     } catch {
       throw new SvcError(400, 'invalid-json', `the ${key} parameter is not JSON`, `$.${key}`);
     }

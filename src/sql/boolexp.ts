@@ -132,14 +132,15 @@ export function targetSql(t: ColumnTarget, alias: string, aliases?: Aliases): Sq
 }
 
 /**
- * Text of a value for a parameter of type t. `literal`: a value of the document (encoded once per
- * plan), whose json/jsonb numerals are written as the client wrote them (JsonNumber, jsonText);
- * a variable's value (encoded per request) is JSON.parse's, and JSON.stringify writes it.
+ * Text of a value for a parameter of type t: a value of the document (encoded once per plan) or of
+ * a variable (per request). Numerals a double would change are JsonNumbers (in literals, and in
+ * bodies read by parseJsonExact): the database gets their text, json/jsonb get them as written
+ * (jsonText).
  */
-export function encodeValue(value: unknown, t: PgType, array = false, how?: NumberText, literal = false): string | null {
+export function encodeValue(value: unknown, t: PgType, array = false, how?: NumberText): string | null {
   if (value === null || value === undefined) return null;
-  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t, false, how, literal)));
-  if (t.name === 'json' || t.name === 'jsonb') return literal ? jsonText(value) : JSON.stringify(value);
+  if (array && Array.isArray(value)) return pgArrayLiteral(value.map((v) => encodeValue(v, t, false, how)));
+  if (t.name === 'json' || t.name === 'jsonb') return jsonText(value);
   if (value instanceof JsonNumber) value = value.text; // a numeral kept as written: the database parses its text
   if (how && t.name === 'numeric' && t.schema === 'pg_catalog') value = numberText(value, how);
   // money does not read exponents
@@ -148,7 +149,7 @@ export function encodeValue(value: unknown, t: PgType, array = false, how?: Numb
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return literal ? jsonText(value) : JSON.stringify(value);
+  return jsonText(value);
 }
 
 export function pgArrayLiteral(items: Array<string | null>): string {
@@ -159,7 +160,7 @@ export function pgArrayLiteral(items: Array<string | null>): string {
 export function refParam(ref: ValueRef, t: PgType, array = false, how?: NumberText): Sql {
   switch (ref.kind) {
     case 'literal':
-      return constParam(encodeValue(ref.value, t, array, how, true));
+      return constParam(encodeValue(ref.value, t, array, how));
     case 'variable': {
       const decode = ref.decode;
       return param({

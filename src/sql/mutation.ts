@@ -40,6 +40,7 @@ import { Aliases, andSql, boolExpSql, col, tableSql, valueSql } from './boolexp.
 import type { OutputOptions } from './pgtypes.js';
 import { SelectCompiler } from './select.js';
 import type { ErrorCode } from '../errors.js';
+import { jsonText } from '../json.js';
 
 export interface RaisedError {
   code: ErrorCode;
@@ -99,7 +100,7 @@ interface NodeRow {
 
 /** A structural key of IR (tables, columns and relationships by name), for grouping equal clauses. */
 function irKey(x: unknown): string {
-  return JSON.stringify(x, (_k, v: unknown) => {
+  return jsonText(x, (_k, v: unknown) => {
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
       if ('columnsByName' in o) return `table:${String(o.key)}`;

@@ -23,6 +23,7 @@ import { SvcError } from '../../errors.js';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
 import { Connection, type Protocol, type Refusal } from './connection.js';
 import type { WsContext } from './context.js';
+import { parseJsonExact } from '../../json.js';
 
 export const LEGACY = 'graphql-ws';
 const KEEPALIVE_MS = 5_000;
@@ -38,7 +39,7 @@ export function parseClientMessage(data: RawData, isBinary: boolean): ClientMess
   if (isBinary) return 'binary frames are not supported';
   let v: unknown;
   try {
-    v = JSON.parse(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+    v = parseJsonExact(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
   } catch {
     return 'the message is not valid JSON';
   }

@@ -18,6 +18,7 @@ import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
 import { Connection, type Protocol, type Refusal } from './connection.js';
 import type { WsContext } from './context.js';
+import { parseJsonExact } from '../../json.js';
 
 export const TRANSPORT = 'graphql-transport-ws';
 /** the connection_init must arrive within this (graphql-ws's default) */
@@ -42,7 +43,7 @@ export class TransportProtocol implements Protocol {
       let m: Message;
       try {
         if (isBinary) throw new Error('binary');
-        m = parseMessage(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+        m = parseMessage(parseJsonExact(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString()));
       } catch {
         return this.conn.close(CloseCode.BadRequest, 'Invalid message received');
       }
