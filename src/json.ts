@@ -194,3 +194,25 @@ export function parseJsonBody(text: string): unknown {
   }
   throw new SvcError(400, 'invalid-json', jsonSyntaxMessage(text));
 }
+
+/** The value with every JsonNumber replaced by its nearest double (where numbers are read as doubles: metadata). */
+export function withDoubles(v: unknown): unknown {
+  if (v instanceof JsonNumber) return Number(v.text);
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const y = withDoubles(x);
+      if (y !== x) (out ??= v.slice())[i] = y;
+    }
+    return out ?? v;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k];
+    const y = withDoubles(x);
+    if (y !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = y;
+  }
+  return out ?? v;
+}

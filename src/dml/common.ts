@@ -20,6 +20,7 @@ import { bindParams, compileSql, type Sql } from '../sql/ast.js';
 import { compileMutation } from '../sql/mutation.js';
 import { mutationError } from '../execute/mutation.js';
 import type { Mutation, MutationResponseField } from '../ir/types.js';
+import { parseJsonExact } from '../json.js';
 
 /** What a DML operation needs: an ExecContext fits, and so does the request's connection in place of `db`. */
 export interface DmlContext {
@@ -129,7 +130,7 @@ export async function runMutation(ctx: DmlContext, m: Mutation, returning: Colum
   const fields: MutationResponseField[] = [{ alias: 'affected_rows', kind: 'affected_rows' }];
   if (returning) fields.push({ alias: 'returning', kind: 'returning', fields: returning.map((c) => ({ alias: c.name, kind: 'column', column: c })) });
   const compiled = compileMutation(m, { kind: 'multi', fields }, { stringifyNumerics: ctx.config.stringifyNumericTypes });
-  if (compiled.kind === 'constant') return JSON.parse(compiled.json);
+  if (compiled.kind === 'constant') return parseJsonExact(compiled.json) as { affected_rows: number; returning?: unknown[] };
   const c = compileSql(compiled.write);
   checkSessionVars(c.sessionVars, ctx.session);
   const values = bindParams(c, ctx.session.vars, {});
@@ -144,7 +145,7 @@ export async function runMutation(ctx: DmlContext, m: Mutation, returning: Colum
   } catch (e) {
     throw mutationError(e, compiled.raises, '$.args', { text: c.text, params: values }, '$');
   }
-  return JSON.parse(row.result ?? 'null');
+  return parseJsonExact(row.result ?? 'null') as { affected_rows: number; returning?: unknown[] };
 }
 
 /** Runs one statement; returns its first row. */

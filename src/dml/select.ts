@@ -18,6 +18,7 @@ import { Aliases, andSql, boolExpSql, tableSql } from '../sql/boolexp.js';
 import { rootFieldSql } from '../sql/select.js';
 import { lookupTableArg, requireObject, roleViews, runStatement, selectView, type DmlContext } from './common.js';
 import { SELECT_NEEDED, columnNotAllowed } from '../permissions/messages.js';
+import { parseJsonExact } from '../json.js';
 
 const notSupported = (m: string, p: string) => new SvcError(400, 'not-supported', m, p);
 
@@ -163,7 +164,7 @@ export async function runDmlSelect(ctx: DmlContext, args: unknown): Promise<unkn
   const select = dmlSelectIR(ctx, args);
   const s = sql`SELECT (${rootFieldSql({ alias: 'root', kind: 'select', select }, { stringifyNumerics: ctx.config.stringifyNumericTypes })})::text AS "root"`;
   const row = await runStatement(ctx, s);
-  return JSON.parse(row.root ?? '[]');
+  return parseJsonExact(row.root ?? '[]');
 }
 
 /** `count`: `{count: n}`; args `{table, where?, distinct?: [column]}`. */

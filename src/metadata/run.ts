@@ -15,7 +15,7 @@ import { SvcError, accessDenied } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { isAdmin, type Session } from '../core/session.js';
 import { deepClone, expectArray, expectObject, expectText, keyNotFound } from '../document/args.js';
-import { jsonDeeperThan } from '../json.js';
+import { jsonDeeperThan, withDoubles } from '../json.js';
 import { newInconsistencyAfterChange } from '../schema/dependencies.js';
 import { OPS, type AccessMode, type OpContext, type OpDef, type RequestState } from './registry.js';
 import type { SchemaCache } from '../schema/model.js';
@@ -45,7 +45,9 @@ function parseRequest(body: unknown, path: string, session: Session): ParsedOp {
   if (!('args' in r)) throw keyNotFound('args', path);
   const argsPath = `${path}.args`;
   if (def.adminOnly !== false && !isAdmin(session)) throw accessDenied('restricted access : admin only', argsPath);
-  return { type, def, args: r.args, version: version as number, path: argsPath };
+  // numerals kept exact (JsonNumber) are for the data operations (select, insert…: bigint and numeric
+  // values digit for digit); metadata takes numbers as before, doubles
+  return { type, def, args: def.kind === 'data' ? r.args : withDoubles(r.args), version: version as number, path: argsPath };
 }
 
 function flatten(body: unknown, session: Session): { ops: ParsedOp[]; bulk: boolean } {

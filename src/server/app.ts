@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine.js';
 import { SvcError } from '../errors.js';
-import { jsonDeeperThan, jsonSyntaxMessage } from '../json.js';
+import { jsonDeeperThan, jsonSyntaxMessage, jsonText, parseJsonExact } from '../json.js';
 import { runQueryRequest } from '../metadata/run.js';
 import { VERSION } from '../version.js';
 import type { Session } from './auth/session.js';
@@ -59,13 +59,14 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
   });
   const enabled = (api: 'graphql' | 'metadata' | 'pgdump' | 'config') => config.enabledApis.has(api);
 
-  // bodies are parsed here so that malformed JSON gets Hasura's error, not fastify's
+  // bodies are parsed here so that malformed JSON gets Hasura's error, not fastify's; numerals a
+  // double would change are kept exact (JsonNumber: /v1/query's data operations use them)
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonExact(text));
     } catch {
       done(null, { __invalidJson: true, message: jsonSyntaxMessage(text), text: text.length > 4096 ? `${text.slice(0, 4096)}…` : text });
     }
@@ -205,7 +206,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
         reply
           .code(200)
           .type('application/json')
-          .send(JSON.stringify(result ?? null));
+          .send(jsonText(result ?? null));
       } catch (e) {
         error = toSvcError(e);
         sendQueryError(reply, error, showInternal(session), engine);
@@ -232,7 +233,7 @@ export async function buildApp(engine: Engine, auth: SessionResolver, gql: Graph
       if (jsonDeeperThan(req.body, config.maxNestingDepth))
         throw new SvcError(400, 'parse-failed', `the request is nested deeper than ${config.maxNestingDepth} levels`, '$');
       const result = await gql.explain(engine, session, req.body, req.headers as Record<string, string | string[] | undefined>);
-      reply.code(200).type('application/json').send(JSON.stringify(result));
+      reply.code(200).type('application/json').send(jsonText(result));
     } catch (e) {
       sendQueryError(reply, toSvcError(e), showInternal(session), engine);
     }

@@ -16,6 +16,7 @@ import { loadProject, locateProject } from '../cli/project.js';
 import { InProcessClient } from '../cli/startup.js';
 import { isAdmin, type Session } from './auth/session.js';
 import { consoleEnabled } from './console.js';
+import { withDoubles } from '../json.js';
 
 export function registerProjectApi(
   app: FastifyInstance,
@@ -45,7 +46,8 @@ export function registerProjectApi(
     try {
       if ((req.body as { __invalidJson?: boolean })?.__invalidJson) throw new SvcError(400, 'invalid-json', 'invalid json');
       await admin(req, reply);
-      const a = await recorder.handle(client, req.body);
+      // numbers as doubles: the recorder writes metadata and migration files, which read them so
+      const a = await recorder.handle(client, withDoubles(req.body));
       reply.code(a.status).type('application/json').send(JSON.stringify(a.body));
     } catch (e) {
       sendError(reply, e);

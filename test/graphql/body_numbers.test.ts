@@ -152,6 +152,35 @@ describe('numbers of request bodies reach the database exactly', () => {
     assert.match(got!.raw, /"input":\{"n":123456789012345678901234567890\}/, got!.raw);
   });
 
+  test('/v1/query data operations: insert, select and update take and answer numbers digit for digit', async () => {
+    const ins = await post(
+      s.url,
+      '/v1/query',
+      '{"type":"bulk","args":[{"type":"insert","args":{"table":"body_num","objects":[{"b":9007199254740997,"n":0.12345678901234567890123}],"returning":["b","n"]}},' +
+        '{"type":"select","args":{"table":"body_num","columns":["b"],"where":{"b":{"$eq":9007199254740993}}}}]}',
+    );
+    assert.equal(ins.status, 200, ins.text);
+    // numeric as upstream's binary input scales it (decimals in fours: …901230), digit for digit
+    assert.equal(ins.text, '[{"affected_rows":1,"returning":[{"b":9007199254740997,"n":0.123456789012345678901230}]},[{"b":9007199254740993}]]');
+    const upd = await post(s.url, '/v1/query', '{"type":"update","args":{"table":"body_num","where":{"b":{"$eq":9007199254740997}},"$set":{"b":9007199254740999}}}');
+    assert.equal(upd.text, '{"affected_rows":1}');
+    assert.deepEqual(await sql('select b::text from body_num where b > 9007199254740995'), [['9007199254740999']]);
+    const count = await post(s.url, '/v1/query', '{"type":"count","args":{"table":"body_num","where":{"b":{"$eq":9007199254740998}}}}');
+    assert.equal(count.text, '{"count":0}', 'the neighbouring double is another value');
+  });
+
+  test('metadata operations still read numbers as doubles', async () => {
+    const r = await post(
+      s.url,
+      '/v1/query',
+      '{"type":"create_select_permission","args":{"table":"body_num","role":"reader","permission":{"columns":["id"],"filter":{"b":{"_gt":9007199254740993}},"limit":100000000000000000000}}}',
+    );
+    assert.equal(r.status, 200, r.text);
+    const md = await query(s.url, { type: 'export_metadata', args: {} });
+    const perm = md.tables.find((t: any) => t.table.name === 'body_num').select_permissions[0];
+    assert.deepEqual(perm.permission.filter, { b: { _gt: 9007199254740992 } });
+  });
+
   test('a graphql-transport-ws subscribe', async () => {
     const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/graphql`, 'graphql-transport-ws');
     const frames: any[] = [];
