@@ -75,11 +75,26 @@ const MIN_NORMAL = 2.2250738585072014e-308;
  * the normal range (DBL_DIG); a numeral with more digits, or beyond the range, is kept as written.
  */
 export function doubleKeeps(numeral: string): boolean {
-  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE][+-]?\d+)?$/.exec(numeral);
-  if (!m) return true;
-  const digits = (m[1]! + (m[2] ?? '')).replace(/^0+/, '').replace(/0+$/, '');
-  if (digits === '') return true; // zero
-  if (digits.length > 15) return false;
+  // the mantissa's significant digits: from its first non-zero digit to its last (one pass: a
+  // numeral of a million zeros costs a million steps, not a million squared)
+  let first = -1;
+  let last = -1;
+  let count = 0; // digits from the first non-zero one to the current one
+  let sig = 0;
+  for (let i = 0; i < numeral.length; i++) {
+    const c = numeral.charCodeAt(i);
+    if (c === 101 || c === 69) break; // e, E
+    if (c < 48 || c > 57) continue; // sign, point
+    if (first < 0 && c === 48) continue;
+    if (first < 0) first = i;
+    count++;
+    if (c !== 48) {
+      last = i;
+      sig = count;
+    }
+  }
+  if (last < 0) return true; // zero
+  if (sig > 15) return false;
   const n = Math.abs(Number(numeral));
   return Number.isFinite(n) && n >= MIN_NORMAL;
 }
@@ -125,8 +140,21 @@ export function parseJsonExact(text: string): unknown {
   }
   if (!kept.length) return JSON.parse(text);
   out += text.slice(from);
-  return JSON.parse(out, (_k, v: unknown) => (typeof v === 'string' && v.startsWith(MARK) ? new JsonNumber(kept[Number(v.slice(MARK.length))] ?? v) : v));
+  return JSON.parse(out, (k: string, v: unknown) => {
+    // a numeral where a key belongs (`{1234567890123456789: 1}`): malformed, as JSON.parse says
+    if (k.startsWith(MARK)) throw new SyntaxError('Expected property name in JSON');
+    return typeof v === 'string' && v.startsWith(MARK) ? new JsonNumber(kept[Number(v.slice(MARK.length))] ?? v) : v;
+  });
 }
+/**
+ * A JSON object of a parsed body: not null, not an array, and not a JsonNumber (a numeral kept
+ * exact is an object to `typeof`, never a JSON object: every "is this an object" check of a
+ * parsed body goes through here).
+ */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof JsonNumber);
+}
+
 /** aeson's name for the kind of a JSON value, as Hasura's error messages spell it. */
 export function jsonKind(v: unknown): string {
   // undefined: a value that is not there (never "Object")
@@ -158,7 +186,7 @@ export function jsonDeeperThan(v: unknown, max: number): boolean {
     const [x, d] = stack.pop()!;
     if (d > max) return true;
     const children = Array.isArray(x) ? x : Object.values(x as Record<string, unknown>);
-    for (const c of children) if (c !== null && typeof c === 'object') stack.push([c, d + 1]);
+    for (const c of children) if (c !== null && typeof c === 'object' && !(c instanceof JsonNumber)) stack.push([c, d + 1]);
   }
   return false;
 }

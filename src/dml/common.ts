@@ -20,7 +20,7 @@ import { bindParams, compileSql, type Sql } from '../sql/ast.js';
 import { compileMutation } from '../sql/mutation.js';
 import { mutationError } from '../execute/mutation.js';
 import type { Mutation, MutationResponseField } from '../ir/types.js';
-import { parseJsonExact } from '../json.js';
+import { parseJsonExact, isJsonObject } from '../json.js';
 
 /** What a DML operation needs: an ExecContext fits, and so does the request's connection in place of `db`. */
 export interface DmlContext {
@@ -37,7 +37,7 @@ export function isAdminSession(ctx: DmlContext): boolean {
 }
 
 export function requireObject(args: unknown, path = '$.args'): Record<string, unknown> {
-  if (!args || typeof args !== 'object' || Array.isArray(args)) throw err400('parse-failed', 'expecting an object', path);
+  if (!isJsonObject(args)) throw err400('parse-failed', 'expecting an object', path);
   return args as Record<string, unknown>;
 }
 

@@ -13,6 +13,7 @@ import type { ColumnValue, ConflictTarget, Insert, InsertRow, OnConflict } from 
 import { columnType } from '../permissions/filter.js';
 import type { ColumnModel, TableModel } from '../model/tables.js';
 import { askColumn, lookupTableArg, requireObject, returningColumns, roleAccess, runMutation, type DmlContext } from './common.js';
+import { isJsonObject } from '../json.js';
 
 interface InsertArgs {
   table?: unknown;
@@ -24,12 +25,12 @@ interface InsertArgs {
 export async function runDmlInsert(ctx: DmlContext, args: unknown): Promise<{ affected_rows: number; returning?: unknown[] }> {
   const a = requireObject(args) as InsertArgs;
   // structural checks of the arguments come before any semantic one (Hasura parses the JSON first)
-  if (a.on_conflict && typeof a.on_conflict === 'object' && (a.on_conflict as { action?: unknown }).action === undefined) {
+  if (isJsonObject(a.on_conflict) && a.on_conflict.action === undefined) {
     throw err400('parse-failed', "the key 'action' was not present", '$.on_conflict');
   }
   // upstream (RQL/DML/Insert.hs convInsertQuery): the objects are decoded first, then the table,
   // the permission, `returning`, the objects' columns and `on_conflict`
-  const objects = Array.isArray(a.objects) ? a.objects : a.objects && typeof a.objects === 'object' ? [a.objects] : null;
+  const objects = Array.isArray(a.objects) ? a.objects : isJsonObject(a.objects) ? [a.objects] : null;
   if (!objects) throw err400('parse-failed', 'expecting an array of objects', '$.args.objects');
   if (objects.length === 0) throw err400('unexpected-payload', 'objects should not be empty', '$.args.objects');
   const table = lookupTableArg(ctx, a.table);

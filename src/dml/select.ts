@@ -18,7 +18,7 @@ import { Aliases, andSql, boolExpSql, tableSql } from '../sql/boolexp.js';
 import { rootFieldSql } from '../sql/select.js';
 import { lookupTableArg, requireObject, roleViews, runStatement, selectView, type DmlContext } from './common.js';
 import { SELECT_NEEDED, columnNotAllowed } from '../permissions/messages.js';
-import { parseJsonExact } from '../json.js';
+import { parseJsonExact, isJsonObject } from '../json.js';
 
 const notSupported = (m: string, p: string) => new SvcError(400, 'not-supported', m, p);
 
@@ -50,7 +50,7 @@ function parseOrderBy(ctx: DmlContext, view: TableView, ob: unknown, path: strin
     if (typeof it === 'string') {
       if (it.startsWith('-')) [dir, column] = ['desc', it.slice(1)];
       else column = it.startsWith('+') ? it.slice(1) : it;
-    } else if (it && typeof it === 'object') {
+    } else if (isJsonObject(it)) {
       const o = it as { column?: unknown; type?: unknown; nulls?: unknown };
       if (typeof o.column !== 'string') throw err400('parse-failed', 'expecting a column', p);
       column = o.column;

@@ -8,7 +8,7 @@
  * the same builders.
  */
 import { SvcError, pathKey } from '../errors.js';
-import { jsonKind } from '../json.js';
+import { jsonKind, isJsonObject } from '../json.js';
 import type { QualifiedName } from '../model/metadata.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -43,7 +43,7 @@ export const expectInt = (v: unknown, path: string): number => {
 export { jsonKind };
 
 export function expectObject(v: unknown, path: string, what = 'Object'): Obj {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+  if (!isJsonObject(v)) {
     throw typeMismatch(what, 'Object', v, path);
   }
   return v as Obj;

@@ -372,7 +372,8 @@ export function checkScalar(name: string, value: unknown, path: string): void {
       // a numeral kept as written: an integer compared exactly, anything else is not one
       const text = value.text;
       if (!INT_TEXT.test(text)) throw outOfBounds(scientificShow(text) ?? text, path);
-      if (BigInt(text) < lo || BigInt(text) > hi) throw outOfBounds(text, path);
+      // past 20 digits no integer type holds it: no BigInt of a numeral a megabyte long
+      if (text.length > 21 || BigInt(text) < lo || BigInt(text) > hi) throw outOfBounds(text, path);
       return;
     }
     if (kind === 'String') {

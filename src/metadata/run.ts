@@ -30,6 +30,9 @@ interface ParsedOp {
   path: string;
 }
 
+/** the operations whose arguments keep exact numerals (JsonNumber): /v1/query's DML, and bulk */
+const EXACT_NUMBERS: ReadonlySet<string> = new Set(['select', 'count', 'insert', 'update', 'delete', 'bulk']);
+
 function parseRequest(body: unknown, path: string, session: Session): ParsedOp {
   const r = expectObject(body, path === '$' ? '$' : path, 'Object');
   if (!('type' in r)) throw keyNotFound('type', path);
@@ -45,9 +48,10 @@ function parseRequest(body: unknown, path: string, session: Session): ParsedOp {
   if (!('args' in r)) throw keyNotFound('args', path);
   const argsPath = `${path}.args`;
   if (def.adminOnly !== false && !isAdmin(session)) throw accessDenied('restricted access : admin only', argsPath);
-  // numerals kept exact (JsonNumber) are for the data operations (select, insert…: bigint and numeric
-  // values digit for digit); metadata takes numbers as before, doubles
-  return { type, def, args: def.kind === 'data' ? r.args : withDoubles(r.args), version: version as number, path: argsPath };
+  // numerals kept exact (JsonNumber) are for the DML operations (bigint and numeric values digit for
+  // digit) and bulk (whose operations are read one by one, here); every other operation takes
+  // numbers as before, doubles
+  return { type, def, args: EXACT_NUMBERS.has(type) ? r.args : withDoubles(r.args), version: version as number, path: argsPath };
 }
 
 function flatten(body: unknown, session: Session): { ops: ParsedOp[]; bulk: boolean } {

@@ -21,6 +21,7 @@ import { displayName, type QualifiedTable } from '../model/metadata.js';
 import type { RoleViews, TableView } from './view.js';
 import { pgType } from '../sql/pgtypes.js';
 import { isSessionVariable, normalizeTableName, operatorName } from './boolexp.js';
+import { isJsonObject } from '../json.js';
 
 export interface FilterOptions {
   /** treat `x-svc-*` strings as session variables (permissions) */
@@ -59,7 +60,7 @@ export class FilterBuilder {
    */
   private node(exp: unknown, table: TableModel, view: TableView | null, path: string, perm: string): BoolExp {
     if (exp === null || exp === undefined) return { kind: 'true' };
-    if (typeof exp !== 'object' || Array.isArray(exp)) throw err400('parse-failed', 'expecting an object for boolean expression', path);
+    if (!isJsonObject(exp)) throw err400('parse-failed', 'expecting an object for boolean expression', path);
     const views = this.opts.views;
     const items: BoolExp[] = [];
     for (const [k, v] of Object.entries(exp as Record<string, unknown>)) {
@@ -71,7 +72,7 @@ export class FilterBuilder {
       } else if (k === '_not' || k === '$not') {
         items.push({ kind: 'not', item: this.node(v, table, view, path, perm) });
       } else if (k === '_exists' || k === '$exists') {
-        if (!v || typeof v !== 'object' || Array.isArray(v)) throw err400('parse-failed', 'expecting an object for _exists', p);
+        if (!isJsonObject(v)) throw err400('parse-failed', 'expecting an object for _exists', p);
         const ex = v as { _table?: unknown; _where?: unknown };
         const name = normalizeTableName(ex._table);
         const t = this.lookup(name);
@@ -120,7 +121,8 @@ export class FilterBuilder {
 
   columnOps(v: unknown, target: ColumnTarget, type: PgType, table: TableModel, path: string, view: TableView | null = null): ColumnOp[] {
     const isJson = type.name === 'json' || type.name === 'jsonb';
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return [{ op: 'eq', value: this.value(v, type) }];
+    // a value, not an operator object (a numeral kept exact is a value: JsonNumber)
+    if (!isJsonObject(v)) return [{ op: 'eq', value: this.value(v, type) }];
     const entries = Object.entries(v as Record<string, unknown>);
     if (isJson && entries.some(([k]) => !operatorName(k))) return [{ op: 'eq', value: this.value(v, type) }];
     const ops: ColumnOp[] = [];
@@ -194,7 +196,7 @@ export class FilterBuilder {
         };
       }
       case 'cast': {
-        if (!arg || typeof arg !== 'object') throw err400('parse-failed', 'expecting an object for $cast', path);
+        if (!isJsonObject(arg)) throw err400('parse-failed', 'expecting an object for $cast', path);
         const casts: ColumnOp[] = [];
         for (const [tname, sub] of Object.entries(arg as Record<string, unknown>)) {
           const allowed = (type.name === 'geometry' && tname === 'geography') || (type.name === 'geography' && tname === 'geometry');

@@ -14,7 +14,7 @@ import type { ExecContext } from '../execute/interface.js';
 import { REMOTE_RESPONSE_MAX } from './introspect.js';
 import type { RemoteEndpoint, RemoteRelationshipModel, RemoteSchemaModel } from '../model/remote.js';
 import { documentText, type JoinSite, type JoinWalker, type RemotePlan } from '../execute/remotePlan.js';
-import { jsonText } from '../json.js';
+import { isJsonObject, jsonText, parseJsonExact } from '../json.js';
 
 /** Headers of a request to a remote: client headers (when configured) < session variables < configured headers. */
 export function remoteHeaders(ctx: ExecContext, ep: RemoteEndpoint): Record<string, string> {
@@ -61,7 +61,7 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
   collectSetCookies(ctx.headers, res.rawHeaders);
   let json: unknown;
   try {
-    json = JSON.parse(res.body.toString('utf8'));
+    json = parseJsonExact(res.body.toString('utf8'));
   } catch {
     throw new SvcError(400, 'unexpected', `non-JSON (${res.status}) response from remote server ${JSON.stringify(m.name)}`, '$', {
       response: res.body.toString('utf8').slice(0, 1000),
@@ -75,7 +75,7 @@ async function send(ctx: ExecContext, m: RemoteSchemaModel, query: string, varia
       '$',
     );
   }
-  if (!json || typeof json !== 'object' || Array.isArray(json) || (!('data' in json) && !('errors' in json))) {
+  if (!isJsonObject(json) || (!('data' in json) && !('errors' in json))) {
     throw new SvcError(400, 'unexpected', `invalid response (${res.status}) from remote server ${JSON.stringify(m.name)}`, '$', { response: json });
   }
   return json as GraphQLResponse;
@@ -104,7 +104,7 @@ export async function executeRemoteRoots(
   const answers = await Promise.all(plan.roots.map((g) => send(ctx, remoteOf(ctx, g.remote), g.query, pick(variables, g.variables))));
   plan.roots.forEach((g, i) => {
     const r = answers[i]!;
-    for (const a of g.aliases) values.set(a, JSON.stringify(r.data?.[a] ?? null));
+    for (const a of g.aliases) values.set(a, jsonText(r.data?.[a] ?? null));
     if (Array.isArray(r.errors)) errors.push(...r.errors);
   });
   return { values, errors };
@@ -146,7 +146,7 @@ export function graphqlLiteral(v: unknown, type: IntrospectionInputTypeRef | und
   }
   const named = type ? m.types.get(type.name) : undefined;
   if (Array.isArray(v)) return `[${v.map((x) => graphqlLiteral(x, undefined, m)).join(', ')}]`;
-  if (typeof v === 'object') {
+  if (isJsonObject(v)) {
     const fields = named?.kind === 'INPUT_OBJECT' ? named.inputFields : [];
     return `{${Object.entries(v as Record<string, unknown>)
       .map(([k, x]) => {
@@ -242,7 +242,8 @@ export async function resolveJoins(
   for (const [alias, walker] of plan.joins) {
     const text = texts.get(alias);
     if (text === undefined) continue;
-    const v = JSON.parse(text) as unknown;
+    // numbers exact: a bigint join value past 2^53 is sent as it is, and keys the alias below
+    const v = parseJsonExact(text);
     parsed.set(alias, v);
     collectHoles(v, walker, holes);
   }
@@ -257,7 +258,7 @@ export async function resolveJoins(
     for (const v of site.variables) req.variables.add(v);
     const aliasOf = new Map<string, string>();
     for (const h of hs) {
-      const key = JSON.stringify(h.values);
+      const key = jsonText(h.values);
       let alias = aliasOf.get(key);
       if (!alias) {
         alias = `${site.join.rel.name}__${n++}`;
@@ -283,6 +284,6 @@ export async function resolveJoins(
   );
   for (const req of byRemote.values()) for (const f of req.fill) f();
   const out = new Map<string, string>();
-  for (const [alias, v] of parsed) out.set(alias, JSON.stringify(v));
+  for (const [alias, v] of parsed) out.set(alias, jsonText(v));
   return out;
 }

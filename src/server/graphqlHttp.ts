@@ -19,7 +19,7 @@ import type { Engine } from '../engine.js';
 import { SvcError, foreignCode } from '../errors.js';
 import { keyNotFound, typeMismatch } from '../document/args.js';
 import { CancelToken } from '../core/cancel.js';
-import { jsonDeeperThan, parseJsonBody, parseJsonExact } from '../json.js';
+import { jsonDeeperThan, parseJsonBody, parseJsonExact, isJsonObject } from '../json.js';
 import type { GraphQLRequest } from '../execute/interface.js';
 import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 import { type RequestHeaders, type Session } from './auth/session.js';
@@ -115,7 +115,7 @@ interface Answer {
 /** `variables` and `operationName` of a request object, checked as upstream's aeson parser does. */
 function requestShapeError(one: Record<string, unknown>, maxDepth: number): SvcError | undefined {
   const v = one.variables;
-  if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) {
+  if (v !== undefined && v !== null && !isJsonObject(v)) {
     return typeMismatch('HashMap', 'Object', v, '$.variables');
   }
   const o = one.operationName;
@@ -219,7 +219,7 @@ export function graphqlHttp(
   ): string | Promise<string> => {
     // automatic persisted queries: the text by its hash, or the text checked against its hash and registered
     let register: string | undefined;
-    if (one && typeof one === 'object' && !Array.isArray(one) && (one as { extensions?: unknown }).extensions !== undefined) {
+    if (isJsonObject(one) && one.extensions !== undefined) {
       let hash: string | undefined;
       try {
         hash = persistedQueryHash((one as { extensions?: unknown }).extensions);
@@ -241,17 +241,15 @@ export function graphqlHttp(
         }
       }
     }
-    if (!one || typeof one !== 'object' || typeof (one as GraphQLRequest).query !== 'string') {
+    if (!isJsonObject(one) || typeof (one as unknown as GraphQLRequest).query !== 'string') {
       // upstream's GQLQueryText is a newtype over Text (its aeson parser is Text's)
       const e =
-        one && typeof one === 'object' && !('query' in one)
-          ? keyNotFound('query', '$')
-          : typeMismatch('Text', 'String', (one as { query?: unknown })?.query, '$.query');
+        isJsonObject(one) && !('query' in one) ? keyNotFound('query', '$') : typeMismatch('Text', 'String', (one as { query?: unknown })?.query, '$.query');
       return JSON.stringify(graphqlErrorBody(e, showInternal(session)));
     }
     const bad = requestShapeError(one as Record<string, unknown>, config.maxNestingDepth);
     if (bad) return JSON.stringify(graphqlErrorBody(bad, showInternal(session)));
-    const req = one as GraphQLRequest;
+    const req = one as unknown as GraphQLRequest;
     if (get) {
       // GraphQL over HTTP: GET is for queries only (a mutation must not run on a GET)
       const op = operationType(req.query, req.operationName);

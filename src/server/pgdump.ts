@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { SvcError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 
 /**
  * The pg_dump options a request may give: what shapes the SQL written to stdout, nothing that
@@ -101,7 +102,7 @@ export function checkPgDumpOptions(opts: readonly string[]): void {
 }
 
 export function parsePgDumpArgs(body: unknown): { opts: string[]; clean: boolean } {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new SvcError(400, 'parse-failed', 'expected an object', '$');
+  if (!isJsonObject(body)) throw new SvcError(400, 'parse-failed', 'expected an object', '$');
   const b = body as { opts?: unknown; clean_output?: unknown };
   if (!Array.isArray(b.opts) || b.opts.some((o) => typeof o !== 'string')) throw new SvcError(400, 'parse-failed', 'expected an array of strings', '$.opts');
   checkPgDumpOptions(b.opts as string[]);

@@ -19,7 +19,7 @@ import type { Engine } from '../engine.js';
 import { SvcError, foreignCode } from '../errors.js';
 import { CancelToken } from '../core/cancel.js';
 import { tracing, type Span } from '../core/tracing.js';
-import { jsonDeeperThan, parseJsonBody } from '../json.js';
+import { jsonDeeperThan, parseJsonBody, isJsonObject } from '../json.js';
 import { takeSetCookies } from '../http/responseHeaders.js';
 import { matchRest } from '../rest/endpoints.js';
 import { restVariables } from '../rest/variables.js';
@@ -174,7 +174,7 @@ export function restHttp(
       } catch (e) {
         return typed(failed(e, session));
       }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      if (!isJsonObject(parsed)) {
         return typed(failed(new SvcError(400, 'bad-request', 'the request body must be a JSON object of variables'), session));
       }
       if (jsonDeeperThan(parsed, config.maxNestingDepth))

@@ -28,9 +28,15 @@ function parseDecimal(text: string): Decimal | undefined {
   const e = Number(m[4] ?? '0');
   const all = int + frac;
   const exp10 = e - frac.length;
+  // beyond PostgreSQL's numeric (131072 digits before the point, 16383 after): not written out in
+  // full (a JSON numeral 1e1000000000 would be a string of a billion characters); the caller
+  // passes the text as written and PostgreSQL refuses it
+  if (!Number.isFinite(e) || Math.abs(e) > 200_000) return undefined;
   const lead = all.search(/[^0]/);
   if (lead < 0) return { negative: false, digits: '', point: 0, exp10: Math.min(exp10, 0) };
-  const digits = all.slice(lead).replace(/0+$/, '');
+  let end = all.length;
+  while (end > lead && all.charCodeAt(end - 1) === 48) end--; // trailing zeros (a loop: /0+$/ backtracks quadratically)
+  const digits = all.slice(lead, end);
   // position of the decimal point relative to the first significant digit
   const point = all.length - lead + exp10;
   return { negative: m[1] === '-', digits, point, exp10 };

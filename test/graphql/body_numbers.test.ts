@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { doubleKeeps, JsonNumber, jsonText, parseJsonExact } from '../../src/json.js';
+import { doubleKeeps, isJsonObject, jsonDeeperThan, JsonNumber, jsonText, parseJsonExact } from '../../src/json.js';
 import { Receiver } from '../helpers/receiver.js';
 import { post, postQuery, query, startServerWithTables, type TestServer } from '../helpers/server.js';
 
@@ -45,6 +45,27 @@ describe('parseJsonExact', () => {
     for (const t of ['{"a":12345678901234567890', '{"a":12345678901234567890,}', '{"a":01234567890123456789}', '']) {
       assert.throws(() => parseJsonExact(t), SyntaxError, t);
     }
+  });
+
+  test('a numeral where a key belongs is malformed (it is not made a key)', () => {
+    assert.throws(() => parseJsonExact('{12345678901234567890:1}'), SyntaxError);
+    assert.throws(() => parseJsonExact('{"a":{12345678901234567890:1,"x":12345678901234567891}}'), SyntaxError);
+  });
+
+  test('linear in the length of a numeral (a body of one long numeral cannot hold the event loop)', () => {
+    const long = `1${'0'.repeat(400_000)}1`;
+    const t0 = performance.now();
+    assert.equal(doubleKeeps(long), false);
+    const v = parseJsonExact(`[${long}]`) as unknown[];
+    assert.ok(v[0] instanceof JsonNumber);
+    assert.ok(performance.now() - t0 < 1000, `took ${performance.now() - t0} ms (quadratic: over a minute)`);
+  });
+
+  test('a JsonNumber is not a JSON object, nor a level of nesting', () => {
+    const [n] = parseJsonExact('[12345678901234567890]') as unknown[];
+    assert.equal(isJsonObject(n), false);
+    assert.equal(isJsonObject({}), true);
+    assert.equal(jsonDeeperThan(parseJsonExact('[[12345678901234567890]]'), 2), false);
   });
 
   test('doubleKeeps: at most 15 significant digits within the normal range', () => {
@@ -162,11 +183,38 @@ describe('numbers of request bodies reach the database exactly', () => {
     assert.equal(ins.status, 200, ins.text);
     // numeric as upstream's binary input scales it (decimals in fours: …901230), digit for digit
     assert.equal(ins.text, '[{"affected_rows":1,"returning":[{"b":9007199254740997,"n":0.123456789012345678901230}]},[{"b":9007199254740993}]]');
-    const upd = await post(s.url, '/v1/query', '{"type":"update","args":{"table":"body_num","where":{"b":{"$eq":9007199254740997}},"$set":{"b":9007199254740999}}}');
+    const upd = await post(
+      s.url,
+      '/v1/query',
+      '{"type":"update","args":{"table":"body_num","where":{"b":{"$eq":9007199254740997}},"$set":{"b":9007199254740999}}}',
+    );
     assert.equal(upd.text, '{"affected_rows":1}');
     assert.deepEqual(await sql('select b::text from body_num where b > 9007199254740995'), [['9007199254740999']]);
     const count = await post(s.url, '/v1/query', '{"type":"count","args":{"table":"body_num","where":{"b":{"$eq":9007199254740998}}}}');
     assert.equal(count.text, '{"count":0}', 'the neighbouring double is another value');
+  });
+
+  test('/v1/query: a numeral kept exact is a value, never an operator object or a row', async () => {
+    // `where: {b: <numeral>}` is `b = numeral`: before, a JsonNumber passed as an empty operator
+    // object (no condition), and this delete emptied the table
+    const before = (await sql('select count(*) from body_num'))[0]![0];
+    const del = await post(s.url, '/v1/query', '{"type":"delete","args":{"table":"body_num","where":{"b":9007199254740998}}}');
+    assert.equal(del.text, '{"affected_rows":0}');
+    assert.equal((await sql('select count(*) from body_num'))[0]![0], before);
+    const sel = await post(s.url, '/v1/query', '{"type":"select","args":{"table":"body_num","columns":["b"],"where":{"b":9007199254740993}}}');
+    assert.equal(sel.text, '[{"b":9007199254740993}]');
+    const row = await post(s.url, '/v1/query', '{"type":"insert","args":{"table":"body_num","objects":[12345678901234567890]}}');
+    assert.equal(row.status, 400, row.text);
+    assert.equal(row.body.code, 'parse-failed', row.text);
+    const vars = await raw('{"query":"{ body_num { id } }","variables":12345678901234567890}');
+    assert.equal(vars.body.errors?.[0]?.extensions?.path, '$.variables', vars.text);
+  });
+
+  test('/v1/query: a numeral past numeric range is refused by PostgreSQL, not written out in full', async () => {
+    const r = await post(s.url, '/v1/query', '{"type":"insert","args":{"table":"body_num","objects":[{"n":1e1000000000}]}}');
+    assert.equal(r.status, 400, r.text);
+    const g = await raw('{"query":"mutation ($n: numeric) { insert_body_num_one(object: {n: $n}) { id } }","variables":{"n":-1e1000000000}}');
+    assert.ok(g.body.errors?.length, g.text);
   });
 
   test('metadata operations still read numbers as doubles', async () => {
@@ -179,6 +227,13 @@ describe('numbers of request bodies reach the database exactly', () => {
     const md = await query(s.url, { type: 'export_metadata', args: {} });
     const perm = md.tables.find((t: any) => t.table.name === 'body_num').select_permissions[0];
     assert.deepEqual(perm.permission.filter, { b: { _gt: 9007199254740992 } });
+    // an operation that is not DML (here of kind data too) reads its numbers as doubles
+    const ev = await post(
+      s.url,
+      '/v1/query',
+      `{"type":"create_scheduled_event","args":{"webhook":"${rx.url}/ev","schedule_at":"2099-01-01T00:00:00Z","retry_conf":{"num_retries":3.0000000000000001}}}`,
+    );
+    assert.equal(ev.status, 200, ev.text);
   });
 
   test('a graphql-transport-ws subscribe', async () => {

@@ -31,6 +31,7 @@ import { toSvcError } from '../errors.js';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
 import { runOperation } from './operation.js';
 import type { WsContext } from './context.js';
+import { isJsonObject } from '../../json.js';
 
 /** a live result waits (and is replaced by newer ones) while the socket buffers more than this */
 export const HIGH_WATER_BYTES = 1024 * 1024;
@@ -197,7 +198,7 @@ export class Connection {
     const given = (payload as { headers?: unknown } | undefined)?.headers;
     // this init's headers replace an earlier init's; the client's own spelling is kept
     const fresh: Record<string, string | string[] | undefined> = {};
-    if (given && typeof given === 'object' && !Array.isArray(given)) {
+    if (isJsonObject(given)) {
       for (const [k, v] of Object.entries(given)) if (typeof v === 'string') fresh[k] = v;
     }
     const lower = new Set(Object.keys(fresh).map((k) => k.toLowerCase()));

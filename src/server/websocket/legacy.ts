@@ -23,7 +23,7 @@ import { SvcError } from '../../errors.js';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
 import { Connection, type Protocol, type Refusal } from './connection.js';
 import type { WsContext } from './context.js';
-import { parseJsonExact } from '../../json.js';
+import { parseJsonExact, isJsonObject } from '../../json.js';
 
 export const LEGACY = 'graphql-ws';
 const KEEPALIVE_MS = 5_000;
@@ -43,12 +43,11 @@ export function parseClientMessage(data: RawData, isBinary: boolean): ClientMess
   } catch {
     return 'the message is not valid JSON';
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'the message is not a JSON object';
+  if (!isJsonObject(v)) return 'the message is not a JSON object';
   const m = v as Record<string, unknown>;
   if (typeof m.type !== 'string') return 'the message has no string "type"';
   if (m.id !== undefined && typeof m.id !== 'string' && typeof m.id !== 'number') return 'the message "id" is not a string';
-  if (m.payload !== undefined && m.payload !== null && (typeof m.payload !== 'object' || Array.isArray(m.payload)))
-    return 'the message "payload" is not an object';
+  if (m.payload !== undefined && m.payload !== null && !isJsonObject(m.payload)) return 'the message "payload" is not an object';
   return {
     type: m.type,
     ...(m.id !== undefined ? { id: String(m.id) } : {}),
@@ -110,7 +109,7 @@ export class LegacyProtocol implements Protocol {
     }
     const p = m.payload as Partial<GraphQLRequest> | undefined;
     if (!p || typeof p.query !== 'string') return conn.refuseOperation(id, 'the start payload must be an object with a string "query"', 'parse-failed');
-    if (p.variables !== undefined && p.variables !== null && (typeof p.variables !== 'object' || Array.isArray(p.variables))) {
+    if (p.variables !== undefined && p.variables !== null && !isJsonObject(p.variables)) {
       return conn.refuseOperation(id, 'variables must be an object', 'parse-failed');
     }
     if (p.operationName !== undefined && p.operationName !== null && typeof p.operationName !== 'string') {

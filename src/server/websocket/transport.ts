@@ -18,7 +18,7 @@ import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { GraphQLEndpoint } from '../graphqlHttp.js';
 import { Connection, type Protocol, type Refusal } from './connection.js';
 import type { WsContext } from './context.js';
-import { parseJsonExact } from '../../json.js';
+import { isJsonObject, JsonNumber, parseJsonExact } from '../../json.js';
 
 export const TRANSPORT = 'graphql-transport-ws';
 /** the connection_init must arrive within this (graphql-ws's default) */
@@ -44,6 +44,9 @@ export class TransportProtocol implements Protocol {
       try {
         if (isBinary) throw new Error('binary');
         m = parseMessage(parseJsonExact(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString()));
+        // a numeral kept exact (JsonNumber) is an object to graphql-ws's own checks, never a payload or variables
+        const p = (m as { payload?: unknown }).payload;
+        if (p instanceof JsonNumber || (isJsonObject(p) && p.variables instanceof JsonNumber)) throw new Error('not an object');
       } catch {
         return this.conn.close(CloseCode.BadRequest, 'Invalid message received');
       }
