@@ -137,7 +137,7 @@ async function runSyncAction(ctx: ExecContext, field: ActionField, input: unknow
   // the handler's cookies reach the client, as upstream (only of a successful answer)
   collectSetCookies(ctx.headers, res.headers);
   const sel = field.output!;
-  if (!hasRelationships(sel)) return JSON.stringify(project(value, sel));
+  if (!hasRelationships(sel)) return jsonText(project(value, sel));
   field.compiled ??= compileOutputStatement(sel, { stringifyNumerics: ctx.config.stringifyNumericTypes });
   const c = field.compiled;
   for (const v of c.sessionVars) {

@@ -14,7 +14,7 @@ import { resolveHeaders, resolveUrlTemplate } from '../delivery/http.js';
 import { isAdminSecretHeader, redactHeaderList } from '../http/credentials.js';
 import { isForwardableHeader } from '../http/forwarded.js';
 import { Kind, type TypeNode } from 'graphql';
-import { jsonDeeperThan, jsonText } from '../json.js';
+import { isJsonObject, jsonDeeperThan, JsonNumber, jsonText, parseJsonExact } from '../json.js';
 import { parseTypeExpr } from '../schema/actions.js';
 import type { ActionModel } from '../model/actions.js';
 
@@ -81,7 +81,7 @@ function internal(req: ActionRequest, res: ActionResponse, body: unknown) {
   return { error: 'unexpected response', response: { status: res.status, headers: res.headers, body }, request: shown(req) };
 }
 
-const objectKind = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const objectKind = isJsonObject;
 
 /**
  * The handler's answer as the output value (checked against the output type; `text` is its JSON),
@@ -90,7 +90,8 @@ const objectKind = (v: unknown) => v !== null && typeof v === 'object' && !Array
 export function readResponse(a: ActionModel, req: ActionRequest, res: ActionResponse): { text: string; value: unknown } {
   let json: unknown;
   try {
-    json = JSON.parse(res.text);
+    // numbers exact (a bigint id past 2^53 in a custom scalar or an ID reaches the client as sent)
+    json = parseJsonExact(res.text);
   } catch (e) {
     throw new SvcError(500, 'unexpected', `not a valid json response from webhook : ${(e as Error).message}`, '$', internal(req, res, res.text));
   }
@@ -164,13 +165,13 @@ function valueFits(v: unknown, t: TypeNode, enums: Map<string, Set<string>>): bo
     case 'Int':
       return typeof v === 'number' && Number.isInteger(v) && v >= -INT32 && v < INT32;
     case 'Float':
-      return typeof v === 'number';
+      return typeof v === 'number' || v instanceof JsonNumber;
     case 'String':
       return typeof v === 'string';
     case 'Boolean':
       return typeof v === 'boolean';
     case 'ID':
-      return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+      return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)) || (v instanceof JsonNumber && /^-?\d+$/.test(v.text));
     default: {
       const e = enums.get(t.name.value);
       return e ? typeof v === 'string' && e.has(v) : true;
