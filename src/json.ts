@@ -17,12 +17,7 @@ export class JsonNumber {
   get text(): string {
     return this.#text;
   }
-  toJSON(): number | string {
-    // inside jsonText: a marker its output replaces with the text
-    if (written) {
-      written.push(this.#text);
-      return `${MARK}${written.length - 1}`;
-    }
+  toJSON(): number {
     return Number(this.#text);
   }
   toString(): string {
@@ -31,12 +26,11 @@ export class JsonNumber {
 }
 
 /**
- * The numbers JSON.stringify met inside `jsonText` (undefined outside it). A JsonNumber written
- * there becomes the string MARK + its index, replaced in the output by its text: JSON.stringify
- * does the walking (as fast as ever when there is no JsonNumber). MARK starts with a NUL and holds
- * a nonce drawn at start, so no string a client sends can pass for one.
+ * Markers: `jsonText` writes a JsonNumber as the string MARK + an index, replaced in its output by
+ * the number's text; `parseJsonExact` swaps a numeral for one and its reviver puts a JsonNumber in
+ * its place. MARK starts with a NUL and holds a nonce drawn at start, so no string a client sends can
+ * pass for one.
  */
-let written: string[] | undefined;
 const NONCE = randomBytes(12).toString('base64url');
 const MARK = `\u0000${NONCE}:`;
 /** MARK as JSON source text */
@@ -49,17 +43,18 @@ const MARKED = new RegExp(`"\\\\u0000${NONCE}:(\\d+)"`, 'g');
  * jsonb parameters, bodies sent on: the number the client wrote, digit for digit).
  */
 export function jsonText(v: unknown, replacer?: (key: string, value: unknown) => unknown): string {
-  const outer = written;
-  const mine: string[] = [];
-  written = mine;
-  let s: string | undefined;
-  try {
-    s = JSON.stringify(v, replacer);
-  } finally {
-    written = outer;
-  }
+  let kept: string[] | undefined;
+  // the replacer sees the holder (`this`): a JsonNumber is found there before its toJSON's double
+  const s = JSON.stringify(v, function (this: Record<string, unknown>, k: string, x: unknown) {
+    const own = this[k];
+    if (own instanceof JsonNumber) {
+      (kept ??= []).push(own.text);
+      return `${MARK}${kept.length - 1}`;
+    }
+    return replacer ? replacer.call(this, k, x) : x;
+  }) as string | undefined;
   if (s === undefined) return 'null';
-  return mine.length ? s.replace(MARKED, (_, i: string) => mine[Number(i)]!) : s;
+  return kept ? s.replace(MARKED, (_, i: string) => kept![Number(i)]!) : s;
 }
 
 /** a JSON numeral (RFC 8259) at a position (sticky) */

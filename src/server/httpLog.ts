@@ -12,7 +12,6 @@ import pino from 'pino';
 import type { Session } from '../core/session.js';
 import type { SvcError } from '../errors.js';
 import type { Logger } from '../execute/interface.js';
-import { jsonText as jsonTextExact } from '../json.js';
 
 export interface HttpLogEntry {
   req: IncomingMessage;
@@ -167,7 +166,7 @@ export function httpLogWriter(log: Logger): (e: HttpLogEntry) => void {
   // the JSON text of the last session variables and URL seen: consecutive requests usually share them
   let lastVars: object | undefined;
   let lastVarsJson = '';
-  const varsJson = (v: object): string => (v === lastVars ? lastVarsJson : ((lastVars = v), (lastVarsJson = jsonTextExact(v))));
+  const varsJson = (v: object): string => (v === lastVars ? lastVarsJson : ((lastVars = v), (lastVarsJson = JSON.stringify(v))));
   let lastUrl: string | undefined;
   let lastUrlJson = 'null';
   const urlJson = (u: string | undefined): string => (u === lastUrl ? lastUrlJson : ((lastUrl = u), (lastUrlJson = jsonText(u))));
