@@ -140,11 +140,17 @@ function firstError(out: string): SvcError | undefined {
 export interface GraphQLEndpoint {
   v1alpha1: boolean;
   relay: boolean;
+  /** the names of its requests' spans (`POST /v1/graphql`): made once, not per request */
+  spanNames: { readonly POST: string; readonly GET: string };
 }
+const endpointOf = (path: string, v1alpha1: boolean, relay: boolean): [string, GraphQLEndpoint] => [
+  path,
+  { v1alpha1, relay, spanNames: { POST: `POST ${path}`, GET: `GET ${path}` } },
+];
 export const GRAPHQL_ENDPOINTS = new Map<string, GraphQLEndpoint>([
-  ['/v1/graphql', { v1alpha1: false, relay: false }],
-  ['/v1alpha1/graphql', { v1alpha1: true, relay: false }],
-  ['/v1beta1/relay', { v1alpha1: false, relay: true }],
+  endpointOf('/v1/graphql', false, false),
+  endpointOf('/v1alpha1/graphql', true, false),
+  endpointOf('/v1beta1/relay', false, true),
 ]);
 
 export interface GraphQLHttp {
@@ -378,25 +384,29 @@ export function graphqlHttp(
     parsed: (s: Session) => Answer | Promise<Answer>,
   ): Answer | Promise<Answer> => {
     const span = t.start('svc.auth', undefined, { parent });
-    const ok = (s: Session) => {
-      span.setAttribute('svc.role', s.role);
-      span.end();
-      return parsed(s);
-    };
-    const bad = (e: unknown) => {
-      const err = toSvcError(e);
-      t.fail(span, err.code, err.message);
-      span.end();
-      return authFailed(e, v1alpha1, undefined);
-    };
+    // headers, the admin secret or a JWT whose key is at hand: answered at once (no closures)
     let session: Session | undefined;
     try {
       session = auth.resolveNow?.(headers, true);
     } catch (e) {
-      return bad(e);
+      return authRejected(t, span, e, v1alpha1);
     }
-    if (session) return ok(session);
+    if (session) return authAccepted(span, session, parsed);
+    const ok = (s: Session) => authAccepted(span, s, parsed);
+    const bad = (e: unknown) => authRejected(t, span, e, v1alpha1);
     return auth.resolve(headers, rawHeaders, span).then(ok, bad);
+  };
+
+  const authAccepted = (span: Span, s: Session, parsed: (s: Session) => Answer | Promise<Answer>): Answer | Promise<Answer> => {
+    span.setAttribute('svc.role', s.role);
+    span.end();
+    return parsed(s);
+  };
+  const authRejected = (t: NonNullable<typeof tracing>, span: Span, e: unknown, v1alpha1: boolean): Answer => {
+    const err = toSvcError(e);
+    t.fail(span, err.code, err.message);
+    span.end();
+    return authFailed(e, v1alpha1, undefined);
   };
 
   /**
@@ -474,7 +484,7 @@ export function graphqlHttp(
       const info: RequestInfo = { opType: 'unknown' };
       // tracing on: the request's span (W3C traceparent/tracestate of the client as its parent)
       const t = tracing;
-      const span = t ? startRequestSpan(t, req, path, requestId) : undefined;
+      const span = t ? startRequestSpan(t, req, isGet ? endpoint.spanNames.GET : endpoint.spanNames.POST, requestId) : undefined;
       if (closing) {
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
@@ -528,10 +538,9 @@ export function graphqlHttp(
 }
 
 /** The span of a GraphQL HTTP request: `POST /v1/graphql` (server), the client's traceparent as its parent. */
-function startRequestSpan(t: NonNullable<typeof tracing>, req: IncomingMessage, path: string, requestId: string): Span {
+function startRequestSpan(t: NonNullable<typeof tracing>, req: IncomingMessage, name: string, requestId: string): Span {
   const tp = req.headers.traceparent;
   const ts = req.headers.tracestate;
-  const name = `${req.method ?? ''} ${path}`;
   // an endpoint's http.* attributes: the same every request, kept as a constant (encoded once)
   const span = t.start(name, t.constant(name, routeAttributes), {
     kind: 'server',

@@ -17,8 +17,10 @@
  *   (otlpExportWorker.ts: node's HTTP client kept out of the request thread's code);
  * - a span is a small object implementing the API's Span; its ids are bytes cut from slabs of
  *   random bytes (hex only when asked for); times from performance.now(); a span's parent is
- *   passed explicitly (no Context maps, no AsyncLocalStorage: src/core/tracing.ts); a span is
- *   encoded into its batch's Buffer when it ends, under a resource encoded once at start-up:
+ *   passed explicitly (no Context maps, no AsyncLocalStorage: src/core/tracing.ts); the spans
+ *   ended during a turn of the event loop are encoded into their batch's Buffer after it (one
+ *   setImmediate: in one loop, off the request's path, while they are still young), under a
+ *   resource encoded once at start-up:
  *   OTLP/protobuf by default (src/server/otlpProto.ts), OTLP/JSON with
  *   OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json; a statement text's encoding is remembered;
  * - batching as the BatchSpanProcessor (OTEL_BSP_SCHEDULE_DELAY, _MAX_QUEUE_SIZE,
@@ -441,9 +443,10 @@ export function otlpProtocol(env: NodeJS.ProcessEnv, log?: Logger): 'http/protob
 const scope = { name: 'svc', version: VERSION };
 
 /**
- * A batch being written: each span is encoded when it ends (added), so an ended span is garbage at
- * once and a batch waits as one Buffer outside V8's heap, not as span objects the collector would
- * copy from young to old space while the batch fills.
+ * A batch being written: each span is encoded when added (at the end of the turn of the event loop
+ * that ended it), so an ended span is garbage soon and a batch waits as one Buffer outside V8's
+ * heap, not as span objects the collector would copy from young to old space while the batch fills
+ * (holding a whole batch's spans cost more than encoding them as they ended).
  */
 export interface BatchEncoder {
   /** appends an ended span to the batch */
@@ -659,13 +662,11 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'the OTLP exporter thread failed: spans are no longer exported'),
   );
 
-  // the queue: full batches waiting for the exporter, and the batch being written (spans encoded
-  // as they end); bounded by OTEL_BSP_MAX_QUEUE_SIZE spans in all
+  // the queue: spans ended in this turn of the event loop (encoded after it), the batch being
+  // written and full batches waiting for the exporter; bounded by OTEL_BSP_MAX_QUEUE_SIZE spans
   let ready: EncodedBatch[] = [];
-  let readySpans = 0;
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
-  let soon = false;
   let closed = false;
   const pending = new Set<Promise<void>>();
   const exportBatch = (batch: EncodedBatch): Promise<void> => {
@@ -681,16 +682,36 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     void p.then(() => pending.delete(p));
     return p;
   };
+  /** ended spans not yet encoded (a batch's worth at most, unless the exporter lags) */
+  let held: Recorded[] = [];
+  /** encodes the held spans into the batch being written, which goes to the exporter when full */
+  const encodeHeld = (): void => {
+    const spans = held;
+    held = [];
+    for (let i = 0; i < spans.length; i++) {
+      try {
+        encoder.add(spans[i]!);
+      } catch {
+        dropped++; // a span that cannot be encoded (an attribute whose String() throws) is lost alone
+      }
+      if (encoder.count >= maxBatch) ready.push({ count: encoder.count, payload: encoder.take() });
+    }
+  };
+  const encodeSoon = (): void => {
+    if (closed) return;
+    encodeHeld();
+    if (ready.length > 0) drain(false);
+    else if (encoder.count > 0) arm();
+  };
   const drain = (all: boolean): void => {
-    soon = false;
     if (timer) {
       clearTimeout(timer);
       timer = undefined;
     }
+    encodeHeld();
     if (all && encoder.count > 0) ready.push({ count: encoder.count, payload: encoder.take() });
     const out = ready;
     ready = [];
-    readySpans = 0;
     for (const b of out) void exportBatch(b);
     if (encoder.count > 0) arm();
   };
@@ -715,25 +736,14 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     statementProto: encodedOnce(encodedString),
     push(span) {
       if (closed) return;
-      if (readySpans + encoder.count >= maxQueue) {
+      if (held.length + encoder.count >= maxQueue) {
         dropped++;
         return;
       }
-      try {
-        encoder.add(span);
-      } catch {
-        dropped++; // a span that cannot be encoded (an attribute whose String() throws) is lost alone
-        return;
-      }
-      if (encoder.count >= maxBatch) {
-        readySpans += encoder.count;
-        ready.push({ count: encoder.count, payload: encoder.take() });
-        // exported after the current request's work, never in its path
-        if (!soon) {
-          soon = true;
-          setImmediate(() => drain(false));
-        }
-      } else arm();
+      // encoded together after this turn of the event loop: out of the request's path, in one
+      // tight loop over the turn's spans, while they are still young (a span held for a whole batch
+      // outlived scavenges at low rates: more instructions per request than encoding at once)
+      if (held.push(span) === 1) setImmediate(encodeSoon);
     },
   };
 
