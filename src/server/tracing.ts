@@ -699,9 +699,16 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   };
   const encodeSoon = (): void => {
     if (closed) return;
-    encodeHeld();
-    if (ready.length > 0) drain(false);
-    else if (encoder.count > 0) arm();
+    try {
+      encodeHeld();
+      if (ready.length > 0) drain(false);
+      else if (encoder.count > 0) arm();
+    } catch (e) {
+      // out of any request: a failure here (a batch's Buffer not allocated) loses spans, never the process
+      dropped += held.length;
+      held = [];
+      log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'spans could not be encoded');
+    }
   };
   const drain = (all: boolean): void => {
     if (timer) {
