@@ -58,7 +58,7 @@ export function jsonText(v: unknown, replacer?: (key: string, value: unknown) =>
 }
 
 /** a JSON numeral (RFC 8259) at a position (sticky) */
-const NUMERAL = /-?(?:0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
+const NUMERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 /** a numeral that might not survive a double: 16 digits (one point among them), or a 3-digit exponent; else JSON.parse is exact */
 const MAYBE_INEXACT = /(?:\d\.?){16}|[eE][+-]?\d{3}/;
 /** the smallest positive normal double: below it (subnormals) digits are lost */
