@@ -26,7 +26,11 @@ export interface StartOptions {
 }
 
 export interface Tracing {
-  /** a span, child of `opts.parent` (or of `opts.traceparent`), else a root */
+  /**
+   * a span, child of `opts.parent` (or of `opts.traceparent`), else a root; `attrs` is kept, not
+   * copied, and encoded after the turn of the event loop that ends the span: pass a fresh object (or
+   * a `constant`) and do not change it afterwards
+   */
   start(name: string, attrs?: Attributes, opts?: StartOptions): Span;
   /**
    * The attributes `make(key)` makes for `key` (a statement text, a route, a plan), made once and

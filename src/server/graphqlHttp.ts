@@ -486,6 +486,10 @@ export function graphqlHttp(
       const t = tracing;
       const span = t ? startRequestSpan(t, req, isGet ? endpoint.spanNames.GET : endpoint.spanNames.POST, requestId) : undefined;
       if (closing) {
+        if (span) {
+          span.setAttribute('http.response.status_code', 503);
+          span.end();
+        }
         res.writeHead(503, { 'content-type': JSON_TYPE, connection: 'close' });
         res.end(JSON.stringify({ path: '$', error: 'the server is shutting down', code: 'unexpected' }));
         return true;

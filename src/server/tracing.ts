@@ -243,7 +243,8 @@ function setAgain(pairs: ReadonlyArray<string | AttributeValue>, key: string, fr
 export class Recorded implements Span {
   /**
    * the attributes given at the start, or a constant given whole to setAttributes before any other
-   * (the caller's object, not copied: call sites build a fresh literal per span or pass a constant)
+   * (the caller's object, not copied: call sites build a fresh literal per span or pass a constant;
+   * it is encoded after the turn that ends the span, so it must not change before then)
    */
   private attrs: Attributes | undefined;
   /** attributes set later, as key, value pairs (no object copy or dictionary-mode object per span) */
@@ -443,17 +444,21 @@ export function otlpProtocol(env: NodeJS.ProcessEnv, log?: Logger): 'http/protob
 const scope = { name: 'svc', version: VERSION };
 
 /**
- * A batch being written: each span is encoded when added (at the end of the turn of the event loop
- * that ended it), so an ended span is garbage soon and a batch waits as one Buffer outside V8's
- * heap, not as span objects the collector would copy from young to old space while the batch fills
- * (holding a whole batch's spans cost more than encoding them as they ended).
+ * A batch being written: each span is encoded when added (by the tracer: after the turn of the event
+ * loop that ended it, or at a flush, shutdown or the schedule delay), so an ended span is garbage
+ * soon and a batch waits as one Buffer outside V8's heap, not as span objects the collector would
+ * copy from young to old space while the batch fills (holding a whole batch's spans cost more than
+ * encoding them soon after they ended).
  */
 export interface BatchEncoder {
-  /** appends an ended span to the batch */
+  /** appends an ended span to the batch (one that cannot be encoded throws and leaves the batch as it was) */
   add(span: Recorded): void;
   /** spans in the batch */
   readonly count: number;
-  /** the ExportTraceServiceRequest of the batch's spans; the encoder starts a new batch */
+  /**
+   * the ExportTraceServiceRequest of the batch's spans; the encoder starts a new batch (when the new
+   * batch's Buffer cannot be allocated it throws, and the batch stays as it was)
+   */
   take(): Buffer;
 }
 
@@ -461,15 +466,16 @@ export interface BatchEncoder {
 export function jsonEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchEncoder {
   const head = `{"resourceSpans":[{"resource":{"attributes":[${attributesJson(resource)}],"droppedAttributesCount":0},"scopeSpans":[{"scope":{"name":"${scope.name}","version":${JSON.stringify(scope.version)}},"spans":[`;
   const tail = ']}]}]}';
+  const fresh = (): Buffer => Buffer.allocUnsafeSlow(Math.max(sizeHint, head.length * 3 + tail.length));
   let buf: Buffer;
   let at = 0;
   let count = 0;
-  const begin = () => {
-    buf = Buffer.allocUnsafeSlow(Math.max(sizeHint, head.length * 3 + tail.length));
+  const begin = (next: Buffer) => {
+    buf = next;
     at = buf.write(head, 0, 'utf8');
     count = 0;
   };
-  begin();
+  begin(fresh());
   return {
     add(span) {
       const text = (count ? ',' : '') + span.json();
@@ -485,9 +491,11 @@ export function jsonEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchEn
       return count;
     },
     take() {
+      // the next batch's Buffer first: when it cannot be had, this batch stays as it was
+      const next = fresh();
       at += buf.write(tail, at, 'latin1');
       const out = buf.subarray(0, at);
-      begin();
+      begin(next);
       return out;
     },
   };
@@ -511,15 +519,15 @@ export function protoEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchE
   let rs = 0;
   let ss = 0;
   let count = 0;
-  const begin = () => {
-    w = new ProtoWriter(sizeHint, keys);
+  const begin = (next: ProtoWriter) => {
+    w = next;
     rs = w.open(1); // ExportTraceServiceRequest.resource_spans
     w.raw(resourceField);
     ss = w.open(2); // ResourceSpans.scope_spans
     w.raw(scopeField);
     count = 0;
   };
-  begin();
+  begin(new ProtoWriter(sizeHint, keys));
   return {
     add(span) {
       const at = w.open(2); // ScopeSpans.spans
@@ -536,10 +544,12 @@ export function protoEncoder(resource: Attributes, sizeHint = 64 * 1024): BatchE
       return count;
     },
     take() {
+      // the next batch's writer first: when it cannot be had, this batch stays as it was
+      const next = new ProtoWriter(sizeHint, keys);
       w.close(ss);
       w.close(rs);
       const out = w.buf.subarray(0, w.pos);
-      begin();
+      begin(next);
       return out;
     },
   };
@@ -662,8 +672,9 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'the OTLP exporter thread failed: spans are no longer exported'),
   );
 
-  // the queue: spans ended in this turn of the event loop (encoded after it), the batch being
-  // written and full batches waiting for the exporter; bounded by OTEL_BSP_MAX_QUEUE_SIZE spans
+  // the queue: spans ended in this turn of the event loop (encoded after it) and the batch being
+  // written, bounded by OTEL_BSP_MAX_QUEUE_SIZE spans together; full batches go to the exporter
+  // thread at once (its transport bounds what waits there)
   let ready: EncodedBatch[] = [];
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -682,33 +693,47 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     void p.then(() => pending.delete(p));
     return p;
   };
-  /** ended spans not yet encoded (a batch's worth at most, unless the exporter lags) */
+  /** ended spans not yet encoded: those of the current turn (with the batch being written, at most OTEL_BSP_MAX_QUEUE_SIZE) */
   let held: Recorded[] = [];
-  /** encodes the held spans into the batch being written, which goes to the exporter when full */
+  let encodeFailed = false;
+  /**
+   * the batch being written, closed, into `ready`; false when the next batch's Buffer could not be
+   * allocated (the batch stays whole and is tried again by the next take; warned once)
+   */
+  const takeBatch = (): boolean => {
+    try {
+      ready.push({ count: encoder.count, payload: encoder.take() });
+      return true;
+    } catch (e) {
+      if (!encodeFailed)
+        log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'a batch of spans could not be closed: spans are dropped');
+      encodeFailed = true;
+      return false;
+    }
+  };
+  /** encodes the held spans into the batch being written; a full batch goes into `ready` */
   const encodeHeld = (): void => {
     const spans = held;
     held = [];
     for (let i = 0; i < spans.length; i++) {
+      if (encoder.count >= maxQueue) {
+        dropped += spans.length - i; // batches could not be closed: the bound holds
+        return;
+      }
       try {
         encoder.add(spans[i]!);
       } catch {
         dropped++; // a span that cannot be encoded (an attribute whose String() throws) is lost alone
       }
-      if (encoder.count >= maxBatch) ready.push({ count: encoder.count, payload: encoder.take() });
+      if (encoder.count >= maxBatch) takeBatch();
     }
   };
+  /** after a turn that ended spans: encoded, and a full batch sent (never in a request's path) */
   const encodeSoon = (): void => {
     if (closed) return;
-    try {
-      encodeHeld();
-      if (ready.length > 0) drain(false);
-      else if (encoder.count > 0) arm();
-    } catch (e) {
-      // out of any request: a failure here (a batch's Buffer not allocated) loses spans, never the process
-      dropped += held.length;
-      held = [];
-      log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'spans could not be encoded');
-    }
+    encodeHeld();
+    if (ready.length > 0) drain(false);
+    else if (encoder.count > 0) arm();
   };
   const drain = (all: boolean): void => {
     if (timer) {
@@ -716,7 +741,7 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       timer = undefined;
     }
     encodeHeld();
-    if (all && encoder.count > 0) ready.push({ count: encoder.count, payload: encoder.take() });
+    if (all && encoder.count > 0) takeBatch();
     const out = ready;
     ready = [];
     for (const b of out) void exportBatch(b);

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { TraceState } from '@opentelemetry/core';
-import { Ctx, jsonBatches, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
+import { Ctx, jsonBatches, jsonEncoder, otlpProtocol, protoBatches, protoEncoder, Recorded, type Sink } from '../../src/server/tracing.js';
 import { ProtoWriter, encodedString } from '../../src/server/otlpProto.js';
 import { decodeJson, decodeProtobuf } from '../helpers/otlp.js';
 
@@ -221,6 +221,35 @@ describe('a batch being written', () => {
     // and the encoder starts a new batch
     assert.equal(enc.count, 0);
   });
+
+  for (const [name, make] of [
+    ['protobuf', () => protoEncoder({ 'service.name': 'svc' })],
+    ['JSON', () => jsonEncoder({ 'service.name': 'svc' })],
+  ] as const) {
+    test(`${name}: a take whose next batch's Buffer cannot be allocated throws and leaves the batch whole`, () => {
+      const enc = make();
+      const [sql, root] = svcSpans();
+      enc.add(sql!);
+      enc.add(root!);
+      const real = Buffer.allocUnsafeSlow;
+      Buffer.allocUnsafeSlow = () => {
+        throw new RangeError('Array buffer allocation failed');
+      };
+      try {
+        assert.throws(() => enc.take(), /allocation failed/);
+      } finally {
+        Buffer.allocUnsafeSlow = real;
+      }
+      assert.equal(enc.count, 2);
+      const payload = enc.take();
+      const got = (name === 'JSON' ? decodeJson(payload.toString('utf8')) : decodeProtobuf(payload)).resourceSpans[0]!.scopeSpans[0]!.spans;
+      assert.deepEqual(
+        got.map((x) => x.name),
+        ['svc.sql', 'POST /v1/graphql'],
+      );
+      assert.equal(enc.count, 0);
+    });
+  }
 });
 
 describe('the writers', () => {

@@ -76,15 +76,35 @@ test('a full batch is exported after the turn that ended its spans, without a fl
     s.end();
     ended.push(`full.${i}`);
   }
-  // nothing leaves during the turn that ended them (encoded and sent afterwards)
-  assert.equal(names('full.').length, 0);
   await arrived('full.', 4);
   assert.deepEqual(names('full.'), ended);
   const attrs = received.find((s) => s.name === 'full.3')?.attributes;
   assert.deepEqual(attrs, [{ key: 'svc.i', value: { intValue: '3' } }]);
 });
 
-test('spans past OTEL_BSP_MAX_QUEUE_SIZE in one turn are dropped (counted at shutdown); the rest are exported', async () => {
+test('spans ended in the turn of a flush are exported by it', async () => {
+  const before = posts;
+  t.start('flushed.0').end();
+  t.start('flushed.1').end();
+  await t.flush();
+  assert.deepEqual(names('flushed.'), ['flushed.0', 'flushed.1']);
+  assert.equal(posts - before, 1);
+});
+
+test('the bound counts the batch being written: 3 spans in one turn, 5 in the next, 2 of them dropped', async () => {
+  t.start('turns.0').end();
+  t.start('turns.1').end();
+  t.start('turns.2').end();
+  // the next turn: the 3 are in the batch being written (below 4: not sent)
+  await new Promise((r) => setImmediate(r));
+  for (let i = 3; i < 8; i++) t.start(`turns.${i}`).end();
+  // 3 written + 3 held = 6: turns.6 and turns.7 dropped; after the turn a batch of 4 goes out
+  await arrived('turns.', 4);
+  await t.flush();
+  assert.deepEqual(names('turns.'), ['turns.0', 'turns.1', 'turns.2', 'turns.3', 'turns.4', 'turns.5']);
+});
+
+test('spans past OTEL_BSP_MAX_QUEUE_SIZE in one turn are dropped (counted at shutdown, with the 2 above); the rest are exported', async () => {
   const before = posts;
   for (let i = 0; i < 9; i++) t.start(`bound.${i}`).end();
   // 6 held (the bound), 3 dropped; after the turn a batch of 4 goes out, 2 wait for the next
@@ -94,7 +114,7 @@ test('spans past OTEL_BSP_MAX_QUEUE_SIZE in one turn are dropped (counted at shu
   assert.equal(posts - before, 2, 'two requests: the full batch, then the flushed rest');
   await t.shutdown();
   assert.ok(
-    warnings.some((w) => JSON.stringify(w).includes('"dropped_spans":3')),
-    `the 3 dropped spans are reported: ${JSON.stringify(warnings)}`,
+    warnings.some((w) => JSON.stringify(w).includes('"dropped_spans":5')),
+    `the 5 dropped spans (2 and 3) are reported: ${JSON.stringify(warnings)}`,
   );
 });
