@@ -697,18 +697,16 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   let held: Recorded[] = [];
   let encodeFailed = false;
   /**
-   * the batch being written, closed, into `ready`; false when the next batch's Buffer could not be
-   * allocated (the batch stays whole and is tried again by the next take; warned once)
+   * the batch being written, closed, into `ready`; when the next batch's Buffer cannot be allocated
+   * the batch stays whole and is tried again by the next take (warned once)
    */
-  const takeBatch = (): boolean => {
+  const takeBatch = (): void => {
     try {
       ready.push({ count: encoder.count, payload: encoder.take() });
-      return true;
     } catch (e) {
       if (!encodeFailed)
         log.warn({ type: 'startup', detail: { kind: 'tracing', error: String(e) } }, 'a batch of spans could not be closed: spans are dropped');
       encodeFailed = true;
-      return false;
     }
   };
   /** encodes the held spans into the batch being written; a full batch goes into `ready` */
