@@ -14,6 +14,7 @@
 //   on-always     as `on` with --tracing-sql-comment=always (every statement commented, so unnamed)
 //   on-nocomment  as `on` with --tracing-sql-comment=never
 //   on-unsampled  as `on` with OTEL_TRACES_SAMPLER=always_off (nothing recorded or exported)
+//   on-ratio10    as `on` with OTEL_TRACES_SAMPLER=parentbased_traceidratio, _ARG=0.1 (10 % sampled)
 // Prints req/s and p99 per target and round, and the median per target. The database is
 // svc_bench_obs (10,000 articles: a_pk is a primary-key lookup, the table size does not matter).
 import { spawn, spawnSync } from 'node:child_process';
@@ -36,7 +37,7 @@ const { values: opts } = parseArgs({
     // the same request rate, where CPU per request is comparable; 0 = as fast as possible)
     delay: { type: 'string', default: '0' },
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
-    // a comma-separated subset of off,on,on-always,on-nocomment,on-unsampled (default: all; `before` comes with --base-dist)
+    // a comma-separated subset of off,on,on-always,on-nocomment,on-unsampled,on-ratio10 (default: the first five; `before` comes with --base-dist)
     targets: { type: 'string', default: 'off,on,on-always,on-nocomment,on-unsampled' },
     // how the --base-dist build runs: as one of the targets (its flags and environment)
     'base-as': { type: 'string', default: 'off' },
@@ -142,6 +143,8 @@ try {
     'on-nocomment': [[...otlp, '--tracing-sql-comment', 'false'], {}],
     // tracing configured, no request sampled: the cost of the context and of non-recording spans
     'on-unsampled': [otlp, { OTEL_TRACES_SAMPLER: 'always_off' }],
+    // a sampled tenth of the requests, as production usually runs (the rest: non-recording spans)
+    'on-ratio10': [otlp, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }],
   };
   if (opts['base-dist']) {
     const as = setups[opts['base-as']];

@@ -1,0 +1,146 @@
+/**
+ * The ratio samplers (OTEL_TRACES_SAMPLER=traceidratio / parentbased_traceidratio) decide on the
+ * trace id's bytes (src/server/tracing.ts `ratioSampler`) instead of asking the SDK's
+ * TraceIdRatioBasedSampler with the id's hex: the decisions must be the SDK's, id for id, and the
+ * tracer must apply them as the SDK's samplers do (a root by its trace id; under
+ * parentbased_traceidratio a child, local or remote, by its parent's flag; under traceidratio every
+ * span by its trace id, whatever its parent says). A real OTLP receiver takes the exports.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { defaultConfig } from '../../src/config/config.js';
+import type { Logger } from '../../src/core/logger.js';
+import type { Tracing } from '../../src/core/tracing.js';
+import { ratioSampler, startTracing } from '../../src/server/tracing.js';
+
+const sdkSays = (ratio: number, traceId: string): boolean =>
+  new TraceIdRatioBasedSampler(ratio).shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
+
+describe('ratioSampler', () => {
+  test("decides as the SDK's TraceIdRatioBasedSampler, id for id", () => {
+    // random ids, and ids whose accumulated words sit at the edges of the bound
+    const ids: Buffer[] = [];
+    for (let i = 0; i < 20_000; i++) ids.push(randomBytes(16));
+    for (const words of [
+      [0, 0, 0, 1],
+      [0xffffffff, 0, 0, 0],
+      [0x19999999, 0, 0, 0], // floor(0.1 × 0xffffffff)
+      [0x1999999a, 0, 0, 0],
+      [0x7fffffff, 0, 0, 0], // floor(0.5 × 0xffffffff)
+      [0x80000000, 0, 0, 0],
+      [0xffffffff, 0xffffffff, 0xffffffff, 0],
+    ]) {
+      const b = Buffer.alloc(16);
+      words.forEach((w, i) => b.writeUInt32BE(w, i * 4));
+      ids.push(b);
+    }
+    for (const ratio of [0, 1e-9, 0.1, 0.25, 0.5, 0.999, 1, 1.5, -1, Number.NaN]) {
+      const decide = ratioSampler(ratio);
+      let yes = 0;
+      for (const id of ids) {
+        // at an offset, as the tracer's ids sit in slabs
+        const slab = Buffer.concat([randomBytes(8), id]);
+        const ours = decide(slab, 8);
+        assert.equal(ours, sdkSays(ratio, id.toString('hex')), `ratio ${ratio}, trace id ${id.toString('hex')}`);
+        if (ours) yes++;
+      }
+      if (ratio === 0.25) assert.ok(yes > 4_500 && yes < 5_500, `about a quarter sampled (${yes} of ${ids.length})`);
+    }
+  });
+});
+
+describe('the tracer under the ratio samplers', () => {
+  const receiver: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+      res.end();
+    });
+  });
+  const log: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const saved: Record<string, string | undefined> = {};
+  const setEnv = (k: string, v: string | undefined) => {
+    if (!(k in saved)) saved[k] = process.env[k];
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  };
+  let url = '';
+
+  before(async () => {
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    setEnv('OTEL_BSP_SCHEDULE_DELAY', '600000');
+  });
+  after(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    receiver.close();
+  });
+
+  async function withSampler(name: string, arg: string, body: (t: Tracing) => void): Promise<void> {
+    setEnv('OTEL_TRACES_SAMPLER', name);
+    setEnv('OTEL_TRACES_SAMPLER_ARG', arg);
+    const t = await startTracing({ ...defaultConfig(), otlpEndpoint: url }, log);
+    assert.ok(t, 'tracing starts');
+    try {
+      body(t);
+    } finally {
+      await t.shutdown();
+    }
+  }
+  const isSampled = (t: Tracing, span: ReturnType<Tracing['start']>) => (span.spanContext().traceFlags & 1) === 1;
+  const hex = (n: number) => randomBytes(n).toString('hex');
+
+  test('parentbased_traceidratio: a root by its trace id (the SDK decision), a child, local or remote, by its parent', async () => {
+    await withSampler('parentbased_traceidratio', '0.3', (t) => {
+      let sampledRoots = 0;
+      for (let i = 0; i < 2_000; i++) {
+        const root = t.start('root');
+        const yes = isSampled(t, root);
+        assert.equal(yes, sdkSays(0.3, root.spanContext().traceId), 'the SDK decision for its trace id');
+        assert.equal(root.isRecording(), yes);
+        const child = t.start('child', undefined, { parent: root });
+        assert.equal(isSampled(t, child), yes, 'a local child follows its parent');
+        assert.equal(child.spanContext().traceId, root.spanContext().traceId);
+        child.end();
+        root.end();
+        if (yes) sampledRoots++;
+      }
+      assert.ok(sampledRoots > 450 && sampledRoots < 750, `about 30 % of the roots (${sampledRoots})`);
+      // a remote parent's flag decides, whatever the ratio would say of its trace id
+      for (let i = 0; i < 200; i++) {
+        const trace = hex(16);
+        for (const flag of ['01', '00']) {
+          const s = t.start('remote child', undefined, { traceparent: `00-${trace}-${hex(8)}-${flag}` });
+          assert.equal(s.spanContext().traceId, trace);
+          assert.equal(isSampled(t, s), flag === '01', `the remote parent's flag ${flag}`);
+          s.end();
+        }
+      }
+    });
+  });
+
+  test('traceidratio: every span by its trace id, whatever its parent says', async () => {
+    await withSampler('traceidratio', '0.5', (t) => {
+      for (let i = 0; i < 400; i++) {
+        const trace = hex(16);
+        const want = sdkSays(0.5, trace);
+        for (const flag of ['01', '00']) {
+          const s = t.start('remote child', undefined, { traceparent: `00-${trace}-${hex(8)}-${flag}` });
+          assert.equal(isSampled(t, s), want, `trace ${trace}, parent flag ${flag}: the ratio decides`);
+          s.end();
+        }
+        const root = t.start('root');
+        assert.equal(isSampled(t, root), sdkSays(0.5, root.spanContext().traceId));
+        root.end();
+      }
+    });
+  });
+});
