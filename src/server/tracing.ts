@@ -11,7 +11,8 @@
  * request it traced on the cheapest queries (issue 35: under 10 % at 100 % sampling on a_pk):
  * - the samplers are the SDK's (`OTEL_TRACES_SAMPLER` as the SDK reads it), the resource is the
  *   resources package's (default + service + OTEL_RESOURCE_ATTRIBUTES/OTEL_SERVICE_NAME), a
- *   client's traceparent/tracestate are read by the W3C propagator of @opentelemetry/core, and
+ *   client's traceparent/tracestate are read by the W3C propagator's own parser and TraceState
+ *   (@opentelemetry/core's parseTraceParent, TraceState; without the Context its extract builds), and
  *   the payloads go out through the OTLP/HTTP exporter's own transport (otlp-exporter-base:
  *   OTEL_EXPORTER_OTLP_* endpoint, headers, timeout, compression, retries), run on a worker thread
  *   (otlpExportWorker.ts: node's HTTP client kept out of the request thread's code);
@@ -617,7 +618,7 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const where = otlpTracesUrl(config);
   if (!where.configured) return null;
   const api = await import('@opentelemetry/api');
-  const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
+  const { parseTraceParent, TraceState } = await import('@opentelemetry/core');
   const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } = await import('@opentelemetry/sdk-trace-base');
   const { detectResources, envDetector, defaultResource, resourceFromAttributes } = await import('@opentelemetry/resources');
   const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = await import('@opentelemetry/semantic-conventions');
@@ -818,11 +819,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     }
   };
 
-  const propagator = new W3CTraceContextPropagator();
-  const carrierGetter = {
-    keys: (c: Record<string, string>) => Object.keys(c),
-    get: (c: Record<string, string>, k: string) => c[k],
-  };
   const sqlComment = config.tracingSqlComment;
   const commentMinMs = config.tracingSqlCommentMinMs;
   // `auto`: how long each prepared statement takes (ms, by name): a floor that a faster run lowers
@@ -843,13 +839,22 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       let remote = false;
       let links: Link[] | undefined;
       if (parent === undefined && opts?.traceparent) {
-        const carrier: Record<string, string> = { traceparent: opts.traceparent };
-        if (opts.tracestate) carrier.tracestate = opts.tracestate;
-        const sc = api.trace.getSpanContext(propagator.extract(api.ROOT_CONTEXT, carrier, carrierGetter));
-        if (sc && api.isSpanContextValid(sc)) {
-          parent = Ctx.fromHex(sc.traceId, sc.spanId, sc.traceFlags, sc.traceState?.serialize() || undefined);
+        // the W3C propagator's extract without the Context it builds: its own parser (a valid
+        // traceparent: version, non-zero ids, flags; version 00 with nothing after them) and, when
+        // the traceparent is valid, its TraceState of the tracestate header
+        const p = parseTraceParent(opts.traceparent);
+        if (p) {
+          const state = opts.tracestate ? new TraceState(opts.tracestate) : undefined;
+          // the remote ids written into fresh bytes of the slab (as a new span's ids, never rewritten)
+          const traceAt = take(16);
+          const traceBytes = slab;
+          traceBytes.bytes.write(p.traceId, traceAt, 'hex');
+          const spanAt = take(8);
+          slab.bytes.write(p.spanId, spanAt, 'hex');
+          parent = new Ctx(traceBytes, traceAt, slab, spanAt, p.traceFlags, state?.serialize() || undefined, p.traceId, p.spanId);
           remote = true;
-          if (opts.kind === 'consumer') links = [{ context: sc }];
+          if (opts.kind === 'consumer')
+            links = [{ context: { traceId: p.traceId, spanId: p.spanId, traceFlags: p.traceFlags, isRemote: true, traceState: state } }];
         }
       }
       const kind = KIND[opts?.kind ?? 'internal'];

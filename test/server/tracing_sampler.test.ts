@@ -4,19 +4,23 @@
  * TraceIdRatioBasedSampler with the id's hex: the decisions must be the SDK's, id for id, and the
  * tracer must apply them as the SDK's samplers do (a root by its trace id; under
  * parentbased_traceidratio a child, local or remote, by its parent's flag; under traceidratio every
- * span by its trace id, whatever its parent says). A real OTLP receiver takes the exports.
+ * span by its trace id, whatever its parent says). A client's traceparent and tracestate are read
+ * as the W3C propagator of @opentelemetry/core reads them (the tracer uses its parser without the
+ * Context its extract builds). A real OTLP receiver takes the exports.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { defaultConfig } from '../../src/config/config.js';
 import type { Logger } from '../../src/core/logger.js';
 import type { Tracing } from '../../src/core/tracing.js';
 import { ratioSampler, startTracing } from '../../src/server/tracing.js';
+import { decodeTraces, type OtlpSpan } from '../helpers/otlp.js';
 
 const sdkSays = (ratio: number, traceId: string): boolean =>
   new TraceIdRatioBasedSampler(ratio).shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
@@ -55,9 +59,13 @@ describe('ratioSampler', () => {
 });
 
 describe('the tracer under the ratio samplers', () => {
+  const received: OtlpSpan[] = [];
   const receiver: Server = createServer((req, res) => {
-    req.resume();
+    const parts: Buffer[] = [];
+    req.on('data', (d: Buffer) => parts.push(d));
     req.on('end', () => {
+      for (const rs of decodeTraces(req.headers['content-type'], Buffer.concat(parts)).resourceSpans)
+        for (const ss of rs.scopeSpans) received.push(...ss.spans);
       res.writeHead(200, { 'content-type': 'application/x-protobuf' });
       res.end();
     });
@@ -84,13 +92,13 @@ describe('the tracer under the ratio samplers', () => {
     receiver.close();
   });
 
-  async function withSampler(name: string, arg: string, body: (t: Tracing) => void): Promise<void> {
+  async function withSampler(name: string, arg: string, body: (t: Tracing) => void | Promise<void>): Promise<void> {
     setEnv('OTEL_TRACES_SAMPLER', name);
     setEnv('OTEL_TRACES_SAMPLER_ARG', arg);
     const t = await startTracing({ ...defaultConfig(), otlpEndpoint: url }, log);
     assert.ok(t, 'tracing starts');
     try {
-      body(t);
+      await body(t);
     } finally {
       await t.shutdown();
     }
@@ -141,6 +149,76 @@ describe('the tracer under the ratio samplers', () => {
         assert.equal(isSampled(t, root), sdkSays(0.5, root.spanContext().traceId));
         root.end();
       }
+    });
+  });
+
+  test("a client's traceparent and tracestate are read as the W3C propagator reads them", async () => {
+    const propagator = new W3CTraceContextPropagator();
+    const getter = { keys: (c: Record<string, string>) => Object.keys(c), get: (c: Record<string, string>, k: string) => c[k] };
+    const t0 = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const p0 = '00f067aa0ba902b7';
+    const cases: Array<[string, string | undefined]> = [
+      [`00-${t0}-${p0}-01`, undefined],
+      [`00-${t0}-${p0}-00`, 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7'],
+      [`00-${t0}-${p0}-03`, 'a=1,,b=2'],
+      [`00-${t0}-${p0}-01`, 'not a valid=list'],
+      [` 00-${t0}-${p0}-01 `, undefined],
+      [`01-${t0}-${p0}-01-future-part`, undefined],
+      [`00-${t0}-${p0}-01-extra`, undefined],
+      [`ff-${t0}-${p0}-01`, undefined],
+      [`00-${'0'.repeat(32)}-${p0}-01`, undefined],
+      [`00-${t0}-${'0'.repeat(16)}-01`, undefined],
+      [`00-${t0.toUpperCase()}-${p0}-01`, undefined],
+      [`00-${t0}-${p0}`, undefined],
+      ['garbage', 'k=v'],
+      ['', undefined],
+    ];
+    await withSampler('parentbased_always_on', '', async (t) => {
+      received.length = 0;
+      cases.forEach(([traceparent, tracestate], i) => {
+        const carrier: Record<string, string> = { traceparent };
+        if (tracestate !== undefined) carrier.tracestate = tracestate;
+        const sc = trace.getSpanContext(propagator.extract(ROOT_CONTEXT, carrier, getter));
+        const span = t.start(`case ${i}`, undefined, { kind: 'server', traceparent, tracestate });
+        const ctx = span.spanContext();
+        const headers: Record<string, string> = {};
+        t.inject(span, headers);
+        if (sc) {
+          assert.equal(ctx.traceId, sc.traceId, `case ${i}: the client's trace`);
+          assert.equal(isSampled(t, span), (sc.traceFlags & 1) === 1, `case ${i}: the client's sampled flag`);
+          assert.equal(headers.tracestate, sc.traceState?.serialize() || undefined, `case ${i}: the tracestate as the propagator's TraceState serialises it`);
+        } else {
+          assert.notEqual(ctx.traceId, t0, `case ${i}: not a valid traceparent: a new trace`);
+          assert.ok(isSampled(t, span), `case ${i}: a new root, sampled`);
+          assert.equal(headers.tracestate, undefined, `case ${i}: no tracestate without a valid traceparent`);
+        }
+        span.end();
+        // a consumer span (an event delivery) is linked to the stored traceparent's span as well
+        const consumer = t.start(`consumer ${i}`, undefined, { kind: 'consumer', traceparent, tracestate });
+        consumer.end();
+      });
+      await t.flush();
+      cases.forEach(([traceparent, tracestate], i) => {
+        const carrier: Record<string, string> = { traceparent };
+        if (tracestate !== undefined) carrier.tracestate = tracestate;
+        const sc = trace.getSpanContext(propagator.extract(ROOT_CONTEXT, carrier, getter));
+        const server = received.find((x) => x.name === `case ${i}`);
+        const consumer = received.find((x) => x.name === `consumer ${i}`);
+        if (sc && (sc.traceFlags & 1) === 0) {
+          assert.equal(server, undefined, `case ${i}: unsampled, not exported`);
+          return;
+        }
+        assert.ok(server && consumer, `case ${i}: exported`);
+        assert.equal(server.parentSpanId, sc?.spanId, `case ${i}: the parent is the client's span (none without a valid traceparent)`);
+        assert.equal(server.traceState, sc?.traceState?.serialize() || undefined, `case ${i}: traceState`);
+        if (sc) {
+          assert.deepEqual(
+            consumer.links?.map((l) => [l.traceId, l.spanId, l.traceState]),
+            [[sc.traceId, sc.spanId, sc.traceState?.serialize() || undefined]],
+            `case ${i}: the consumer span's link`,
+          );
+        } else assert.equal(consumer.links, undefined, `case ${i}: no link without a valid traceparent`);
+      });
     });
   });
 });
