@@ -9,7 +9,8 @@
  *
  * A lean recorder on the official packages, because the SDK's general machinery cost more than the
  * request it traced on the cheapest queries (issue 35: under 10 % at 100 % sampling on a_pk):
- * - the samplers are the SDK's (`OTEL_TRACES_SAMPLER` as the SDK reads it), the resource is the
+ * - the samplers decide as the SDK's do (`OTEL_TRACES_SAMPLER` / _ARG as the SDK reads them; the
+ *   constant ones, and the ratio one on the id's bytes, held to the SDK's sampler by a test), the resource is the
  *   resources package's (default + service + OTEL_RESOURCE_ATTRIBUTES/OTEL_SERVICE_NAME), a
  *   client's traceparent/tracestate are read by the W3C propagator's own parser and TraceState
  *   (@opentelemetry/core's parseTraceParent, TraceState; without the Context its extract builds), and
@@ -620,57 +621,30 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   if (!where.configured) return null;
   const api = await import('@opentelemetry/api');
   const { parseTraceParent, TraceState } = await import('@opentelemetry/core');
-  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } = await import('@opentelemetry/sdk-trace-base');
   const { detectResources, envDetector, defaultResource, resourceFromAttributes } = await import('@opentelemetry/resources');
   const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = await import('@opentelemetry/semantic-conventions');
 
-  // the sampler as the SDK reads OTEL_TRACES_SAMPLER / _ARG (default parentbased_always_on)
+  // the sampler as the SDK reads OTEL_TRACES_SAMPLER / _ARG (default parentbased_always_on; a name
+  // it does not know: parentbased_always_on, with a warning), its decisions made here: the SDK's
+  // constant samplers' and TraceIdRatioBasedSampler's (ratioSampler), none of which adds attributes;
+  // a parent-based sampler's child follows its parent's flag, local or remote (the
+  // ParentBasedSampler's defaults for both are the constant samplers), the others decide every span
+  // (the ratio one by the trace id, which a child shares)
   const ratio = (): number => {
     const r = Number(process.env.OTEL_TRACES_SAMPLER_ARG);
     return process.env.OTEL_TRACES_SAMPLER_ARG?.trim() && r >= 0 && r <= 1 ? r : 1;
   };
-  const samplerName = process.env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
-  const root =
-    samplerName === 'always_off' || samplerName === 'parentbased_always_off'
-      ? new AlwaysOffSampler()
-      : samplerName === 'traceidratio' || samplerName === 'parentbased_traceidratio'
-        ? new TraceIdRatioBasedSampler(ratio())
-        : new AlwaysOnSampler();
-  if (!['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'].includes(samplerName)) {
-    log.warn({ type: 'startup', detail: { kind: 'tracing', sampler: samplerName } }, 'OTEL_TRACES_SAMPLER not recognised: parentbased_always_on');
-  }
-  const parentBased = !samplerName.startsWith('always') && samplerName !== 'traceidratio';
-  const sampler = parentBased ? new ParentBasedSampler({ root }) : root;
-  // with a parent-based sampler a local child follows its parent (the SDK's default for local
-  // parents); otherwise the sampler decides every span, as in the SDK
-  /** what the sampler's last decision adds to the span's attributes */
-  let samplerAttrs: Attributes | undefined;
-  // the constant samplers decide without being asked (the same decisions, without attributes): a
-  // root span as the constant says, a parent-based one's child as its parent's flag says (the
-  // ParentBasedSampler's defaults for remote and local parents are the constant samplers)
-  const constant =
-    samplerName === 'always_on' || samplerName === 'parentbased_always_on'
-      ? true
-      : samplerName === 'always_off' || samplerName === 'parentbased_always_off'
-        ? false
-        : undefined;
-  // the ratio samplers decide on the trace id's bytes (ratioSampler: the SDK's decisions)
-  const byRatio = samplerName === 'traceidratio' || samplerName === 'parentbased_traceidratio' ? ratioSampler(ratio()) : undefined;
-  const sampled = (parent: Ctx | undefined, remote: boolean, ctx: Ctx, name: string, kind: number, attrs: Attributes | undefined): boolean => {
-    // a parent-based sampler's child follows its parent's flag, local or remote (the
-    // ParentBasedSampler's defaults for both are the constant samplers)
-    if (parent && parentBased && (!remote || constant !== undefined || byRatio !== undefined)) return (parent.traceFlags & 1) === 1;
-    if (constant !== undefined) return constant;
-    if (byRatio !== undefined) return byRatio(ctx.traceBytes.bytes, ctx.traceAt);
-    // only a parent-based sampler looks at the parent (the ratio and constant samplers do not)
-    const parentCtx =
-      parent && parentBased
-        ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: remote })
-        : api.ROOT_CONTEXT;
-    const r = sampler.shouldSample(parentCtx, ctx.traceId, name, kind - 1, attrs ?? {}, []);
-    // attributes the sampler adds are set on the span (start), never written into the caller's object (maybe a constant)
-    samplerAttrs = r.attributes;
-    return r.decision === SamplingDecision.RECORD_AND_SAMPLED;
+  const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+  const asked = process.env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
+  if (!SAMPLERS.includes(asked))
+    log.warn({ type: 'startup', detail: { kind: 'tracing', sampler: asked } }, 'OTEL_TRACES_SAMPLER not recognised: parentbased_always_on');
+  const samplerName = SAMPLERS.includes(asked) ? asked : 'parentbased_always_on';
+  const parentBased = samplerName.startsWith('parentbased_');
+  const byRatio = samplerName.endsWith('traceidratio') ? ratioSampler(ratio()) : undefined;
+  const constant = samplerName.endsWith('always_on');
+  const sampled = (parent: Ctx | undefined, ctx: Ctx): boolean => {
+    if (parent && parentBased) return (parent.traceFlags & 1) === 1;
+    return byRatio !== undefined ? byRatio(ctx.traceBytes.bytes, ctx.traceAt) : constant;
   };
 
   // the resource, serialised once
@@ -837,7 +811,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
       // trace id, the constant ones alike): the parent itself stands for it, its context propagated
       if (opts?.parent instanceof Quiet) return opts.parent;
       let parent = ctxOf(opts?.parent);
-      let remote = false;
       let links: Link[] | undefined;
       if (parent === undefined && opts?.traceparent) {
         // the W3C propagator's extract without the Context it builds: its own parser (a valid
@@ -853,7 +826,6 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
           const spanAt = take(8);
           slab.bytes.write(p.spanId, spanAt, 'hex');
           parent = new Ctx(traceBytes, traceAt, slab, spanAt, p.traceFlags, state?.serialize() || undefined, p.traceId, p.spanId);
-          remote = true;
           if (opts.kind === 'consumer')
             links = [{ context: { traceId: p.traceId, spanId: p.spanId, traceFlags: p.traceFlags, isRemote: true, traceState: state } }];
         }
@@ -869,12 +841,9 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         const at = take(8);
         ctx = new Ctx(traceBytes, traceAt, slab, at, 0, undefined);
       }
-      samplerAttrs = undefined;
-      if (!sampled(parent, remote, ctx, name, kind, attrs)) return new Quiet(ctx);
+      if (!sampled(parent, ctx)) return new Quiet(ctx);
       ctx.traceFlags = 1;
-      const span = new Recorded(ctx, parent, name, kind, attrs, links, sink);
-      if (samplerAttrs !== undefined) span.setAttributes(samplerAttrs);
-      return span;
+      return new Recorded(ctx, parent, name, kind, attrs, links, sink);
     },
     fail(span, code, message) {
       span.setAttribute('svc.error.code', code);

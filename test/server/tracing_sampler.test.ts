@@ -70,7 +70,8 @@ describe('the tracer under the ratio samplers', () => {
       res.end();
     });
   });
-  const log: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const warnings: string[] = [];
+  const log: Logger = { debug() {}, info() {}, warn: (_o, msg) => void warnings.push(String(msg)), error() {} };
   const saved: Record<string, string | undefined> = {};
   const setEnv = (k: string, v: string | undefined) => {
     if (!(k in saved)) saved[k] = process.env[k];
@@ -149,6 +150,19 @@ describe('the tracer under the ratio samplers', () => {
         assert.equal(isSampled(t, root), sdkSays(0.5, root.spanContext().traceId));
         root.end();
       }
+    });
+  });
+
+  test('a sampler name the SDK does not know: parentbased_always_on, with a warning', async () => {
+    warnings.length = 0;
+    await withSampler('always_sometimes', '', (t) => {
+      assert.deepEqual(warnings, ['OTEL_TRACES_SAMPLER not recognised: parentbased_always_on']);
+      const root = t.start('root');
+      assert.ok(isSampled(t, root), 'a root is sampled');
+      root.end();
+      const child = t.start('remote child', undefined, { traceparent: `00-${hex(16)}-${hex(8)}-00` });
+      assert.equal(isSampled(t, child), false, "a child follows its remote parent's flag");
+      child.end();
     });
   });
 
