@@ -76,14 +76,15 @@ async function main(): Promise<void> {
   process.on('uncaughtException', fatal('uncaughtException'));
 
   // SIGTERM/SIGINT: websockets are closed (1001) at once, new requests get 503, in-flight ones
-  // finish; after --graceful-shutdown-timeout the rest is cut off.
+  // finish, then the background workers stop and the last spans are exported; after
+  // --graceful-shutdown-timeout the rest is cut off (connections closed, unexported spans given up).
   const graceMs = parsed.config.gracefulShutdownTimeout * 1000;
   const stop = async (signal: string) => {
     const started = Date.now();
     log.info({ type: 'shutdown', signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => {
-      log.warn({ type: 'shutdown' }, `in-flight requests still running after ${graceMs} ms: closing them`);
-      svc.forceClose();
+      const waitingFor = svc.forceClose();
+      log.warn({ type: 'shutdown', detail: { waiting_for: waitingFor } }, `the shutdown still waits for ${waitingFor} after ${graceMs} ms: cut short`);
     }, graceMs);
     force.unref();
     const hard = setTimeout(() => void exitAfterLog(log, 1, 1000), graceMs + 5_000);

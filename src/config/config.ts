@@ -447,7 +447,7 @@ export const OPTIONS: readonly Option[] = [
     flag: 'graceful-shutdown-timeout',
     env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT',
     kind: 'int',
-    description: 'seconds SIGTERM waits for in-flight requests (default 5)',
+    description: 'seconds SIGTERM waits for in-flight requests, background workers and the export of the last spans (default 5)',
   },
   {
     key: 'statementTimeout',

@@ -58,7 +58,12 @@ export interface Tracing {
   statementTook(key: string, ms: number): void;
   /** exports the spans ended so far */
   flush(): Promise<void>;
-  shutdown(): Promise<void>;
+  /**
+   * Exports what is left and stops. `cut`: when it aborts (a shutdown's grace period is over), the
+   * exports still in flight (an OTLP endpoint that is down, retried with backoff) are given up: their
+   * spans are counted in a warning, the exporter thread is stopped, and this resolves at once.
+   */
+  shutdown(cut?: AbortSignal): Promise<void>;
 }
 
 /** null: tracing is off (the default) */

@@ -26,7 +26,7 @@
  *   (sent, refused or failed: the exporter's own outcome), or at once when the worker is gone;
  * - `forceFlush()` and `shutdown()` resolve when the worker has done them (or is gone); after
  *   `shutdown()` the thread is stopped (its connections closed) and further exports are dropped
- *   (their `done` called);
+ *   (their `done` called); `stop()` stops it at once, whatever it is sending;
  * - the thread does not keep the process alive (unref), and a failing worker (an exception, the
  *   module not loading) only loses the batches in flight: it is reported once through `onError`.
  */
@@ -335,5 +335,14 @@ export class WorkerExporter {
     await new Promise<void>((resolve) => this.ask({ op: 'shutdown' }, resolve));
     this.gone = true;
     await this.worker.terminate();
+  }
+
+  /** stops the thread now: exports in flight are given up (their `done` called), later ones dropped */
+  stop(): void {
+    this.gone = true;
+    const all = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const done of all) done();
+    void this.worker.terminate();
   }
 }

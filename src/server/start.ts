@@ -18,8 +18,11 @@ export interface RunningSvc {
   port: number;
   engine: Engine;
   close(): Promise<void>;
-  /** cuts every open HTTP connection (after the grace period of a shutdown) */
-  forceClose(): void;
+  /**
+   * after the grace period of a shutdown: cuts every open HTTP connection and gives up the spans
+   * still being exported; says what the shutdown was waiting for
+   */
+  forceClose(): string;
 }
 
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
@@ -118,6 +121,9 @@ export async function startSvc(
   );
   (log as { flush?: () => void }).flush?.();
   let closing: Promise<void> | undefined;
+  // what a shutdown is waiting for (named in the warning when its grace period ends)
+  let stage = 'in-flight requests';
+  const cutShort = new AbortController();
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -126,10 +132,17 @@ export async function startSvc(
       (closing ??= (async () => {
         await app.close();
         auth.close?.();
+        stage = 'background workers and database connections';
         await engine.close();
-        await tracer?.shutdown();
+        stage = 'spans being exported';
+        await tracer?.shutdown(cutShort.signal);
+        stage = 'nothing';
       })()),
-    forceClose: () => app.server.closeAllConnections(),
+    forceClose: () => {
+      app.server.closeAllConnections();
+      cutShort.abort();
+      return stage;
+    },
   };
 }
 

@@ -675,7 +675,8 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  const pending = new Set<Promise<void>>();
+  /** exports not finished yet, each with its span count */
+  const pending = new Map<Promise<void>, number>();
   const exportBatch = (batch: EncodedBatch): Promise<void> => {
     const p = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, exportTimeoutMs);
@@ -685,7 +686,7 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         resolve();
       });
     });
-    pending.add(p);
+    pending.set(p, batch.count);
     void p.then(() => pending.delete(p));
     return p;
   };
@@ -899,15 +900,38 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
     },
     async flush() {
       drain(true);
-      await Promise.all([...pending]);
+      await Promise.all([...pending.keys()]);
       await delegate.forceFlush();
     },
-    async shutdown() {
+    async shutdown(cut) {
       installTracing(null);
       drain(true);
       closed = true;
-      await Promise.all([...pending]);
-      await delegate.shutdown();
+      const finished = (async () => {
+        await Promise.all([...pending.keys()]);
+        await delegate.shutdown();
+        return true;
+      })();
+      let onCut: (() => void) | undefined;
+      const given = cut
+        ? new Promise<boolean>((resolve) => {
+            onCut = () => resolve(false);
+            if (cut.aborted) onCut();
+            else cut.addEventListener('abort', onCut, { once: true });
+          })
+        : undefined;
+      const done = given ? await Promise.race([finished, given]) : await finished;
+      if (onCut) cut!.removeEventListener('abort', onCut);
+      if (!done) {
+        // the grace period is over: what is still being sent (or retried) is given up
+        let unexported = 0;
+        for (const n of pending.values()) unexported += n;
+        delegate.stop();
+        log.warn(
+          { type: 'shutdown', detail: { kind: 'tracing', unexported_spans: unexported } },
+          'spans not exported: the OTLP endpoint had not taken them when the shutdown grace period ended',
+        );
+      }
       if (dropped)
         log.warn({ type: 'startup', detail: { kind: 'tracing', dropped_spans: dropped } }, 'spans dropped: the OTLP endpoint was slower than the traffic');
     },

@@ -1,0 +1,94 @@
+/**
+ * A shutdown while the OTLP endpoint does not answer (a collector that accepts connections and
+ * hangs): the server still stops within --graceful-shutdown-timeout, exit code 0, the spans it could
+ * not export counted in a warning, and the grace-period warning names what it was waiting for (it
+ * used to say "in-flight requests" and to wait for the exporter's own timeout, 10 s by default).
+ * With a collector that answers, the last spans reach it before the process exits, without warnings.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { after, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { cleanEnv, startSvcProcess } from '../helpers/process.js';
+
+const dbs: TestDatabase[] = [];
+const servers: Server[] = [];
+after(async () => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+  for (const db of dbs) await db.drop();
+});
+
+/** an OTLP/HTTP receiver: `hang` keeps every request unanswered; counts the POSTs it answered */
+async function receiver(hang: boolean): Promise<{ url: string; posts: () => number; received: () => number }> {
+  let posts = 0;
+  let received = 0;
+  const sockets = new Set<Socket>();
+  const s = createServer((req, res) => {
+    received++;
+    req.resume();
+    if (hang) return;
+    req.on('end', () => {
+      posts++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  s.on('connection', (c) => sockets.add(c));
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(s.address() as { port: number }).port}`, posts: () => posts, received: () => received };
+}
+
+interface LogLine {
+  type?: string;
+  msg?: string;
+  detail?: Record<string, unknown>;
+}
+const lines = (out: string): LogLine[] =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+
+async function serveAndStop(otlp: string): Promise<{ ms: number; code: number | null; log: LogLine[] }> {
+  const db = await createTestDatabase();
+  dbs.push(db);
+  const { proc, url } = await startSvcProcess(['--database-url', db.url, '--otlp-endpoint', otlp, '--graceful-shutdown-timeout', '1'], cleanEnv());
+  // a few requests' spans, ended and queued for the exporter (sent at shutdown: the batch is not full)
+  for (let i = 0; i < 3; i++) {
+    const r = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+    assert.equal(await r.text(), '{"data":{"__typename":"query_root"}}');
+  }
+  const t0 = Date.now();
+  const { code } = await proc.stop(30_000);
+  return { ms: Date.now() - t0, code, log: lines(proc.output()) };
+}
+
+test('an OTLP endpoint that hangs: the shutdown ends with its grace period, the unexported spans counted', async () => {
+  const hung = await receiver(true);
+  const { ms, code, log } = await serveAndStop(hung.url);
+  assert.equal(code, 0);
+  assert.ok(hung.received() >= 1, 'the exporter sent the last batch to the collector');
+  // 1 s of grace, then the exporter is given up: well under the exporter's 10 s timeout
+  assert.ok(ms < 5_000, `stopped in ${ms} ms`);
+  const cut = log.find((l) => l.type === 'shutdown' && l.detail?.waiting_for !== undefined);
+  assert.equal(cut?.detail?.waiting_for, 'spans being exported', JSON.stringify(log.filter((l) => l.type === 'shutdown')));
+  const lost = log.find((l) => l.detail?.unexported_spans !== undefined);
+  assert.ok(Number(lost?.detail?.unexported_spans) >= 3, `the request spans are counted: ${JSON.stringify(lost)}`);
+  assert.ok(log.some((l) => l.type === 'shutdown' && l.msg === 'stopped'));
+});
+
+test('an OTLP endpoint that answers: the last spans are exported before the exit, without a warning', async () => {
+  const live = await receiver(false);
+  const { ms, code, log } = await serveAndStop(live.url);
+  assert.equal(code, 0);
+  assert.ok(live.posts() >= 1, 'the last batch was posted');
+  assert.ok(ms < 5_000, `stopped in ${ms} ms`);
+  assert.equal(
+    log.find((l) => l.detail?.waiting_for !== undefined || l.detail?.unexported_spans !== undefined),
+    undefined,
+  );
+});
