@@ -403,6 +403,11 @@ export class Engine {
   }
 
   /** Stops the background workers (within the grace period), then closes the pool. */
+  /** a shutdown past its grace period: cancels the statements still running (primary and replicas); how many were asked */
+  cancelRunning(): number {
+    return (this.db.cancelRunning?.() ?? 0) + (this.replicas?.cancelRunning() ?? 0);
+  }
+
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
     this.responseCache?.close();
     await this.workers.stop(graceMs);

@@ -77,14 +77,18 @@ async function main(): Promise<void> {
 
   // SIGTERM/SIGINT: websockets are closed (1001) at once, new requests get 503, in-flight ones
   // finish, then the background workers stop and the last spans are exported; after
-  // --graceful-shutdown-timeout the rest is cut off (connections closed, unexported spans given up).
+  // --graceful-shutdown-timeout the rest is cut off (connections closed, statements still running
+  // cancelled, unexported spans given up).
   const graceMs = parsed.config.gracefulShutdownTimeout * 1000;
   const stop = async (signal: string) => {
     const started = Date.now();
     log.info({ type: 'shutdown', signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => {
-      const waitingFor = svc.forceClose();
-      log.warn({ type: 'shutdown', detail: { waiting_for: waitingFor } }, `the shutdown still waits for ${waitingFor} after ${graceMs} ms: cut short`);
+      const { waitingFor, cancelledStatements } = svc.forceClose();
+      log.warn(
+        { type: 'shutdown', detail: { waiting_for: waitingFor, cancelled_statements: cancelledStatements } },
+        `the shutdown still waits for ${waitingFor} after ${graceMs} ms: cut short`,
+      );
     }, graceMs);
     force.unref();
     const hard = setTimeout(() => void exitAfterLog(log, 1, 1000), graceMs + 5_000);

@@ -78,6 +78,12 @@ export interface Db extends Queryable {
   poolStats?(): { total: number; idle: number; waiting: number; max: number };
   /** pipelined reads (pipeline.ts): lanes open (and stuck), statements answered on lanes, statements run again elsewhere */
   pipelineStats?(): PipelineStats;
+  /**
+   * Cancels whatever the pool's connections in use are running (a CancelRequest each: a statement
+   * fails with 57014, its transaction rolls back; an idle backend ignores it), so that `close` does
+   * not wait for them: a shutdown whose grace period is over. Returns how many were asked.
+   */
+  cancelRunning?(): number;
   close(): Promise<void>;
 }
 
@@ -783,6 +789,20 @@ class PoolDb implements Db {
 
   async notify(channel: string, payload: string): Promise<void> {
     await this.query('select pg_notify($1, $2)', [channel, payload]);
+  }
+
+  cancelRunning(): number {
+    // pg.Pool's own lists (not in its typings): every client, and the idle ones
+    const p = this.pool as unknown as { _clients?: pg.PoolClient[]; _idle?: Array<{ client: pg.PoolClient }> };
+    const idle = new Set<pg.PoolClient>((p._idle ?? []).map((i) => i.client));
+    for (const s of this.spare) idle.add(s.client);
+    let asked = 0;
+    for (const c of p._clients ?? []) {
+      if (idle.has(c)) continue;
+      cancelRequest(c);
+      asked++;
+    }
+    return asked;
   }
 
   async close(): Promise<void> {

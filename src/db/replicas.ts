@@ -152,6 +152,13 @@ export class ReplicaSet {
     }
   }
 
+  /** cancels what the replicas' connections in use are running (Db.cancelRunning) */
+  cancelRunning(): number {
+    let n = 0;
+    for (const m of this.members) n += m.db?.cancelRunning?.() ?? 0;
+    return n;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);

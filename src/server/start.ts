@@ -19,10 +19,11 @@ export interface RunningSvc {
   engine: Engine;
   close(): Promise<void>;
   /**
-   * after the grace period of a shutdown: cuts every open HTTP connection and gives up the spans
-   * still being exported; says what the shutdown was waiting for
+   * after the grace period of a shutdown: cuts every open HTTP connection, cancels the statements
+   * still running in PostgreSQL and gives up the spans still being exported; says what the shutdown
+   * was waiting for and how many statements were cancelled
    */
-  forceClose(): string;
+  forceClose(): { waitingFor: string; cancelledStatements: number };
 }
 
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
@@ -140,8 +141,12 @@ export async function startSvc(
       })()),
     forceClose: () => {
       app.server.closeAllConnections();
+      // a request cut here may have left its statement running (an admin's run_sql has no statement
+      // timeout by default): the pool would not close before it ends, and the process exiting would
+      // leave it running in PostgreSQL
+      const cancelledStatements = engine.cancelRunning();
       cutShort.abort();
-      return stage;
+      return { waitingFor: stage, cancelledStatements };
     },
   };
 }

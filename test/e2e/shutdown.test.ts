@@ -1,15 +1,19 @@
 /**
- * A shutdown while the OTLP endpoint does not answer (a collector that accepts connections and
- * hangs): the server still stops within --graceful-shutdown-timeout, exit code 0, the spans it could
- * not export counted in a warning, and the grace-period warning names what it was waiting for (it
- * used to say "in-flight requests" and to wait for the exporter's own timeout, 10 s by default).
- * With a collector that answers, the last spans reach it before the process exits, without warnings.
+ * SIGTERM past --graceful-shutdown-timeout. A statement still running when the grace period ends
+ * (an admin's run_sql has no statement timeout by default) is cancelled: the server exits 0 at once
+ * and nothing is left running in PostgreSQL (the pool used to wait for it, the hard exit came 5 s
+ * later with code 1, and the statement ran on). A shutdown while the OTLP endpoint does not answer (a
+ * collector that accepts connections and hangs): the server still stops within the grace period, exit
+ * code 0, the spans it could not export counted in a warning, and the grace-period warning names what
+ * it was waiting for (it used to say "in-flight requests" and to wait for the exporter's own timeout,
+ * 10 s by default). With a collector that answers, the last spans reach it before the process exits,
+ * without warnings.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { cleanEnv, startSvcProcess } from '../helpers/process.js';
 
 const dbs: TestDatabase[] = [];
@@ -91,4 +95,38 @@ test('an OTLP endpoint that answers: the last spans are exported before the exit
     log.find((l) => l.detail?.waiting_for !== undefined || l.detail?.unexported_spans !== undefined),
     undefined,
   );
+});
+
+test('a statement still running when the grace period ends is cancelled: exit 0 at once, nothing left running', async () => {
+  const db = await createTestDatabase();
+  dbs.push(db);
+  const { proc, url } = await startSvcProcess(['--database-url', db.url, '--graceful-shutdown-timeout', '1'], cleanEnv());
+  const marker = `shutdown_cut_${process.pid}_${Date.now()}`;
+  const running = fetch(`${url}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'run_sql', args: { sql: `select pg_sleep(60) as ${marker}` } }),
+  }).then(
+    (r) => `answered ${r.status}`,
+    () => 'connection closed',
+  );
+  const activity = () =>
+    sql<{ n: number }>(db.url, "select count(*)::int as n from pg_stat_activity where query like '%' || $1 || '%' and pid <> pg_backend_pid()", [marker]);
+  // the statement is running before the signal (bounded wait)
+  for (let i = 0; (await activity())[0]!.n === 0; i++) {
+    assert.ok(i < 200, 'the run_sql statement never showed in pg_stat_activity');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const t0 = Date.now();
+  const { code } = await proc.stop(30_000);
+  const ms = Date.now() - t0;
+  assert.equal(code, 0, proc.output());
+  assert.ok(ms < 4_000, `stopped in ${ms} ms`);
+  assert.equal(await running, 'connection closed');
+  const log = lines(proc.output());
+  const cut = log.find((l) => l.type === 'shutdown' && l.detail?.waiting_for !== undefined);
+  assert.equal(cut?.detail?.waiting_for, 'in-flight requests');
+  assert.ok(Number(cut?.detail?.cancelled_statements) >= 1, JSON.stringify(cut));
+  // the cancel was answered before the pool closed: nothing of it is left in PostgreSQL
+  assert.equal((await activity())[0]!.n, 0);
 });
