@@ -131,10 +131,13 @@ export async function startSvc(
     engine,
     close: () =>
       (closing ??= (async () => {
+        const began = performance.now();
         await app.close();
         auth.close?.();
         stage = 'background workers and database connections';
-        await engine.close();
+        // the deliveries in flight get what is left of the grace period (all of it when the requests
+        // were answered at once; none once it was cut short), not a grace period of their own
+        await engine.close(Math.max(0, config.gracefulShutdownTimeout * 1000 - (performance.now() - began)));
         stage = 'spans being exported';
         await tracer?.shutdown(cutShort.signal);
         stage = 'nothing';

@@ -7,7 +7,8 @@
  * code 0, the spans it could not export counted in a warning, and the grace-period warning names what
  * it was waiting for (it used to say "in-flight requests" and to wait for the exporter's own timeout,
  * 10 s by default). With a collector that answers, the last spans reach it before the process exits,
- * without warnings.
+ * without warnings. Event deliveries in flight get what is left of the grace period, not a period of
+ * their own after the requests' (measured: 2.03 s in all for 2 s of grace, 4.03 s before).
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -129,4 +130,69 @@ test('a statement still running when the grace period ends is cancelled: exit 0 
   assert.ok(Number(cut?.detail?.cancelled_statements) >= 1, JSON.stringify(cut));
   // the cancel was answered before the pool closed: nothing of it is left in PostgreSQL
   assert.equal((await activity())[0]!.n, 0);
+});
+
+test('a delivery in flight gets what is left of the grace period, not a grace period of its own', async () => {
+  const db = await createTestDatabase();
+  dbs.push(db);
+  // a webhook that takes the event and never answers
+  let received!: () => void;
+  const got = new Promise<void>((r) => (received = r));
+  const hook = createServer((req) => {
+    req.resume();
+    received();
+  });
+  servers.push(hook);
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  const webhook = `http://127.0.0.1:${(hook.address() as { port: number }).port}/`;
+  const { proc, url } = await startSvcProcess(
+    ['--database-url', db.url, '--graceful-shutdown-timeout', '2'],
+    cleanEnv({ SVC_GRAPHQL_EVENTS_FETCH_INTERVAL: '100' }),
+  );
+  const admin = async (body: unknown) => {
+    const r = await fetch(`${url}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(r.status, 200, await r.clone().text());
+    return r.json();
+  };
+  await admin({
+    type: 'bulk',
+    args: [
+      { type: 'run_sql', args: { sql: 'create table job (id serial primary key)' } },
+      { type: 'track_table', args: { table: 'job' } },
+      {
+        type: 'create_event_trigger',
+        args: { name: 'job_created', table: 'job', webhook, insert: { columns: '*' }, retry_conf: { num_retries: 0, interval_sec: 1, timeout_sec: 60 } },
+      },
+    ],
+  });
+  await admin({ type: 'run_sql', args: { sql: 'insert into job default values' } });
+  await got; // the delivery is in flight (the test's own timeout bounds the wait)
+  // and a request that runs past the grace period
+  const marker = `shutdown_both_${process.pid}_${Date.now()}`;
+  const running = fetch(`${url}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'run_sql', args: { sql: `select pg_sleep(60) as ${marker}` } }),
+  }).catch(() => undefined);
+  for (
+    let i = 0;
+    (
+      await sql<{ n: number }>(db.url, "select count(*)::int as n from pg_stat_activity where query like '%' || $1 || '%' and pid <> pg_backend_pid()", [
+        marker,
+      ])
+    )[0]!.n === 0;
+    i++
+  ) {
+    assert.ok(i < 200, 'the run_sql statement never showed in pg_stat_activity');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const t0 = Date.now();
+  const { code } = await proc.stop(30_000);
+  const ms = Date.now() - t0;
+  await running;
+  assert.equal(code, 0, proc.output());
+  // 2 s of grace for both (before: 2 s for the request, then 2 s more for the delivery)
+  assert.ok(ms < 3_500, `stopped in ${ms} ms`);
+  const released = lines(proc.output()).find((l) => l.detail?.released !== undefined);
+  assert.equal(released?.detail?.released, 1, 'the delivery in flight was released for a retry');
 });
