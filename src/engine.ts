@@ -402,12 +402,12 @@ export class Engine {
     };
   }
 
-  /** Stops the background workers (within the grace period), then closes the pool. */
   /** a shutdown past its grace period: cancels the statements still running (primary and replicas); how many were asked */
   cancelRunning(): number {
     return (this.db.cancelRunning?.() ?? 0) + (this.replicas?.cancelRunning() ?? 0);
   }
 
+  /** Stops the background workers (within `graceMs`), then closes the pool. */
   async close(graceMs = this.config.gracefulShutdownTimeout * 1000): Promise<void> {
     this.responseCache?.close();
     await this.workers.stop(graceMs);
