@@ -587,7 +587,7 @@ function runWrk(t, s, seconds) {
   return new Promise((resolve, reject) => {
     // wrk in a session of its own (detached: setsid), as a load generator on another machine would be:
     // with Linux's autogroup scheduling (on by default) a session is one scheduling group, and wrk in
-    // the server's group took the server's CPU in bursts (e_perm p99 59-86 ms for svc, 11-37 for raw,
+    // the server's group took the server's CPU in bursts (e_perm p99 59-76 ms for svc, 11-37 for raw in three runs,
     // against 7 and 5 with wrk on its own; bench/README.md)
     const child = spawn('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, `${t.base}${req.path}`], {
       stdio: ['ignore', 'pipe', 'pipe'],
