@@ -912,16 +912,12 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         await delegate.shutdown();
         return true;
       })();
-      let onCut: (() => void) | undefined;
-      const given = cut
-        ? new Promise<boolean>((resolve) => {
-            onCut = () => resolve(false);
-            if (cut.aborted) onCut();
-            else cut.addEventListener('abort', onCut, { once: true });
-          })
-        : undefined;
-      const done = given ? await Promise.race([finished, given]) : await finished;
-      if (onCut) cut!.removeEventListener('abort', onCut);
+      let onCut!: () => void;
+      const given = new Promise<boolean>((resolve) => (onCut = () => resolve(false)));
+      if (cut?.aborted) onCut();
+      else cut?.addEventListener('abort', onCut, { once: true });
+      const done = await Promise.race([finished, given]);
+      cut?.removeEventListener('abort', onCut);
       if (!done) {
         // the grace period is over: what is still being sent (or retried) is given up
         let unexported = 0;

@@ -58,6 +58,31 @@ const lines = (out: string): LogLine[] =>
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as LogLine);
 
+/**
+ * A run_sql `pg_sleep(60)` sent to `url`, once PostgreSQL shows it running (bounded wait): how its
+ * request ended, and how many of it are still running.
+ */
+async function longStatement(url: string, dbUrl: string, tag: string): Promise<{ outcome: Promise<string>; running: () => Promise<number> }> {
+  const marker = `${tag}_${process.pid}_${Date.now()}`;
+  const outcome = fetch(`${url}/v1/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'run_sql', args: { sql: `select pg_sleep(60) as ${marker}` } }),
+  }).then(
+    (r) => `answered ${r.status}`,
+    () => 'connection closed',
+  );
+  const running = async () =>
+    (
+      await sql<{ n: number }>(dbUrl, "select count(*)::int as n from pg_stat_activity where query like '%' || $1 || '%' and pid <> pg_backend_pid()", [marker])
+    )[0]!.n;
+  for (let i = 0; (await running()) === 0; i++) {
+    assert.ok(i < 200, 'the run_sql statement never showed in pg_stat_activity');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { outcome, running };
+}
+
 async function serveAndStop(otlp: string): Promise<{ ms: number; code: number | null; log: LogLine[] }> {
   const db = await createTestDatabase();
   dbs.push(db);
@@ -102,34 +127,19 @@ test('a statement still running when the grace period ends is cancelled: exit 0 
   const db = await createTestDatabase();
   dbs.push(db);
   const { proc, url } = await startSvcProcess(['--database-url', db.url, '--graceful-shutdown-timeout', '1'], cleanEnv());
-  const marker = `shutdown_cut_${process.pid}_${Date.now()}`;
-  const running = fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'run_sql', args: { sql: `select pg_sleep(60) as ${marker}` } }),
-  }).then(
-    (r) => `answered ${r.status}`,
-    () => 'connection closed',
-  );
-  const activity = () =>
-    sql<{ n: number }>(db.url, "select count(*)::int as n from pg_stat_activity where query like '%' || $1 || '%' and pid <> pg_backend_pid()", [marker]);
-  // the statement is running before the signal (bounded wait)
-  for (let i = 0; (await activity())[0]!.n === 0; i++) {
-    assert.ok(i < 200, 'the run_sql statement never showed in pg_stat_activity');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const statement = await longStatement(url, db.url, 'shutdown_cut');
   const t0 = Date.now();
   const { code } = await proc.stop(30_000);
   const ms = Date.now() - t0;
   assert.equal(code, 0, proc.output());
   assert.ok(ms < 4_000, `stopped in ${ms} ms`);
-  assert.equal(await running, 'connection closed');
+  assert.equal(await statement.outcome, 'connection closed');
   const log = lines(proc.output());
   const cut = log.find((l) => l.type === 'shutdown' && l.detail?.waiting_for !== undefined);
   assert.equal(cut?.detail?.waiting_for, 'in-flight requests');
   assert.ok(Number(cut?.detail?.cancelled_statements) >= 1, JSON.stringify(cut));
   // the cancel was answered before the pool closed: nothing of it is left in PostgreSQL
-  assert.equal((await activity())[0]!.n, 0);
+  assert.equal(await statement.running(), 0);
 });
 
 test('a delivery in flight gets what is left of the grace period, not a grace period of its own', async () => {
@@ -168,28 +178,11 @@ test('a delivery in flight gets what is left of the grace period, not a grace pe
   await admin({ type: 'run_sql', args: { sql: 'insert into job default values' } });
   await got; // the delivery is in flight (the test's own timeout bounds the wait)
   // and a request that runs past the grace period
-  const marker = `shutdown_both_${process.pid}_${Date.now()}`;
-  const running = fetch(`${url}/v1/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'run_sql', args: { sql: `select pg_sleep(60) as ${marker}` } }),
-  }).catch(() => undefined);
-  for (
-    let i = 0;
-    (
-      await sql<{ n: number }>(db.url, "select count(*)::int as n from pg_stat_activity where query like '%' || $1 || '%' and pid <> pg_backend_pid()", [
-        marker,
-      ])
-    )[0]!.n === 0;
-    i++
-  ) {
-    assert.ok(i < 200, 'the run_sql statement never showed in pg_stat_activity');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const statement = await longStatement(url, db.url, 'shutdown_both');
   const t0 = Date.now();
   const { code } = await proc.stop(30_000);
   const ms = Date.now() - t0;
-  await running;
+  await statement.outcome;
   assert.equal(code, 0, proc.output());
   // 2 s of grace for both (before: 2 s for the request, then 2 s more for the delivery)
   assert.ok(ms < 3_500, `stopped in ${ms} ms`);
