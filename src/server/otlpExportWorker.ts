@@ -15,15 +15,18 @@
  *
  * Why undici: node:http's client cost about 3× the CPU per POST of undici's dispatcher for a
  * 140 KB batch (sequential POSTs: 450-1,200 µs against 170-500 µs), CPU the exporter thread
- * takes from the process's cores. The transport (SCRIPT's `undiciTransport`) gives the outcomes
+ * takes from the process's cores (bench/post-transport.mjs measures the three clients: node:http,
+ * undici, and the exchange written by hand on node:net, which saves ~1 µs of a traced request
+ * against undici: too little to own an HTTP client for). The transport (SCRIPT's `undiciTransport`) gives the outcomes
  * of the package's node transport (its http-transport-utils.js and is-export-retryable.js): ≤ 299
  * sent, 429/502/503/504 and transient network errors retried (Retry-After honoured, bounded by the
  * timeout), anything else refused; the timeout covers the whole exchange; a response body is read
  * up to 4 MiB. The retries around it are the package's loop, written again (see SCRIPT).
  *
  * Guarantees:
- * - `export(batch, done)`: `done` is called once, when the worker reports the export finished
- *   (sent, refused or failed: the exporter's own outcome), or at once when the worker is gone;
+ * - `export(batch, done)`: `done` is called once, when the worker reports the export finished,
+ *   with the exporter's own outcome (undefined: sent; else why it was refused or failed), or at
+ *   once when the worker is gone (as failed);
  * - `forceFlush()` and `shutdown()` resolve when the worker has done them (or is gone); after
  *   `shutdown()` the thread is stopped (its connections closed) and further exports are dropped
  *   (their `done` called); `stop()` stops it at once, whatever it is sending;
@@ -84,8 +87,9 @@ function retryAfterMillis(value, timeoutMillis) {
 
 /**
  * POSTs each batch on one undici Pool for the URL's origin (keep-alive, created at the first
- * export, destroyed at shutdown). The package's agentFactory (node:http agent options) does not
- * apply to undici and is ignored: https works with undici's defaults.
+ * export, destroyed at shutdown). For https, the TLS options of the https.Agent the package's
+ * agentFactory makes (OTEL_EXPORTER_OTLP_(TRACES_)CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY as
+ * the package reads them) are undici's connect options: a private CA and client certificates work.
  */
 function undiciTransport() {
   const target = new URL(options.url);
@@ -97,7 +101,18 @@ function undiciTransport() {
       : undefined;
   let pool;
   let closed = false;
+  /** https: the TLS material of the package's agent, read once */
+  let connectOptions;
+  const tlsReady =
+    target.protocol === 'https:'
+      ? Promise.resolve(options.agentFactory('https:')).then((agent) => {
+          const o = (agent && agent.options) || {};
+          connectOptions = {};
+          for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) if (o[k] !== undefined) connectOptions[k] = o[k];
+        })
+      : Promise.resolve();
   async function prepare(data) {
+    await tlsReady;
     const headers = {};
     for (const [k, v] of Object.entries(await options.headers())) if (k.toLowerCase() !== 'user-agent') headers[k] = v;
     headers['User-Agent'] = USER_AGENT;
@@ -129,7 +144,7 @@ function undiciTransport() {
       prepare(data).then(({ headers, body }) => {
         if (settled) return;
         if (closed) return settle({ status: 'failure', error: new Error('The exporter is shut down') });
-        if (!pool) pool = new Pool(target.origin, { pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+        if (!pool) pool = new Pool(target.origin, { pipelining: 1, headersTimeout: 0, bodyTimeout: 0, ...(connectOptions ? { connect: connectOptions } : {}) });
         let status = 0;
         let statusText = '';
         let retryAfter;
@@ -174,7 +189,7 @@ function undiciTransport() {
           onError(error) {
             if (status === 0) settle({ status: isRetryableNetworkError(error) ? 'retryable' : 'failure', error });
             // the body failed: as the package, a 2xx was delivered; a retryable status stays retryable
-            else if (status <= 299) settle({ status: 'success' });
+            else if (status <= 299) settle({ status: 'success', data: Buffer.concat(chunks) });
             else if (isRetryableStatus(status)) settle({ status: 'retryable', error, retryInMillis: retryAfterMillis(retryAfter, timeoutMillis) });
             else settle({ status: 'failure', error });
           },
@@ -237,11 +252,14 @@ const delegate = createOtlpNetworkExportDelegate(
   createOtlpHttpExporterMetrics('otlp_http_span_exporter', { name: 'span', countItems: (b) => b.count }, options.url, undefined),
   retrying(undiciTransport()),
 );
-const reply = (id) => () => parentPort.postMessage(id);
+const reply = (id) => () => parentPort.postMessage({ id });
 parentPort.on('message', (m) => {
   if (m.op === 'export') {
     const p = m.payload;
-    delegate.export({ payload: Buffer.from(p.buffer, p.byteOffset, p.byteLength), count: m.count }, reply(m.id));
+    // the outcome (the delegate's ExportResult: code 0 sent, else failed) goes back with the id
+    delegate.export({ payload: Buffer.from(p.buffer, p.byteOffset, p.byteLength), count: m.count }, (result) =>
+      parentPort.postMessage({ id: m.id, failed: result.code !== 0 ? String((result.error && result.error.message) || result.error || 'failed') : undefined }),
+    );
   } else if (m.op === 'flush') delegate.forceFlush().then(reply(m.id), reply(m.id));
   else if (m.op === 'shutdown') delegate.shutdown().then(reply(m.id), reply(m.id));
 });
@@ -271,9 +289,12 @@ function workerModules(): WorkerModules {
   return { base, nodeHttp: require.resolve(`${name}/node-http`), undici: require.resolve('undici'), version };
 }
 
+/** the outcome of an export the thread can no longer report (stopped, or failed) */
+const GONE = 'the exporter thread is stopped';
+
 export class WorkerExporter {
   private readonly worker: Worker;
-  private readonly waiting = new Map<number, () => void>();
+  private readonly waiting = new Map<number, (failed?: string) => void>();
   private next = 0;
   private gone = false;
 
@@ -284,16 +305,16 @@ export class WorkerExporter {
   constructor(url: string | undefined, contentType: string, onError: (e: Error) => void) {
     this.worker = new Worker(SCRIPT, { eval: true, workerData: { ...workerModules(), url, contentType } });
     this.worker.unref();
-    this.worker.on('message', (id: number) => {
-      const done = this.waiting.get(id);
-      this.waiting.delete(id);
-      done?.();
+    this.worker.on('message', (m: { id: number; failed?: string }) => {
+      const done = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      done?.(m.failed);
     });
     const end = () => {
       this.gone = true;
       const all = [...this.waiting.values()];
       this.waiting.clear();
-      for (const done of all) done();
+      for (const done of all) done(GONE);
     };
     this.worker.on('error', (e) => {
       onError(e);
@@ -302,9 +323,9 @@ export class WorkerExporter {
     this.worker.on('exit', end);
   }
 
-  private ask(message: { op: string; payload?: Buffer; count?: number }, done: () => void, transfer?: ArrayBuffer[]): void {
+  private ask(message: { op: string; payload?: Buffer; count?: number }, done: (failed?: string) => void, transfer?: ArrayBuffer[]): void {
     if (this.gone) {
-      done();
+      done(GONE);
       return;
     }
     const id = ++this.next;
@@ -313,10 +334,11 @@ export class WorkerExporter {
   }
 
   /**
-   * Sends a batch; `done` once it is finished. The payload's memory is transferred: the caller
-   * gives it up (the encoders write each batch into a Buffer of its own, never reused).
+   * Sends a batch; `done` once it is finished, with undefined when it was sent, else why not. The
+   * payload's memory is transferred: the caller gives it up (the encoders write each batch into a
+   * Buffer of its own, never reused).
    */
-  export(batch: EncodedBatch, done: () => void): void {
+  export(batch: EncodedBatch, done: (failed?: string) => void): void {
     const p = batch.payload;
     // a Buffer of node's shared pool must not be transferred (it would detach the pool): copied then
     let payload = p;
@@ -328,11 +350,11 @@ export class WorkerExporter {
   }
 
   forceFlush(): Promise<void> {
-    return new Promise((resolve) => this.ask({ op: 'flush' }, resolve));
+    return new Promise((resolve) => this.ask({ op: 'flush' }, () => resolve()));
   }
 
   async shutdown(): Promise<void> {
-    await new Promise<void>((resolve) => this.ask({ op: 'shutdown' }, resolve));
+    await new Promise<void>((resolve) => this.ask({ op: 'shutdown' }, () => resolve()));
     this.gone = true;
     await this.worker.terminate();
   }
@@ -342,7 +364,7 @@ export class WorkerExporter {
     this.gone = true;
     const all = [...this.waiting.values()];
     this.waiting.clear();
-    for (const done of all) done();
+    for (const done of all) done(GONE);
     void this.worker.terminate();
   }
 }

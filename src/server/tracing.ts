@@ -677,12 +677,32 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   let closed = false;
   /** exports not finished yet, each with its span count */
   const pending = new Map<Promise<void>, number>();
+  /** spans of exports the endpoint refused or that failed, not yet in a warning (warned at most once a minute) */
+  let failed = 0;
+  /** the last failure's reason */
+  let failedError = '';
+  let failedWarnedAt = -Infinity;
+  let stopped = false;
+  const warnFailed = (): void => {
+    if (failed === 0) return;
+    log.warn(
+      { type: 'startup', detail: { kind: 'tracing', failed_spans: failed, error: failedError } },
+      'spans not exported: the OTLP endpoint refused them or could not be reached',
+    );
+    failed = 0;
+    failedWarnedAt = performance.now();
+  };
   const exportBatch = (batch: EncodedBatch): Promise<void> => {
     const p = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, exportTimeoutMs);
       t.unref();
-      delegate.export(batch, () => {
+      delegate.export(batch, (error) => {
         clearTimeout(t);
+        if (error !== undefined && !stopped) {
+          failed += batch.count;
+          failedError = error;
+          if (performance.now() - failedWarnedAt >= 60_000) warnFailed();
+        }
         resolve();
       });
     });
@@ -922,12 +942,14 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
         // the grace period is over: what is still being sent (or retried) is given up
         let unexported = 0;
         for (const n of pending.values()) unexported += n;
+        stopped = true;
         delegate.stop();
         log.warn(
           { type: 'shutdown', detail: { kind: 'tracing', unexported_spans: unexported } },
           'spans not exported: the OTLP endpoint had not taken them when the shutdown grace period ended',
         );
       }
+      warnFailed();
       if (dropped)
         log.warn({ type: 'startup', detail: { kind: 'tracing', dropped_spans: dropped } }, 'spans dropped: the OTLP endpoint was slower than the traffic');
     },

@@ -35,9 +35,15 @@ const receiver: Server = createServer((req, res) => {
   req.on('data', (d: Buffer) => parts.push(d));
   req.on('end', () => {
     posts++;
-    for (const rs of decodeTraces(req.headers['content-type'], Buffer.concat(parts)).resourceSpans) for (const ss of rs.scopeSpans) received.push(...ss.spans);
+    let refused = false;
+    for (const rs of decodeTraces(req.headers['content-type'], Buffer.concat(parts)).resourceSpans)
+      for (const ss of rs.scopeSpans) {
+        received.push(...ss.spans);
+        refused ||= ss.spans.some((s) => s.name.startsWith('refused.'));
+      }
     for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i]!()) waiters.splice(i, 1);
-    res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+    // a batch with a span named refused.* is answered 400 (the exporter does not retry it)
+    res.writeHead(refused ? 400 : 200, { 'content-type': 'application/x-protobuf' });
     res.end();
   });
 });
@@ -104,6 +110,20 @@ test('the bound counts the batch being written: 3 spans in one turn, 5 in the ne
   assert.deepEqual(names('turns.'), ['turns.0', 'turns.1', 'turns.2', 'turns.3', 'turns.4', 'turns.5']);
 });
 
+test('spans of an export the endpoint refuses are warned about at once, later ones at most once a minute (the rest at shutdown)', async () => {
+  const failedWarnings = () => warnings.filter((w) => JSON.stringify(w).includes('failed_spans'));
+  t.start('refused.0').end();
+  t.start('refused.1').end();
+  await t.flush();
+  assert.equal(failedWarnings().length, 1, JSON.stringify(warnings));
+  assert.match(JSON.stringify(failedWarnings()[0]), /"failed_spans":2,"error":"Bad Request"/);
+  t.start('refused.2').end();
+  t.start('refused.3').end();
+  t.start('refused.4').end();
+  await t.flush();
+  assert.equal(failedWarnings().length, 1, 'not again within the minute');
+});
+
 test('spans past OTEL_BSP_MAX_QUEUE_SIZE in one turn are dropped (counted at shutdown, with the 2 above); the rest are exported', async () => {
   const before = posts;
   for (let i = 0; i < 9; i++) t.start(`bound.${i}`).end();
@@ -116,5 +136,9 @@ test('spans past OTEL_BSP_MAX_QUEUE_SIZE in one turn are dropped (counted at shu
   assert.ok(
     warnings.some((w) => JSON.stringify(w).includes('"dropped_spans":5')),
     `the 5 dropped spans (2 and 3) are reported: ${JSON.stringify(warnings)}`,
+  );
+  assert.ok(
+    warnings.some((w) => JSON.stringify(w).includes('"failed_spans":3,"error":"Bad Request"')),
+    `the 3 refused spans not warned about yet are reported: ${JSON.stringify(warnings)}`,
   );
 });
