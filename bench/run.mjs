@@ -50,10 +50,14 @@ const HELP = `usage: npm run bench -- [options]     (or: node bench/run.mjs [opt
   --max-seconds 570         hard time budget: stop loading, report what was measured
   --autogroup off           Linux's kernel.sched_autogroup_enabled for the run (off, on; default: left
                             as it is), restored afterwards (root only). With autogroup on, each
-                            session is one scheduling group: PostgreSQL's backends, the servers (this
-                            session) and wrk (a session of its own) share the cores as three groups,
+                            session is one scheduling group: PostgreSQL's backends, each server and
+                            wrk (each in a session of its own) share the cores as groups,
                             which shapes the saturated p99s (bench/README.md). The setting is printed
                             with the results either way
+  --server-session own      where the servers run: own (default: each in a session of its own, as a
+                            service manager or a container runtime starts one; with autogroup on, its
+                            own scheduling group) or shared (this runner's session, as before
+                            2026-11-30)
   --out bench/RESULTS.md    where to write the results ('-' for nowhere)
   --events                  afterwards, the event-delivery benchmark (bench/events.mjs, results in
                             bench/EVENTS.md); alone: npm run bench:events
@@ -85,6 +89,7 @@ try {
       subscriptions: { type: 'boolean', default: false },
       'max-seconds': { type: 'string', default: '570' },
       autogroup: { type: 'string' },
+      'server-session': { type: 'string', default: 'own' },
       out: { type: 'string', default: join(HERE, 'RESULTS.md') },
       help: { type: 'boolean', default: false },
     },
@@ -154,6 +159,8 @@ if (opts.autogroup !== undefined) {
   }
 }
 const autogroupNow = readAutogroup();
+if (opts['server-session'] !== 'shared' && opts['server-session'] !== 'own') fail('--server-session: shared or own');
+const OWN_SERVER_SESSION = opts['server-session'] === 'own';
 const scenarios = list('scenarios', SCENARIO_IDS).map((id) => byId[id]);
 const targetNames = list('targets', ALL_TARGETS, EXTRA_TARGETS);
 if (targetNames.includes('base') && !opts['base-dist'] && !opts['base-env']) fail('target base needs --base-dist DIR (the dist/ of another build) or --base-env K=V');
@@ -457,7 +464,7 @@ async function startTarget(t) {
   // the server writes its log to the file itself: the runner (which also runs the
   // load generator) must not spend CPU copying log lines during the measurement
   const fd = openSync(logFile, 'a');
-  const child = spawn(t.cmd, t.args, { cwd: t.cwd, env: t.env, stdio: ['ignore', fd, fd] });
+  const child = spawn(t.cmd, t.args, { cwd: t.cwd, env: t.env, stdio: ['ignore', fd, fd], detached: OWN_SERVER_SESSION });
   closeSync(fd);
   children.add(child);
   t.child = child;
@@ -799,7 +806,7 @@ function machineFacts(pgVersion, targets) {
   ];
   if (autogroupNow !== undefined)
     facts.push(
-      `- scheduler: autogroup ${autogroupNow === '1' ? 'on' : 'off'} (kernel.sched_autogroup_enabled=${autogroupNow}${autogroupNow !== autogroupBefore ? `, set by --autogroup for this run, ${autogroupBefore} before` : ''})`,
+      `- scheduler: autogroup ${autogroupNow === '1' ? 'on' : 'off'} (kernel.sched_autogroup_enabled=${autogroupNow}${autogroupNow !== autogroupBefore ? `, set by --autogroup for this run, ${autogroupBefore} before` : ''}); servers ${OWN_SERVER_SESSION ? 'each in a session of its own (--server-session own)' : "in the runner's session"}`,
     );
   for (const t of targets) {
     if (t.name === 'svc-nolog') facts.push('- svc-nolog: as svc with `--enabled-log-types startup,webhook-log,websocket-log` (no http-log line)');
