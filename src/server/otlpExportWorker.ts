@@ -104,13 +104,17 @@ function undiciTransport() {
   /** https: the TLS material of the package's agent, read once */
   let connectOptions;
   const tlsReady =
-    target.protocol === 'https:'
-      ? Promise.resolve(options.agentFactory('https:')).then((agent) => {
-          const o = (agent && agent.options) || {};
-          connectOptions = {};
-          for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) if (o[k] !== undefined) connectOptions[k] = o[k];
-        })
+    target.protocol === 'https:' && typeof options.agentFactory === 'function'
+      ? Promise.resolve()
+          .then(() => options.agentFactory('https:'))
+          .then((agent) => {
+            const o = (agent && agent.options) || {};
+            connectOptions = {};
+            for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) if (o[k] !== undefined) connectOptions[k] = o[k];
+          })
       : Promise.resolve();
+  // a failure fails each export (prepare awaits it), never the thread
+  tlsReady.catch(() => undefined);
   async function prepare(data) {
     await tlsReady;
     const headers = {};
