@@ -28,6 +28,7 @@
  *   is counted (`errors`): logging never takes the server down.
  */
 import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 export interface LogStreamOptions {
   /** bytes of a chunk: written once full (default 65,536) */

@@ -15,6 +15,7 @@ import type { CancelToken } from '../core/cancel.js';
 import { tracing, type Span, type Tracing } from '../core/tracing.js';
 import type { Attributes } from '@opentelemetry/api';
 import type { HistogramChild } from '../core/histogram.js';
+import { performance } from 'node:perf_hooks';
 
 export interface Queryable {
   query(text: string, values?: unknown[]): Promise<QueryResultLike>;

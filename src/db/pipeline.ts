@@ -35,6 +35,7 @@
 import type pg from 'pg';
 import type { CancelToken } from '../core/cancel.js';
 import { clientWentAway, type QueryResultLike } from './statement.js';
+import { performance } from 'node:perf_hooks';
 
 /** statements whose running time's floor is under this are pipelined (ms) */
 export const FAST_MS = 5;

@@ -26,6 +26,7 @@ import { runCached, writtenTables } from './cached.js';
 
 import type { Attributes } from '@opentelemetry/api';
 import { tracing, type Span } from '../core/tracing.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * The `query-log` line (deployment/logging.rst), when that log type is enabled: the GraphQL

@@ -13,6 +13,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { checkOutboundHost, guardedLookup, outboundPolicy, type OutboundPolicy } from './outbound.js';
 import { tracing, type Span } from '../core/tracing.js';
 import type { FastHistogram } from '../core/histogram.js';
+import { performance } from 'node:perf_hooks';
 
 /** connections kept per origin (a webhook's, a remote schema's), as node:http's maxSockets was */
 const CONNECTIONS_PER_ORIGIN = 256;

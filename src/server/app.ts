@@ -29,6 +29,7 @@ import { registerConsole } from './console.js';
 import { registerProjectApi } from './project.js';
 import { tracing, type Span } from '../core/tracing.js';
 import type { GraphQLHandlers, SessionResolver } from './handlers.js';
+import { performance } from 'node:perf_hooks';
 
 const notFound = () => new SvcError(404, 'not-found', 'resource does not exist');
 

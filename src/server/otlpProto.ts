@@ -65,6 +65,8 @@ export const tag = (field: number, wire: 0 | 1 | 2 | 5): number => (field << 3) 
 
 export class ProtoWriter {
   buf: Buffer;
+  /** `buf` as a DataView: ids and times written a 32-bit word at a time (one bounds check for four bytes) */
+  private view: DataView;
   pos = 0;
 
   /**
@@ -76,6 +78,7 @@ export class ProtoWriter {
     readonly keys: Map<string, Buffer> = new Map(),
   ) {
     this.buf = Buffer.allocUnsafeSlow(size);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   }
 
   /** room for `n` more bytes */
@@ -86,6 +89,7 @@ export class ProtoWriter {
     const bigger = Buffer.allocUnsafeSlow(size);
     this.buf.copy(bigger, 0, 0, this.pos);
     this.buf = bigger;
+    this.view = new DataView(bigger.buffer, bigger.byteOffset, bigger.length);
   }
 
   byte(b: number): void {
@@ -130,29 +134,23 @@ export class ProtoWriter {
     const lo = low - carry * 0x100000000;
     const hi = h * 1e6 + carry;
     this.room(8);
-    const b = this.buf;
     const p = this.pos;
-    b[p] = lo & 0xff;
-    b[p + 1] = (lo >>> 8) & 0xff;
-    b[p + 2] = (lo >>> 16) & 0xff;
-    b[p + 3] = lo >>> 24;
-    b[p + 4] = hi & 0xff;
-    b[p + 5] = (hi >>> 8) & 0xff;
-    b[p + 6] = (hi >>> 16) & 0xff;
-    b[p + 7] = hi >>> 24;
+    this.view.setUint32(p, lo, true);
+    this.view.setUint32(p + 4, hi, true);
     this.pos = p + 8;
   }
 
   double(v: number): void {
     this.room(8);
-    this.buf.writeDoubleLE(v, this.pos);
+    this.view.setFloat64(this.pos, v, true);
     this.pos += 8;
   }
 
   /**
    * field `field`: `n` bytes (16 or 8: a trace or span id) of `ids` from byte `at` (a multiple of
-   * 4), read as 32-bit words: a quarter of the loads and bounds checks of a byte loop (the byte loop
-   * was the encoder's costliest function, ~6k instructions a traced request; callgrind)
+   * 4), read as 32-bit words and written as such through a DataView in the host's byte order (the
+   * bytes as they were): a byte loop was the encoder's costliest function (~6k instructions a traced
+   * request), byte stores of the words ~3.7k (callgrind)
    */
   id(field: number, ids: IdBytes, at: number, n: number): void {
     this.room(2 + n);
@@ -160,19 +158,10 @@ export class ProtoWriter {
     let p = this.pos;
     b[p++] = tag(field, 2);
     b[p++] = n;
-    if (!LITTLE_ENDIAN) {
-      for (let i = at; i < at + n; i++) b[p++] = ids.bytes[i]!;
-      this.pos = p;
-      return;
-    }
     const words = ids.words;
+    const view = this.view;
     for (let i = at >>> 2, end = (at + n) >>> 2; i < end; i++) {
-      // little-endian words of the id's bytes: written back byte by byte, in order (a store keeps the low 8 bits)
-      const v = words[i]!;
-      b[p] = v;
-      b[p + 1] = v >>> 8;
-      b[p + 2] = v >>> 16;
-      b[p + 3] = v >>> 24;
+      view.setUint32(p, words[i]!, LITTLE_ENDIAN);
       p += 4;
     }
     this.pos = p;

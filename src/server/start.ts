@@ -12,6 +12,7 @@ import { createSessionResolver } from './auth/resolver.js';
 import { graphqlHandlers } from './graphql.js';
 import { startTracing } from './tracing.js';
 import { Histograms } from '../core/histogram.js';
+import { performance } from 'node:perf_hooks';
 
 export interface RunningSvc {
   url: string;

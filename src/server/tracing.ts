@@ -37,6 +37,7 @@ import { installTracing, tracing, type SpanKindName, type Tracing } from '../cor
 import { VERSION } from '../version.js';
 import { attributes, encodedString, IdBytes, keyValue, ProtoWriter, tag } from './otlpProto.js';
 import { WorkerExporter, type EncodedBatch } from './otlpExportWorker.js';
+import { performance } from 'node:perf_hooks';
 
 /** The traces URL: the flag (a base URL like OTEL_EXPORTER_OTLP_ENDPOINT, or the full …/v1/traces URL), else undefined (the exporter reads OTEL_*). */
 export function otlpTracesUrl(config: Pick<Config, 'otlpEndpoint'>, env: NodeJS.ProcessEnv = process.env): { url?: string; configured: boolean } {

@@ -35,6 +35,7 @@ import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
 import type { ChangedTables } from '../changes/tracker.js';
 import { joinRow, leaveRow, replanned, RowIds, type CohortRows } from './cohort.js';
+import { performance } from 'node:perf_hooks';
 
 /** What the manager needs of the change tracker (changes/tracker.ts). */
 export interface ChangeSource {

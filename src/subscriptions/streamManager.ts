@@ -28,6 +28,7 @@ import type { StreamPlan } from './streamPlan.js';
 import { batchParams } from '../execute/multiplex.js';
 import { Semaphore } from '../core/semaphore.js';
 import { joinRow, leaveRow, replanned, RowIds, type CohortRows } from './cohort.js';
+import { performance } from 'node:perf_hooks';
 
 export interface StreamSubscriber {
   /** a batch of rows (a response text) */

@@ -18,6 +18,7 @@ import { relayExtension, relayRootFields } from './relay.js';
 import { functionRootFields, tableRootFields } from './select.js';
 import type { RootFieldConfig } from '../extensions.js';
 import { tableStreamRootFields } from './stream.js';
+import { performance } from 'node:perf_hooks';
 
 export interface RoleSchema {
   role: string;

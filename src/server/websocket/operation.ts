@@ -26,6 +26,7 @@ import type { StreamPlan } from '../../subscriptions/streamPlan.js';
 import type { Session } from '../auth/session.js';
 import { toSvcError } from '../errors.js';
 import type { OperationConnection as Connection, RunningOperation as Operation } from './context.js';
+import { performance } from 'node:perf_hooks';
 
 /** Runs a registered operation under session `s`. */
 export function runOperation(conn: Connection, op: Operation, s: Session): void {
