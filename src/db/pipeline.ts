@@ -37,8 +37,16 @@ import type { CancelToken } from '../core/cancel.js';
 import { clientWentAway, type QueryResultLike } from './statement.js';
 import { performance } from 'node:perf_hooks';
 
-/** statements whose running time's floor is under this are pipelined (ms) */
-export const FAST_MS = 5;
+/**
+ * statements whose running time's floor is under this are pipelined (ms). What a lane saves is a
+ * backend's wake-up and a round trip per statement (tens of µs): it matters for sub-millisecond
+ * reads, while a lane runs its statements one after another on one backend and each waits for
+ * those ahead of it. At 5 ms a 1,000-row read (the bench's f_large: ~3 ms of PostgreSQL, a 194 KB
+ * answer) went onto the lanes, up to 32 deep, two backends doing what sixteen could; 32 statements
+ * of 3 ms at once (pg_sleep: waiting, as on I/O or a lock) took 66 ms pipelined against 13 ms on
+ * the pool's connections (2026-11-30).
+ */
+export const FAST_MS = 1;
 /** a lane with statements in flight and no answer for this long takes no more (ms) */
 export const STUCK_MS = 20;
 /** a lane with no progress for this long, while statements were answered elsewhere, has those behind its first run again (ms) */

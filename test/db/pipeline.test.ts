@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { CancelToken } from '../../src/core/cancel.js';
 import { defaultPipelineLanes, openDb, type Db } from '../../src/db/db.js';
-import { RESCUE_MS, type PipelineStats } from '../../src/db/pipeline.js';
+import { FAST_MS, RESCUE_MS, type PipelineStats } from '../../src/db/pipeline.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 type PipelinedDb = Db & { pipelineStats(): PipelineStats };
@@ -87,6 +87,21 @@ describe('pipelined reads', () => {
     assert.ok(s.lanes >= 1 && s.lanes <= 2, `lanes ${s.lanes}`);
     // 600 at once: the lanes take up to their depth each, the rest run on connections of their own
     assert.ok(s.pipelined - before >= 32, `pipelined ${s.pipelined - before}`);
+  });
+
+  test('a statement that takes milliseconds is never pipelined: on a lane it would hold up those behind it', async () => {
+    const db = await open(2);
+    await warm(db, 'by_id', BY_ID, [1]); // the lanes are there
+    // 2 ms a run (a statement waiting on I/O, say): over FAST_MS (1 ms). Pipelined (as under the
+    // 5 ms of before), 40 at once would run one after another on two backends, ~40 ms, instead of
+    // side by side on the pool's connections
+    assert.ok(FAST_MS <= 1.5);
+    const SLOW = 'select pg_sleep($1::float8) is not null as slept';
+    const before = db.pipelineStats().pipelined;
+    for (let i = 0; i < 5; i++) await db.prepared('slow', SLOW, [0.002]);
+    const all = await Promise.all(Array.from({ length: 40 }, () => db.prepared('slow', SLOW, [0.002])));
+    assert.equal(all.length, 40);
+    assert.equal(db.pipelineStats().pipelined, before);
   });
 
   test('a statement that fails fails alone; those around it are answered', async () => {
