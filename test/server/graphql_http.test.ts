@@ -5,6 +5,7 @@
  * query strings, the http-log line; and the plan cache's eviction.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { PlanCache } from '../../src/execute/planCache.js';
@@ -153,6 +154,43 @@ describe('GraphQL over HTTP', () => {
     assert.equal(bad.detail.http_info.status, 200);
     assert.deepEqual(bad.detail.operation.error, { path: '$', error: 'Error in $: not enough input', code: 'invalid-json' });
     assert.equal(version.detail.http_info.url, '/v1/version');
+  });
+
+  test('an uncompressed answer is the UTF-8 bytes of the text, Content-Length counting bytes (small and large, multi-byte)', async () => {
+    // the body goes out as bytes written after the head (not a string node:http would join to the head)
+    const long = 'é€😀'.repeat(30_000); // 270,000 bytes in 90,000 UTF-16 units
+    await query(s.url, { type: 'run_sql', args: { sql: "insert into item values (3, 'ü€😀'), (4, repeat('é€😀', 30000))" } });
+    try {
+      for (const [id, name] of [
+        [3, 'ü€😀'],
+        [4, long],
+      ] as const) {
+        lines.length = 0;
+        const body = JSON.stringify({ query: `{ item_by_pk(id: ${id}) { id name } }` });
+        // node:http sends no Accept-Encoding: the answer is not compressed
+        const r = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+          const req = http.request(`${s.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }));
+            res.on('error', reject);
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['content-encoding'], undefined);
+        const want = `{"data":{"item_by_pk":{"id":${id},"name":${JSON.stringify(name)}}}}`;
+        assert.equal(Number(r.headers['content-length']), Buffer.byteLength(want));
+        assert.equal(r.bytes.length, Buffer.byteLength(want));
+        assert.equal(r.bytes.toString('utf8'), want);
+        for (let i = 0; i < 100 && !lines.some((l) => l.includes('http-log')); i++) await new Promise((res) => setImmediate(res));
+        const log = lines.map((l) => JSON.parse(l)).find((l) => l.type === 'http-log');
+        assert.equal(log?.detail.operation.response_size, Buffer.byteLength(want));
+      }
+    } finally {
+      await query(s.url, { type: 'run_sql', args: { sql: 'delete from item where id in (3, 4)' } });
+    }
   });
 });
 
