@@ -18,7 +18,7 @@ import type { RoleSchema } from '../schema/graphql/schema.js';
 import { checkLeaf, type SelectionParser } from '../schema/graphql/select.js';
 import { compileSql, type CompiledSql } from '../sql/ast.js';
 import { compileMutation, type RaisedError } from '../sql/mutation.js';
-import { rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
+import { rootResponseSql, rootStatementSql, type SelectCompileOptions } from '../sql/select.js';
 import { planRemote, type RemotePlan } from './remotePlan.js';
 import { cachedDirective, type CachedArgs } from '../cache/directive.js';
 import { normalisedQuery, type CachePolicy } from '../cache/policy.js';
@@ -149,16 +149,6 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   if (dbFields.length > MAX_ROOT_FIELDS) {
     throw validationError(`a query may select at most ${MAX_ROOT_FIELDS} root fields; this one selects ${dbFields.length}: split it`, '$');
   }
-  let statement: QueryPlan['statement'] = null;
-  let sessionVars: string[] = [];
-  let multiplexed: CompiledSql | undefined;
-  if (dbFields.length > 0) {
-    const root = rootStatementSql(dbFields, opts);
-    const compiled = compileSql(root);
-    statement = { name: statementName(compiled.text), compiled };
-    sessionVars = compiled.sessionVars;
-    if (opType === 'subscription') multiplexed = compileSql(root, undefined, multiplexedParam);
-  }
   let col = 0;
   const planFields: PlanField[] = fields.map((f): PlanField => {
     if (f.kind === 'const') return { alias: f.alias, kind: 'const', json: f.json };
@@ -166,17 +156,41 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
     if (f.kind === 'remote') return { alias: f.alias, kind: 'remote' };
     return { alias: f.alias, kind: 'db', column: col++, ir: f };
   });
+  let response = responseTemplate(planFields);
+  let statement: QueryPlan['statement'] = null;
+  let sessionVars: string[] = [];
+  let multiplexed: CompiledSql | undefined;
+  if (dbFields.length > 0) {
+    const whole = opType === 'query' && !remote && dbFields.length === fields.filter((f) => f.kind !== 'const').length && wholeResponse(response);
+    const root = whole ? rootResponseSql(dbFields[0]!, response!.texts[0]!, response!.texts[1]!, opts) : rootStatementSql(dbFields, opts);
+    if (whole) response = { texts: ['', ''], columns: ['0'] };
+    const compiled = compileSql(root);
+    statement = { name: statementName(compiled.text), compiled };
+    sessionVars = compiled.sessionVars;
+    if (opType === 'subscription') multiplexed = compileSql(root, undefined, multiplexedParam);
+  }
   return {
     opType,
     structural: ctx.structural,
     fields: planFields,
     statement,
     sessionVars,
-    response: responseTemplate(planFields),
+    response,
     remote,
     ...(multiplexed ? { multiplexed } : {}),
     ...(cached ? { cachedDirective: { args: cached, text: normalisedQuery(op) } } : {}),
   };
+}
+
+/**
+ * Whether PostgreSQL writes a query's whole response text (`rootResponseSql`): one database field
+ * with at most a little constant text around it (`__typename`s; not an introspection's JSON).
+ * The row's text is then the answer as it is sent: no string joined around it in JavaScript, which
+ * V8 would copy whole into a new string the first time it is read (on every read of a 194 KB
+ * answer, one more large-object string per request).
+ */
+function wholeResponse(r: QueryPlan['response']): boolean {
+  return r !== undefined && r.columns.length === 1 && r.texts[0]!.length + r.texts[1]!.length <= 4096;
 }
 
 function responseTemplate(fields: PlanField[]): QueryPlan['response'] {

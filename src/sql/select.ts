@@ -347,6 +347,16 @@ export function rootStatementSql(fields: RootField[], opts: SelectCompileOptions
   )}`;
 }
 
+/**
+ * A query's one root field as the whole response text, `SELECT '<before>' || <json> || '<after>'`
+ * (`before`/`after`: the response's constant text around it, `{"data":{"<alias>":` and `}}`;
+ * a null field is `null`), in column "0".
+ */
+export function rootResponseSql(field: RootField, before: string, after: string, opts: SelectCompileOptions): Sql {
+  const c = new SelectCompiler(opts);
+  return sql`SELECT ${raw(quoteLiteral(before))}::text || coalesce((${c.root(field)})::text, 'null') || ${raw(quoteLiteral(after))}::text AS "0"`;
+}
+
 /** A root field as a standalone statement (explain): `SELECT <json> AS "root"`. */
 export function fieldStatementSql(f: RootField, opts: SelectCompileOptions): Sql {
   return sql`SELECT ${new SelectCompiler(opts).root(f)} AS "root"`;

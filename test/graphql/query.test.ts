@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { explainGraphQL, runGraphQL } from '../../src/execute/graphql.js';
+import { explainGraphQL, planRequest, runGraphQL } from '../../src/execute/graphql.js';
 import { PlanCache } from '../../src/execute/planCache.js';
 import { emptyMetadata, fixture, table, type Fixture } from './helpers.js';
 
@@ -335,6 +335,32 @@ describe('explain and v1alpha1', () => {
     assert.deepEqual(r, {
       errors: [{ extensions: { path: '$.selectionSet.nope', code: 'validation-failed' }, message: 'field "nope" not found in type: \'query_root\'' }],
     });
+  });
+});
+
+describe('a query of one database field: PostgreSQL writes the whole response text', () => {
+  const plan = (query: string) => planRequest(f.ctx(), { query }, new PlanCache()).plan;
+
+  test('constant fields around it are part of the statement; a missing row is null', async () => {
+    const q = '{ a: __typename author_by_pk(id: 1) { name } z: __typename }';
+    const p = plan(q);
+    assert.deepEqual(p.response, { texts: ['', ''], columns: ['0'] });
+    assert.match(p.statement!.compiled.text, /^SELECT '\{"data":\{"a":"query_root","author_by_pk":'::text \|\| coalesce\(/);
+    assert.match(p.statement!.compiled.text, /\|\| ',"z":"query_root"\}\}'::text AS "0"$/);
+    assert.equal(await run(q), '{"data":{"a":"query_root","author_by_pk":{"name":"A1"},"z":"query_root"}}');
+    assert.equal(await run('{ author_by_pk(id: 99) { name } }'), '{"data":{"author_by_pk":null}}');
+    assert.equal(await run('query ($id: Int!) { x: author_by_pk(id: $id) { id } }', { id: 2 }), '{"data":{"x":{"id":2}}}');
+  });
+
+  test('not with two database fields, a large constant (introspection) or a subscription: the row is spliced', async () => {
+    const two = plan('{ a: author_by_pk(id: 1) { id } b: author_by_pk(id: 2) { id } }');
+    assert.equal(two.response!.columns.length, 2);
+    assert.equal(await run('{ a: author_by_pk(id: 1) { id } b: author_by_pk(id: 2) { id } }'), '{"data":{"a":{"id":1},"b":{"id":2}}}');
+    const intro = plan('{ __schema { queryType { name } types { name } } author_by_pk(id: 1) { id } }');
+    assert.equal(intro.response!.texts[0]!.startsWith('{"data":{"__schema":'), true);
+    assert.ok(!intro.statement!.compiled.text.includes('__schema'));
+    const sub = plan('subscription { author_by_pk(id: 1) { id } }');
+    assert.deepEqual(sub.response, { texts: ['{"data":{"author_by_pk":', '}}'], columns: ['0'] });
   });
 });
 
