@@ -105,9 +105,11 @@ export function restHttp(
     const cookies = takeSetCookies(req.headers);
     if (cookies) headers['set-cookie'] = cookies;
     const finish = (payload: string | Buffer) => {
-      headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      // as bytes: node:http writes a Buffer after the head, where it would copy a string joined to it (graphqlHttp.ts)
+      const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+      headers['content-length'] = bytes.length;
       res.writeHead(a.status, headers);
-      res.end(payload);
+      res.end(bytes);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // one bounded endpoint label for every REST endpoint (not the URL: unbounded)
       engine.histograms.requestDuration.observe3(ms / 1000, '/api/rest', a.opType ?? 'unknown', a.error ? 'error' : 'success');
@@ -118,7 +120,7 @@ export function restHttp(
         requestId,
         failure: a.error,
         session: a.session,
-        responseSize: Buffer.byteLength(a.body),
+        responseSize: payload === a.body ? bytes.length : Buffer.byteLength(a.body),
         query: a.error ? a.query : undefined,
       });
     };

@@ -7,6 +7,7 @@
  * REST call checked against the OpenAPI document (validated by a standard OpenAPI validator).
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
@@ -268,6 +269,30 @@ describe('REST endpoints', () => {
     // percent-encoded path segments are decoded
     r = await call(s.url, 'GET', '/api/rest/authors/%31');
     assert.equal(r.body.author_by_pk.id, 1);
+  });
+
+  test('an uncompressed answer is the UTF-8 bytes of the data, Content-Length counting bytes', async () => {
+    await query(s.url, { type: 'run_sql', args: { sql: "insert into author (id, name) values (9, 'Zoë ' || repeat('€😀', 20000))" } });
+    try {
+      // node:http sends no Accept-Encoding: the answer is not compressed
+      const r = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+        http
+          .get(`${s.url}/api/rest/authors/9`, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }));
+            res.on('error', reject);
+          })
+          .on('error', reject);
+      });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['content-encoding'], undefined);
+      const want = JSON.stringify({ author_by_pk: { id: 9, name: `Zoë ${'€😀'.repeat(20000)}`, articles: [] } });
+      assert.equal(Number(r.headers['content-length']), Buffer.byteLength(want));
+      assert.equal(r.bytes.toString('utf8'), want);
+    } finally {
+      await query(s.url, { type: 'run_sql', args: { sql: 'delete from author where id = 9' } });
+    }
   });
 
   test('errors: 404, 405 with Allow, unexpected / repeated variables, bad JSON, type mismatches', async () => {
