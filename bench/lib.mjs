@@ -1,7 +1,7 @@
 // Helpers shared by the benchmark scripts (bench/*.mjs): PostgreSQL admin statements, free ports,
 // waiting for a server, the bench metadata loaded into a Svc, wrk's POST script, and per-process
 // CPU read from /proc. Not part of `npm test`.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -76,6 +76,21 @@ export function procTicks(pid) {
   } catch {
     return 0;
   }
+}
+
+/** CPU ms (user + system) of each thread of a process (tid → ms), from /proc/<pid>/task */
+export function threadsMs(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return out;
 }
 
 /** CPU time (ns) a process has run, from /proc/<pid>/schedstat; 0 when it is gone. */

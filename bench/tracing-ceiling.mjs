@@ -11,12 +11,12 @@
 //
 //   node bench/tracing-ceiling.mjs [--rounds 5] [--duration 6] [--connections 32] [--bytes 1100] [--batch 128]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, waitHttp } from './lib.mjs';
+import { freePort, threadsMs, waitHttp } from './lib.mjs';
 import { HERE } from './scenarios.mjs';
 
 const { values: o } = parseArgs({
@@ -44,20 +44,6 @@ const sinkBytes = () =>
       .on('error', reject);
   });
 
-/** CPU ms (user + system) of each thread of a process, from /proc */
-function threadsMs(pid) {
-  const out = new Map();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
-    } catch {
-      /* the thread ended */
-    }
-  }
-  return out;
-}
 const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

@@ -18,7 +18,8 @@
 // Prints req/s and p99 per target and round, and the median per target. The database is
 // svc_bench_obs (10,000 articles: a_pk is a primary-key lookup, the table size does not matter).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { threadsMs } from './lib.mjs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -108,20 +109,6 @@ function cpuMs(pid) {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
-/** CPU ms of each thread of a process (tid → ms), from /proc/<pid>/task */
-function threadsMs(pid) {
-  const out = new Map();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
-    } catch {
-      /* the thread ended */
-    }
-  }
-  return out;
-}
 
 function wrk(base, seconds, pid, sinkPid) {
   const c0 = pid ? cpuMs(pid) : 0;
