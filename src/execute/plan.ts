@@ -161,7 +161,7 @@ export function compilePlan(rs: RoleSchema, op: Operation, vars: CoercedVariable
   let sessionVars: string[] = [];
   let multiplexed: CompiledSql | undefined;
   if (dbFields.length > 0) {
-    const whole = opType === 'query' && !remote && dbFields.length === fields.filter((f) => f.kind !== 'const').length && wholeResponse(response);
+    const whole = opType === 'query' && !remote && !fields.some((f) => f.kind === 'action') && wholeResponse(response);
     const root = whole ? rootResponseSql(dbFields[0]!, response!.texts[0]!, response!.texts[1]!, opts) : rootStatementSql(dbFields, opts);
     if (whole) response = { texts: ['', ''], columns: ['0'] };
     const compiled = compileSql(root);
