@@ -220,6 +220,12 @@ export interface DbOptions {
   connections: number;
   /** pool connections that carry pipelined fast reads (pipeline.ts); default min(2, connections / 4) */
   pipelineLanes?: number;
+  /**
+   * statements whose running time's floor is under this are pipelined (ms; default pipeline.ts's
+   * FAST_MS). Not a setting: tests raise it, so that a loaded machine's timings do not decide
+   * whether the statements they send go onto a lane
+   */
+  pipelineFastMs?: number;
   idleTimeoutSeconds?: number;
   usePreparedStatements: boolean;
   /** URL of LISTEN connections (a direct one when databaseUrl is a transaction-mode pooler); default databaseUrl */
@@ -319,7 +325,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       return c;
     };
     const db = new PoolDb('pg', pool, opts.usePreparedStatements, connect(opts.databaseUrl), undefined, undefined, connect(opts.listenUrl ?? opts.databaseUrl));
-    db.pipeline(opts.pipelineLanes ?? defaultPipelineLanes(opts.connections));
+    db.pipeline(opts.pipelineLanes ?? defaultPipelineLanes(opts.connections), opts.pipelineFastMs);
     if (opts.poolWait) db.timePoolWaits(opts.poolWait);
     try {
       await firstContact(db, opts);
@@ -530,11 +536,13 @@ class PoolDb implements Db {
     return { lanes: l?.size ?? 0, stuck: l?.stuck ?? 0, pipelined: l?.pipelined ?? 0, rerun: l?.rerun ?? 0 };
   }
 
-  /** pipelines fast named reads on up to `lanes` pool connections (0: off) */
-  pipeline(lanes: number): void {
+  /** pipelines fast named reads on up to `lanes` pool connections (0: off); `fastMs`: DbOptions.pipelineFastMs */
+  pipeline(lanes: number, fastMs?: number): void {
     this.lanes?.close();
     this.lanes =
-      lanes > 0 && this.kind === 'pg' && this.usePrepared ? new Lanes({ lanes, depth: PIPELINE_DEPTH, acquire: (cb) => this.pool.connect(cb) }) : undefined;
+      lanes > 0 && this.kind === 'pg' && this.usePrepared
+        ? new Lanes({ lanes, depth: PIPELINE_DEPTH, acquire: (cb) => this.pool.connect(cb), ...(fastMs !== undefined ? { fastMs } : {}) })
+        : undefined;
   }
   private learnColumns(name: string, columns: readonly string[]): void {
     if (this.columns.size >= 10_000) this.columns.clear();

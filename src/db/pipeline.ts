@@ -93,6 +93,8 @@ export interface LanesOptions {
   lanes: number;
   /** the most statements in flight on one lane */
   depth: number;
+  /** statements whose running time's floor is under this are pipelined (ms; default FAST_MS) */
+  fastMs?: number;
   /** a connection of the pool, for a new lane */
   acquire(cb: (err: Error | undefined, client?: pg.PoolClient, release?: (err?: Error | boolean) => void) => void): void;
 }
@@ -124,7 +126,11 @@ export class Lanes {
   /** statements run again elsewhere because they waited behind a stuck one */
   rerun = 0;
 
-  constructor(private readonly opts: LanesOptions) {}
+  private readonly fastMs: number;
+
+  constructor(private readonly opts: LanesOptions) {
+    this.fastMs = opts.fastMs ?? FAST_MS;
+  }
 
   /** lanes open now */
   get size(): number {
@@ -166,7 +172,7 @@ export class Lanes {
   ): Promise<QueryResultLike> | undefined {
     if (this.closing || !name) return undefined;
     const t = this.took.get(name);
-    if (t === undefined || t >= FAST_MS) return undefined;
+    if (t === undefined || t >= this.fastMs) return undefined;
     const now = performance.now();
     let lane: Lane | undefined;
     for (const l of this.lanes) {
