@@ -122,6 +122,7 @@ export class Engine {
       dataDir: config.dataDir,
       connections: config.pgConnections,
       ...(config.pgPipelineLanes !== undefined ? { pipelineLanes: config.pgPipelineLanes } : {}),
+      ...(config.pgPipelineFastMs !== undefined ? { pipelineFastMs: config.pgPipelineFastMs } : {}),
       idleTimeoutSeconds: config.pgTimeout,
       usePreparedStatements: config.usePreparedStatements,
       ...(config.listenDatabaseUrl ? { listenUrl: config.listenDatabaseUrl } : {}),
@@ -146,6 +147,7 @@ export class Engine {
           pool: {
             connections: config.pgConnections,
             ...(config.pgPipelineLanes !== undefined ? { pipelineLanes: config.pgPipelineLanes } : {}),
+            ...(config.pgPipelineFastMs !== undefined ? { pipelineFastMs: config.pgPipelineFastMs } : {}),
             idleTimeoutSeconds: config.pgTimeout,
             usePreparedStatements: config.usePreparedStatements,
             acquireTimeoutMs: config.poolAcquireTimeout * 1000,

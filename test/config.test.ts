@@ -93,10 +93,14 @@ describe('parseConfig', () => {
     assert.equal(config.port, 1234);
   });
 
-  test('pipeline lanes: unset (the pool decides), a flag or the environment, 0 turns them off', () => {
+  test('pipeline lanes and their threshold: unset (the defaults), a flag or the environment, 0 turns lanes off', () => {
     assert.equal(parse([]).config.pgPipelineLanes, undefined);
     assert.equal(parse(['--pipeline-lanes', '0']).config.pgPipelineLanes, 0);
     assert.equal(parse([], { SVC_GRAPHQL_PG_PIPELINE_LANES: '3' }).config.pgPipelineLanes, 3);
+    assert.equal(parse([]).config.pgPipelineFastMs, undefined);
+    assert.equal(parse(['--pipeline-fast-ms', '5']).config.pgPipelineFastMs, 5);
+    assert.equal(parse([], { SVC_GRAPHQL_PG_PIPELINE_FAST_MS: '3' }).config.pgPipelineFastMs, 3);
+    assert.throws(() => parse(['--pipeline-fast-ms', '0.5']), /non-negative integer/);
     assert.throws(() => parse(['--pipeline-lanes', 'many']), /--pipeline-lanes: expected a non-negative integer/);
   });
 

@@ -37,6 +37,8 @@ export interface Config {
   pgConnections: number;
   /** pool connections that carry pipelined fast reads (src/db/pipeline.ts); undefined: min(2, connections / 4) */
   pgPipelineLanes?: number;
+  /** reads whose measured running time's floor is under this many ms are pipelined; undefined: 1 (pipeline.ts FAST_MS) */
+  pgPipelineFastMs?: number;
   pgTimeout?: number;
   usePreparedStatements: boolean;
   /** worker processes (node:cluster) sharing the port; 'auto' = cores with a PostgreSQL URL, 1 on PGlite */
@@ -223,6 +225,14 @@ export const OPTIONS: readonly Option[] = [
     kind: 'int',
     description:
       'pool connections that carry pipelined fast reads, many statements in flight on each (default min(2, connections / 4); 0: every statement on a connection of its own)',
+  },
+  {
+    key: 'pgPipelineFastMs',
+    flag: 'pipeline-fast-ms',
+    env: 'SVC_GRAPHQL_PG_PIPELINE_FAST_MS',
+    kind: 'int',
+    description:
+      'a read is pipelined once its measured running time (the round trip included) is under this many milliseconds (default 1; with a database more than a millisecond away, set it above the round trip)',
   },
   { key: 'pgTimeout', flag: 'timeout', env: 'SVC_GRAPHQL_PG_TIMEOUT', kind: 'int', description: 'seconds an idle connection is kept (default 180)' },
   {

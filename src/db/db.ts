@@ -222,7 +222,7 @@ export interface DbOptions {
   pipelineLanes?: number;
   /**
    * statements whose running time's floor is under this are pipelined (ms; default pipeline.ts's
-   * FAST_MS). Not a setting: tests raise it, so that a loaded machine's timings do not decide
+   * FAST_MS): --pipeline-fast-ms; tests raise it, so that a loaded machine's timings do not decide
    * whether the statements they send go onto a lane
    */
   pipelineFastMs?: number;

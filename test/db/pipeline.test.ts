@@ -219,6 +219,13 @@ describe('pipelined reads', () => {
     assert.ok(db.pipelineStats().pipelined > before);
   });
 
+  test('a threshold of 0 ms (--pipeline-fast-ms 0): lanes are never used, however fast the statement', async () => {
+    const db = await open(2, 8, 0);
+    for (let i = 0; i < 20; i++) await db.prepared('by_id', BY_ID, [1]);
+    await Promise.all([1, 2, 3, 4].map((id) => db.prepared('by_id', BY_ID, [id])));
+    assert.deepEqual(db.pipelineStats(), { lanes: 0, stuck: 0, pipelined: 0, rerun: 0 });
+  });
+
   test('no lanes: every statement on a connection of its own', async () => {
     const db = await open(0);
     for (let i = 0; i < 20; i++) await db.prepared('by_id', BY_ID, [1]);

@@ -108,8 +108,10 @@ before(async () => {
   process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
   const otlpUrl = await listen(otlp);
   hooksUrl = await listen(hooks);
-  // comments: `auto` (the default) with a threshold no statement of a loaded test machine reaches by accident
-  s = await startTestServer({ otlpEndpoint: otlpUrl, eventsFetchInterval: 100, tracingSqlCommentMinMs: 25 });
+  // comments: `auto` (the default) with a threshold no statement of a loaded test machine reaches by
+  // accident; pipelining with one that a loaded machine's reads stay under (in CI on a slow VM a
+  // one-row read's floor stayed over the default 1 ms: nothing was pipelined in 5 s)
+  s = await startTestServer({ otlpEndpoint: otlpUrl, eventsFetchInterval: 100, tracingSqlCommentMinMs: 25, pgPipelineFastMs: 50 });
   svcUrl = s.url;
   assert.ok(tracing, 'tracing is on');
   await query(s.url, {
