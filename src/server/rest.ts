@@ -27,7 +27,7 @@ import type { GraphQLHandlers, SessionResolver } from './handlers.js';
 import { isAdmin, type Session } from './auth/session.js';
 import { queryErrorBody, toSvcError } from './errors.js';
 import { httpLogWriter, requestIds } from './httpLog.js';
-import { acceptsGzip, commonHeaders, compress } from './response.js';
+import { acceptsGzip, commonHeaders, compress, sendBytes } from './response.js';
 import { readBoundedBody } from './body.js';
 
 const PREFIX = '/api/rest/';
@@ -105,11 +105,7 @@ export function restHttp(
     const cookies = takeSetCookies(req.headers);
     if (cookies) headers['set-cookie'] = cookies;
     const finish = (payload: string | Buffer) => {
-      // as bytes: node:http writes a Buffer after the head, where it would copy a string joined to it (graphqlHttp.ts)
-      const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-      headers['content-length'] = bytes.length;
-      res.writeHead(a.status, headers);
-      res.end(bytes);
+      const length = sendBytes(res, a.status, headers, payload);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // one bounded endpoint label for every REST endpoint (not the URL: unbounded)
       engine.histograms.requestDuration.observe3(ms / 1000, '/api/rest', a.opType ?? 'unknown', a.error ? 'error' : 'success');
@@ -120,7 +116,7 @@ export function restHttp(
         requestId,
         failure: a.error,
         session: a.session,
-        responseSize: payload === a.body ? bytes.length : Buffer.byteLength(a.body),
+        responseSize: payload === a.body ? length : Buffer.byteLength(a.body),
         query: a.error ? a.query : undefined,
       });
     };
